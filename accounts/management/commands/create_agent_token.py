@@ -1,0 +1,48 @@
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.management.commands._lookup import tenant_by_slug
+from accounts.models import AgentToken, Capability
+from accounts.services import agent_token_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Issue an agent token. The secret is printed once, alone on the last line of stdout; "
+        "only its hash is stored."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--name", required=True)
+        parser.add_argument(
+            "--capability",
+            action="append",
+            choices=Capability.values,
+            dest="capabilities",
+            help="Repeat for several; none means every capability.",
+        )
+        parser.add_argument(
+            "--subject",
+            action="append",
+            dest="subjects",
+            default=[],
+            help="Limit the token to these subjects (kind:ref); repeatable.",
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        tenant = tenant_by_slug(str(options["tenant"]))
+        name = str(options["name"])
+        if AgentToken.objects.filter(tenant=tenant, name=name).exists():
+            raise CommandError(
+                f"a token named {name!r} exists in {tenant.slug}; tokens are shown only once, "
+                "so choose another name"
+            )
+        issued = agent_token_create(
+            tenant=tenant,
+            name=name,
+            capabilities=options["capabilities"],  # type: ignore[arg-type]
+            allowed_subjects=options["subjects"],  # type: ignore[arg-type]
+        )
+        caps = ", ".join(issued.token.capabilities)
+        self.stdout.write(f"token {name} for {tenant.slug} with {caps} (shown once):")
+        self.stdout.write(issued.secret)

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import pgtrigger
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models.functions import Now
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Role(models.TextChoices):
+    EDITOR = "editor", "Editor"
+    ADMIN = "admin", "Admin"
+    AUDITOR = "auditor", "Auditor"
+    USER = "user", "End user"
+
+
+class Membership(models.Model):
+    """A person's role in a tenant. End users have role `user` and see only their subjects."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique_per_tenant"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+
+class SubjectOwnership(models.Model):
+    """Links an end user to a subject (`kind:ref`, e.g. `user:alice`) they own.
+
+    The subject is named by its key rather than a foreign key so that accounts
+    does not depend on memory; the memory app resolves the key per tenant.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="owned_subjects"
+    )
+    subject_key = models.CharField(max_length=255)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "user", "subject_key"], name="subject_ownership_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} owns {self.subject_key}"
+
+
+class Capability(models.TextChoices):
+    EVENTS_WRITE = "events:write"
+    CLAIMS_WRITE = "claims:write"
+    RECALL = "recall"
+    RECEIPTS_WRITE = "receipts:write"
+    CHECKPOINTS_WRITE = "checkpoints:write"
+    SKILLS_READ = "skills:read"
+    SKILLS_WRITE = "skills:write"
+    EVALUATIONS_WRITE = "evaluations:write"
+
+
+class AgentToken(models.Model):
+    """A bearer token for an agent. Only a sha256 of the secret is stored."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agent_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, help_text="First characters, to recognise a token.")
+    secret_hash = models.CharField(max_length=64, unique=True)
+    capabilities = ArrayField(models.CharField(max_length=32, choices=Capability.choices))
+    allowed_subjects = ArrayField(
+        models.CharField(max_length=255),
+        default=list,
+        blank=True,
+        help_text="Subject keys this token may touch; empty means every subject of the tenant.",
+    )
+    created_at = models.DateTimeField(db_default=Now())
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="agent_token_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ActorKind(models.TextChoices):
+    USER = "user"
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="audit_append_only", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class AuditEvent(models.Model):
+    """Who did what to which object, when and why. The database refuses UPDATE and DELETE.
+
+    Content that may later be erased (claim text, values) never goes in here:
+    `data` holds identifiers and digests only.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    verb = models.CharField(max_length=64)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=64)
+    reason = models.CharField(max_length=500, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "target_type", "target_id", "at"]),
+            models.Index(fields=["tenant", "-at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.verb} {self.target_type}:{self.target_id}"

@@ -1,0 +1,23 @@
+"""Decides, in one place, whether a console request gets a page or a fragment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+
+def render_page(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    *,
+    partial: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """Render `template`, or only its `partial` for an htmx request that is not boosted."""
+    htmx = getattr(request, "htmx", None)
+    if partial and htmx and not htmx.boosted:
+        template = f"{template}#{partial}"
+    return render(request, template, context, status=status)

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from common.health import broker_ok, database_ok
+from common.metrics import render_metrics
+from common.problems import problem_response
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    db_ok, db_detail = database_ok()
+    mq_ok, mq_detail = broker_ok()
+    healthy = db_ok and mq_ok
+    return JsonResponse(
+        {
+            "status": "ok" if healthy else "unavailable",
+            "checks": {"database": db_detail, "broker": mq_detail},
+        },
+        status=200 if healthy else 503,
+    )
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    expected = settings.METRICS_TOKEN
+    if expected:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not secrets.compare_digest(given, expected):
+            return HttpResponse(status=401, headers={"WWW-Authenticate": "Bearer"})
+    return HttpResponse(render_metrics(), content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return problem_response(
+            request,
+            status_code=404,
+            code="not_found",
+            title="Not found",
+            detail="No such resource.",
+        )
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception or Exception("not found"))
+
+
+def api_server_error(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return problem_response(
+            request,
+            status_code=500,
+            code="internal_error",
+            title="Internal error",
+            detail="memdesk failed to answer; the error was logged. Retry later.",
+        )
+    from django.views.defaults import server_error
+
+    return server_error(request)

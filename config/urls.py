@@ -1,0 +1,36 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from common import views as common_views
+from config import views as console_views
+
+api_v1 = [
+    path("", include("reviews.api.urls")),
+]
+
+console = (
+    [
+        path("", console_views.home, name="home"),
+        path("dashboard/", console_views.dashboard, name="dashboard"),
+    ],
+    "console",
+)
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("healthz", common_views.healthz, name="healthz"),
+    path("metrics", common_views.metrics, name="metrics"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+    path("review/", include("reviews.urls")),
+    path("me/", include("memory.urls")),
+    path("skills/", include("skills.urls")),
+    path("", include(console)),
+]
+
+handler404 = "common.views.api_not_found"
+handler500 = "common.views.api_server_error"

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class ReviewsConfig(AppConfig):
+    name = "reviews"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from common.metrics import register_collector
+        from reviews.metrics import collect_review_metrics
+
+        register_collector("reviews", collect_review_metrics)

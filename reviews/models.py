@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import pgtrigger
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models.functions import Now
+
+from accounts.models import ActorKind, Tenant
+
+
+class Queue(models.TextChoices):
+    CANDIDATES = "candidates", "Candidates"
+    CONFLICTS = "conflicts", "Conflicts"
+    MANUAL_REVIEW = "manual_review", "Manual review"
+    SKILL_PUBLICATION = "skill_publication", "Skill publication"
+    DELETIONS = "deletions", "Deletions"
+    STALE = "stale", "Stale"
+
+
+class ItemStatus(models.TextChoices):
+    OPEN = "open"
+    CLAIMED = "claimed"
+    DECIDED = "decided"
+    CANCELLED = "cancelled"
+
+
+OPEN_STATUSES = (ItemStatus.OPEN, ItemStatus.CLAIMED)
+
+
+class ReasonCode(models.TextChoices):
+    UNSUPPORTED = "unsupported", "Not supported by its sources"
+    WRONG_SUBJECT = "wrong_subject", "About the wrong subject"
+    WRONG_SCOPE = "wrong_scope", "Wrong scope"
+    SENSITIVE = "sensitive", "Sensitive; should not be remembered"
+    DUPLICATE = "duplicate", "Duplicate of an existing memory"
+    INJECTION = "injection", "Instruction injection"
+    OUTDATED = "outdated", "Outdated"
+    VERIFIED = "verified", "Verified against the source"
+    OTHER = "other", "Other (explain in the note)"
+
+
+class ReviewItem(models.Model):
+    """Something a person must look at. Queues know targets only by type and id."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    queue = models.CharField(max_length=32, choices=Queue.choices)
+    target_type = models.CharField(max_length=32)
+    target_id = models.CharField(max_length=64)
+    # The target's state when the item opened; a decision on a target that has
+    # changed since is refused (`target_changed`).
+    target_version = models.CharField(max_length=80, blank=True)
+    status = models.CharField(max_length=16, choices=ItemStatus.choices, default=ItemStatus.OPEN)
+    priority = models.SmallIntegerField(default=0)
+    subject_key = models.CharField(max_length=255, blank=True)
+    agent_label = models.CharField(max_length=100, blank=True)
+    reason_codes = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "target_type", "target_id", "queue"],
+                condition=models.Q(status__in=["open", "claimed"]),
+                name="review_one_open_item_per_target",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=ItemStatus.values), name="review_item_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="claimed")
+                | models.Q(claimed_by__isnull=False, lease_expires_at__isnull=False),
+                name="review_claimed_has_lease",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["tenant", "queue", "created_at", "id"],
+                condition=models.Q(status__in=["open", "claimed"]),
+                name="review_open_by_age",
+            ),
+            models.Index(fields=["tenant", "target_type", "target_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.queue} {self.target_type}:{self.target_id} ({self.status})"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="decision_append_only", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class Decision(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey(ReviewItem, on_delete=models.PROTECT, related_name="decisions")
+    verdict = models.CharField(max_length=32)
+    reason_code = models.CharField(max_length=32, blank=True)
+    note = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.item_id} by {self.actor_label}"

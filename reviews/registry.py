@@ -1,0 +1,53 @@
+"""How domain apps plug their decisions into the queues.
+
+`reviews` knows items, leases and decisions, never claims or skills. Each
+domain app registers one handler per queue in its `AppConfig.ready()`; the
+handler applies a verdict to its target inside the decision's transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from accounts.actors import Actor
+    from reviews.models import ReviewItem
+
+
+class DecisionHandler(Protocol):
+    def current_version(self, *, item: ReviewItem) -> str:
+        """The target's state now; compared with the state when the item opened."""
+
+    def apply(
+        self,
+        *,
+        item: ReviewItem,
+        verdict: str,
+        reason_code: str,
+        note: str,
+        payload: dict[str, Any],
+        actor: Actor,
+    ) -> None:
+        """Carry the verdict out on the target. Raise a Problem to refuse it."""
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    handler: DecisionHandler
+    verdicts: tuple[str, ...]
+    # Verdicts that turn something down and so need a reason code.
+    negative_verdicts: tuple[str, ...] = ("reject",)
+    roles: tuple[str, ...] = ("editor", "admin")
+    payload_fields: dict[str, str] = field(default_factory=dict)
+
+
+_policies: dict[str, QueuePolicy] = {}
+
+
+def register_queue(queue: str, policy: QueuePolicy) -> None:
+    _policies[queue] = policy
+
+
+def policy_for(queue: str) -> QueuePolicy | None:
+    return _policies.get(queue)

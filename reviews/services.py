@@ -1,0 +1,225 @@
+"""Every write to review items: open, claim, release, decide, cancel."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import ActorKind, Tenant
+from accounts.services import audit_record
+from common.problems import Problem, not_found
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, ReasonCode, ReviewItem
+from reviews.registry import policy_for
+
+
+def review_open(
+    *,
+    tenant: Tenant,
+    queue: str,
+    target_type: str,
+    target_id: Any,
+    target_version: str = "",
+    priority: int = 0,
+    subject_key: str = "",
+    agent_label: str = "",
+    reason_codes: list[str] | None = None,
+) -> ReviewItem:
+    """Open an item for a target, or return the one already open for it in that queue."""
+    existing = ReviewItem.objects.filter(
+        tenant=tenant,
+        queue=queue,
+        target_type=target_type,
+        target_id=str(target_id),
+        status__in=OPEN_STATUSES,
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return ReviewItem.objects.create(
+                tenant=tenant,
+                queue=queue,
+                target_type=target_type,
+                target_id=str(target_id),
+                target_version=target_version,
+                priority=priority,
+                subject_key=subject_key,
+                agent_label=agent_label,
+                reason_codes=reason_codes or [],
+            )
+    except IntegrityError:
+        # A concurrent writer opened it first; the constraint keeps one.
+        return ReviewItem.objects.get(
+            tenant=tenant,
+            queue=queue,
+            target_type=target_type,
+            target_id=str(target_id),
+            status__in=OPEN_STATUSES,
+        )
+
+
+def _locked_item(*, tenant: Tenant, item_id: int) -> ReviewItem:
+    item = ReviewItem.objects.select_for_update().filter(tenant=tenant, pk=item_id).first()
+    if item is None:
+        raise not_found("review item")
+    return item
+
+
+def _held_by_other(item: ReviewItem, actor: Actor, now: Any) -> bool:
+    return (
+        item.status == ItemStatus.CLAIMED
+        and item.lease_expires_at is not None
+        and item.lease_expires_at > now
+        and str(item.claimed_by_id) != actor.id
+    )
+
+
+def review_claim(*, tenant: Tenant, item_id: int, actor: Actor, user: Any) -> ReviewItem:
+    """Take the item for `REVIEW_LEASE_SECONDS`; renews the lease when already held."""
+    now = timezone.now()
+    with transaction.atomic():
+        item = _locked_item(tenant=tenant, item_id=item_id)
+        if item.status not in OPEN_STATUSES:
+            raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
+        if _held_by_other(item, actor, now):
+            raise Problem(
+                "item_claimed",
+                f"{item.claimed_by} is working on this item until their lease ends.",
+                status_code=409,
+                claimed_by=str(item.claimed_by),
+                lease_expires_at=item.lease_expires_at.isoformat(),
+            )
+        item.status = ItemStatus.CLAIMED
+        item.claimed_by = user
+        item.lease_expires_at = now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS)
+        item.save(update_fields=["status", "claimed_by", "lease_expires_at"])
+    return item
+
+
+def review_release(*, tenant: Tenant, item_id: int, actor: Actor) -> ReviewItem:
+    with transaction.atomic():
+        item = _locked_item(tenant=tenant, item_id=item_id)
+        if item.status == ItemStatus.CLAIMED and str(item.claimed_by_id) == actor.id:
+            item.status = ItemStatus.OPEN
+            item.claimed_by = None
+            item.lease_expires_at = None
+            item.save(update_fields=["status", "claimed_by", "lease_expires_at"])
+    return item
+
+
+def review_decide(
+    *,
+    tenant: Tenant,
+    item_id: int,
+    actor: Actor,
+    verdict: str,
+    reason_code: str = "",
+    note: str = "",
+    payload: dict[str, Any] | None = None,
+) -> Decision:
+    """Apply a verdict: the target changes, the decision and audit row are written, atomically."""
+    payload = payload or {}
+    now = timezone.now()
+    with transaction.atomic():
+        item = _locked_item(tenant=tenant, item_id=item_id)
+        policy = policy_for(item.queue)
+        if policy is None:
+            raise Problem("queue_unavailable", f"Nothing can decide {item.queue} items yet.")
+        if actor.kind != ActorKind.USER or actor.role not in policy.roles:
+            raise Problem(
+                "role_required",
+                f"Deciding {item.queue} items needs the role {' or '.join(policy.roles)}.",
+                status_code=403,
+            )
+        if item.status not in OPEN_STATUSES:
+            raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
+        if _held_by_other(item, actor, now):
+            raise Problem(
+                "item_claimed",
+                f"{item.claimed_by} holds this item; wait for their lease to end.",
+                status_code=409,
+            )
+        if verdict not in policy.verdicts:
+            raise Problem(
+                "invalid_verdict",
+                f"`{verdict}` is not a verdict for the {item.queue} queue.",
+                errors={"verdict": [f"Choose one of: {', '.join(policy.verdicts)}."]},
+                allowed=list(policy.verdicts),
+            )
+        if reason_code and reason_code not in ReasonCode.values:
+            raise Problem(
+                "invalid_reason_code",
+                f"`{reason_code}` is not a reason code.",
+                errors={"reason_code": [f"Choose one of: {', '.join(ReasonCode.values)}."]},
+            )
+        if verdict in policy.negative_verdicts and not reason_code:
+            raise Problem(
+                "reason_required",
+                "Say why: a rejection needs a reason code.",
+                errors={"reason_code": ["A reason is required for this verdict."]},
+            )
+        if reason_code == ReasonCode.OTHER and not note.strip():
+            raise Problem(
+                "note_required",
+                "The reason `other` needs a note explaining it.",
+                errors={"note": ["Explain the reason."]},
+            )
+        if policy.handler.current_version(item=item) != item.target_version:
+            raise Problem(
+                "target_changed",
+                "The item changed since this review opened. Reload it and decide again.",
+                status_code=409,
+            )
+        policy.handler.apply(
+            item=item,
+            verdict=verdict,
+            reason_code=reason_code,
+            note=note,
+            payload=payload,
+            actor=actor,
+        )
+        decision = Decision.objects.create(
+            tenant=tenant,
+            item=item,
+            verdict=verdict,
+            reason_code=reason_code,
+            note=note,
+            payload=payload,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
+            actor_label=actor.label,
+        )
+        item.status = ItemStatus.DECIDED
+        item.decided_at = now
+        item.lease_expires_at = None
+        item.save(update_fields=["status", "decided_at", "lease_expires_at"])
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb=f"review.{verdict}",
+            target_type=item.target_type,
+            target_id=item.target_id,
+            reason=reason_code,
+            data={"review_item": item.pk, "queue": item.queue},
+        )
+    return decision
+
+
+def review_cancel_for_target(
+    *, tenant: Tenant, target_type: str, target_id: Any, queue: str | None = None
+) -> int:
+    """Close open items whose target went away (erased, superseded elsewhere)."""
+    items = ReviewItem.objects.filter(
+        tenant=tenant,
+        target_type=target_type,
+        target_id=str(target_id),
+        status__in=OPEN_STATUSES,
+    )
+    if queue:
+        items = items.filter(queue=queue)
+    return items.update(status=ItemStatus.CANCELLED, lease_expires_at=None, claimed_by=None)

@@ -1,0 +1,100 @@
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from accounts.models import AgentToken, AuditEvent, Capability, Membership, SubjectOwnership, Tenant
+from accounts.services import hash_token_secret
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_create_tenant_is_idempotent():
+    first = run("create_tenant", "initech")
+    second = run("create_tenant", "initech")
+    assert "created" in first
+    assert "already exists" in second
+    assert Tenant.objects.filter(slug="initech").count() == 1
+    assert AuditEvent.objects.filter(verb="tenant.created").count() == 1
+
+
+@pytest.mark.django_db
+def test_create_member_creates_user_with_role_and_password():
+    run("create_tenant", "initech")
+    run(
+        "create_member",
+        "--tenant",
+        "initech",
+        "--username",
+        "peter",
+        "--password",
+        "tps-report-9",
+        "--role",
+        "editor",
+    )
+    user = get_user_model().objects.get(username="peter")
+    assert user.check_password("tps-report-9")
+    assert Membership.objects.get(user=user).role == "editor"
+    # Re-running changes the role instead of failing.
+    run("create_member", "--tenant", "initech", "--username", "peter", "--role", "admin")
+    assert Membership.objects.get(user=user).role == "admin"
+    assert user.check_password("tps-report-9")
+
+
+@pytest.mark.django_db
+def test_create_member_refuses_unknown_tenant():
+    with pytest.raises(CommandError, match="no tenant"):
+        run("create_member", "--tenant", "nope", "--username", "x", "--role", "editor")
+
+
+@pytest.mark.django_db
+def test_link_subject_links_user_to_subject():
+    run("create_tenant", "initech")
+    run("create_member", "--tenant", "initech", "--username", "milton", "--role", "user")
+    run("link_subject", "--tenant", "initech", "--username", "milton", "--subject", "user:milton")
+    run("link_subject", "--tenant", "initech", "--username", "milton", "--subject", "user:milton")
+    assert list(SubjectOwnership.objects.values_list("subject_key", flat=True)) == ["user:milton"]
+    with pytest.raises(CommandError, match="kind:ref"):
+        run("link_subject", "--tenant", "initech", "--username", "milton", "--subject", "milton")
+
+
+@pytest.mark.django_db
+def test_create_agent_token_prints_secret_last_and_stores_only_its_hash():
+    run("create_tenant", "initech")
+    out = run("create_agent_token", "--tenant", "initech", "--name", "bot")
+    secret = out.strip().splitlines()[-1]
+    assert secret.startswith("mdk_")
+    token = AgentToken.objects.get(name="bot")
+    assert token.secret_hash == hash_token_secret(secret)
+    assert sorted(token.capabilities) == sorted(Capability.values)
+    assert not AgentToken.objects.filter(secret_hash=secret).exists()
+    assert secret not in str(list(AgentToken.objects.values()))
+
+
+@pytest.mark.django_db
+def test_create_agent_token_with_selected_capabilities_and_subjects():
+    run("create_tenant", "initech")
+    run(
+        "create_agent_token",
+        "--tenant",
+        "initech",
+        "--name",
+        "reader",
+        "--capability",
+        "recall",
+        "--capability",
+        "skills:read",
+        "--subject",
+        "user:milton",
+    )
+    token = AgentToken.objects.get(name="reader")
+    assert token.capabilities == ["recall", "skills:read"]
+    assert token.allowed_subjects == ["user:milton"]
+    with pytest.raises(CommandError, match="exists"):
+        run("create_agent_token", "--tenant", "initech", "--name", "reader")

@@ -1,0 +1,127 @@
+"""Shared fixtures: two tenants (acme and globex), people in each, agent tokens, API clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from accounts.models import Role, Tenant
+from accounts.services import agent_token_create, member_create, subject_link, tenant_create
+
+
+@pytest.fixture
+def acme(db) -> Tenant:
+    return tenant_create(slug="acme", name="Acme")[0]
+
+
+@pytest.fixture
+def globex(db) -> Tenant:
+    return tenant_create(slug="globex", name="Globex")[0]
+
+
+@pytest.fixture
+def make_member(db) -> Callable[..., Any]:
+    def make(tenant: Tenant, username: str, role: str = Role.EDITOR) -> Any:
+        return member_create(
+            tenant=tenant, username=username, password="correct horse battery", role=role
+        ).user
+
+    return make
+
+
+@pytest.fixture
+def editor(acme, make_member):
+    return make_member(acme, "erin", Role.EDITOR)
+
+
+@pytest.fixture
+def editor2(acme, make_member):
+    return make_member(acme, "eddie", Role.EDITOR)
+
+
+@pytest.fixture
+def admin_user(acme, make_member):
+    return make_member(acme, "ada", Role.ADMIN)
+
+
+@pytest.fixture
+def admin2(acme, make_member):
+    return make_member(acme, "abe", Role.ADMIN)
+
+
+@pytest.fixture
+def alice(acme, make_member):
+    user = make_member(acme, "alice", Role.USER)
+    subject_link(tenant=acme, user=user, subject_key="user:alice")
+    return user
+
+
+@pytest.fixture
+def bob(acme, make_member):
+    user = make_member(acme, "bob", Role.USER)
+    subject_link(tenant=acme, user=user, subject_key="user:bob")
+    return user
+
+
+@pytest.fixture
+def make_agent(db) -> Callable[..., APIClient]:
+    """An API client authenticated as a fresh agent token of `tenant`."""
+
+    def make(
+        tenant: Tenant,
+        *,
+        name: str | None = None,
+        capabilities: list[str] | None = None,
+        subjects: list[str] = (),  # type: ignore[assignment]
+    ) -> APIClient:
+        issued = agent_token_create(
+            tenant=tenant,
+            name=name or f"agent-{tenant.slug}-{len(capabilities or [])}-{id(subjects)}",
+            capabilities=capabilities,
+            allowed_subjects=subjects,
+        )
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+        client.token = issued.token  # type: ignore[attr-defined]
+        client.secret = issued.secret  # type: ignore[attr-defined]
+        return client
+
+    return make
+
+
+@pytest.fixture
+def agent(acme, make_agent) -> APIClient:
+    return make_agent(acme, name="acme-agent")
+
+
+@pytest.fixture
+def globex_agent(globex, make_agent) -> APIClient:
+    return make_agent(globex, name="globex-agent")
+
+
+@pytest.fixture
+def login() -> Callable[[Any], Client]:
+    """A console client signed in as `user`, with CSRF checks on like a browser."""
+
+    def make(user: Any) -> Client:
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def session_api() -> Callable[[Any], APIClient]:
+    """An API client using a person's session (what the console's fetches do)."""
+
+    def make(user: Any) -> APIClient:
+        client = APIClient()
+        client.force_login(user)
+        return client
+
+    return make
