@@ -1,0 +1,29 @@
+from memory.models.claims import (
+    Authority,
+    Basis,
+    Claim,
+    ClaimKind,
+    ClaimSource,
+    ClaimStatus,
+    GateDecision,
+    RecallTrace,
+)
+from memory.models.ledger import Event, Subject
+from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+
+__all__ = [
+    "Authority",
+    "Basis",
+    "Checkpoint",
+    "Claim",
+    "ClaimKind",
+    "ClaimSource",
+    "ClaimStatus",
+    "Event",
+    "GateDecision",
+    "RecallTrace",
+    "Receipt",
+    "ReceiptState",
+    "ReceiptTransition",
+    "Subject",
+]
