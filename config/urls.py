@@ -7,6 +7,7 @@ from config import views as console_views
 
 api_v1 = [
     path("", include("reviews.api.urls")),
+    path("", include("memory.api.urls")),
 ]
 
 console = (

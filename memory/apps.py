@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class MemoryConfig(AppConfig):
     name = "memory"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from common.metrics import register_collector
+        from memory.decisions import receipts as receipt_decisions
+        from memory.metrics.receipts import collect_receipt_metrics
+
+        receipt_decisions.register()
+        register_collector("receipts", collect_receipt_metrics)

@@ -1,0 +1,2 @@
+def register() -> None:
+    """Register the manual_review queue's decision handler."""
