@@ -97,6 +97,8 @@ class Claim(models.Model):
     derived_from = models.ManyToManyField(
         "self", symmetrical=False, related_name="derivatives", blank=True
     )
+    # The other side(s) of an unresolved contradiction on this identity.
+    conflicts_with = ArrayField(models.UUIDField(), default=list, blank=True)
     gate_decision = models.CharField(max_length=24, choices=GateDecision.choices)
     gate_reasons = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     agent = models.CharField(max_length=100, blank=True)
