@@ -1,0 +1,952 @@
+"""skills.package: parsing and checking skill zips, and diffing versions. No database."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import stat
+import struct
+import zipfile
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skills.package import (
+    DETECTABLE_CAPABILITIES,
+    ERROR_CODES,
+    FILESYSTEM_WRITE,
+    NETWORK,
+    PackageError,
+    files_unified_diff,
+    manifest_diff,
+    parse_package,
+)
+
+SLUG = "pdf-tools"
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
+
+
+def skill_md(*, body: str = "# PDF tools\n\nFill in PDF forms.\n", **fields: object) -> str:
+    meta = {"name": SLUG, "description": "Fill in PDF forms.", **fields}
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n" + body
+
+
+def build_zip(
+    files: dict[str, str | bytes],
+    *,
+    order: list[str] | None = None,
+    date_time: tuple[int, int, int, int, int, int] = (2024, 1, 1, 0, 0, 0),
+    compression: int = zipfile.ZIP_DEFLATED,
+) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in order or list(files):
+            info = zipfile.ZipInfo(path, date_time=date_time)
+            info.compress_type = compression
+            archive.writestr(info, files[path])
+    return buffer.getvalue()
+
+
+def parse(files: dict[str, str | bytes], *, slug: str = SLUG, **limits: int):
+    return parse_package(data=build_zip(files), slug=slug, **limits)
+
+
+def rejection(files: dict[str, str | bytes], **limits: int) -> PackageError:
+    with pytest.raises(PackageError) as caught:
+        parse(files, **limits)
+    return caught.value
+
+
+def rejection_of(data: bytes) -> PackageError:
+    with pytest.raises(PackageError) as caught:
+        parse_package(data=data, slug=SLUG)
+    return caught.value
+
+
+# Offsets of a field inside the local file header and the central directory
+# header, used to forge headers that zipfile would never write.
+_LOCAL = (b"PK\x03\x04", 26, 30)  # signature, name-length offset, name offset
+_CENTRAL = (b"PK\x01\x02", 28, 46)
+_FIELDS = {"flags": ("<H", 6, 8), "size": ("<I", 22, 24)}
+
+
+def forge_header(data: bytes, path: str, *, field: str, value: int) -> bytes:
+    forged = bytearray(data)
+    fmt, local_offset, central_offset = _FIELDS[field]
+    name = path.encode()
+    for (signature, length_at, name_at), offset in (
+        (_LOCAL, local_offset),
+        (_CENTRAL, central_offset),
+    ):
+        start = forged.find(signature)
+        while start != -1:
+            (length,) = struct.unpack_from("<H", forged, start + length_at)
+            if forged[start + name_at : start + name_at + length] == name:
+                struct.pack_into(fmt, forged, start + offset, value)
+            start = forged.find(signature, start + 1)
+    return bytes(forged)
+
+
+def valid_files() -> dict[str, str | bytes]:
+    return {
+        "SKILL.md": skill_md(
+            version="1.2.0",
+            risk="medium",
+            capabilities=[FILESYSTEM_WRITE, NETWORK],
+            triggers=["fill a pdf form"],
+            inputs={"pdf": "path to the form"},
+            outputs=["filled pdf"],
+            dependencies=["pypdf", {"name": "qpdf", "version": "11", "sha256": "AB" * 32}],
+            homepage="https://example.com/pdf-tools",
+        ),
+        "scripts/fill.py": (
+            "import requests\n\n"
+            "def fill(url, out):\n"
+            "    with open(out, 'wb') as fh:\n"
+            "        fh.write(requests.get(url, timeout=5).content)\n"
+        ),
+        "references/forms.md": "# Forms\n\nField names are case-sensitive.\n",
+        "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary",
+        "README.md": "Read me.\n",
+        "LICENSE": "MIT\n",
+    }
+
+
+# --- a valid package ----------------------------------------------------------
+
+
+def test_it_parses_a_valid_package():
+    parsed = parse(valid_files())
+
+    assert parsed.manifest == {
+        "name": SLUG,
+        "description": "Fill in PDF forms.",
+        "version": "1.2.0",
+        "risk": "medium",
+        "capabilities": [FILESYSTEM_WRITE, NETWORK],
+        "triggers": ["fill a pdf form"],
+        "inputs": {"pdf": "path to the form"},
+        "outputs": ["filled pdf"],
+        "dependencies": [
+            {"name": "pypdf"},
+            {"name": "qpdf", "version": "11", "sha256": "sha256:" + "ab" * 32},
+        ],
+        "extra": {"homepage": "https://example.com/pdf-tools"},
+    }
+    assert parsed.body == "# PDF tools\n\nFill in PDF forms.\n"
+
+
+def test_it_lists_every_file_sorted_with_digest_and_size():
+    files = valid_files()
+    parsed = parse(files)
+
+    assert [file.path for file in parsed.files] == sorted(files)
+    for file in parsed.files:
+        raw = files[file.path]
+        content = raw if isinstance(raw, bytes) else raw.encode()
+        assert file.content == content
+        assert file.size == len(content)
+        assert file.sha256 == hashlib.sha256(content).hexdigest()
+
+
+def test_it_computes_the_content_hash_as_documented():
+    parsed = parse(valid_files())
+
+    listing = "".join(f"{file.path}\t{file.sha256}\n" for file in parsed.files)
+    assert parsed.content_hash == "sha256:" + hashlib.sha256(listing.encode()).hexdigest()
+
+
+def test_it_fills_manifest_defaults():
+    parsed = parse({"SKILL.md": skill_md()})
+
+    assert parsed.manifest == {
+        "name": SLUG,
+        "description": "Fill in PDF forms.",
+        "version": None,
+        "risk": "low",
+        "capabilities": [],
+        "triggers": [],
+        "inputs": [],
+        "outputs": [],
+        "dependencies": [],
+        "extra": {},
+    }
+    assert [file.path for file in parsed.files] == ["SKILL.md"]
+
+
+def test_it_reads_null_optional_fields_as_not_given():
+    parsed = parse(
+        {"SKILL.md": "---\nname: pdf-tools\ndescription: d\nrisk:\ncapabilities:\n---\n"}
+    )
+
+    assert parsed.manifest["risk"] == "low"
+    assert parsed.manifest["capabilities"] == []
+
+
+def test_it_sorts_and_deduplicates_capabilities():
+    parsed = parse({"SKILL.md": skill_md(capabilities=["network", "email:send", "network"])})
+
+    assert parsed.manifest["capabilities"] == ["email:send", "network"]
+
+
+def test_it_reads_an_integer_version_as_a_string():
+    parsed = parse({"SKILL.md": "---\nname: pdf-tools\ndescription: d\nversion: 2\n---\n"})
+
+    assert parsed.manifest["version"] == "2"
+
+
+def test_it_stores_yaml_dates_as_iso_strings():
+    parsed = parse(
+        {"SKILL.md": "---\nname: pdf-tools\ndescription: d\nreleased: 2024-05-01\n---\n"}
+    )
+
+    assert parsed.manifest["extra"] == {"released": "2024-05-01"}
+
+
+def test_it_accepts_a_byte_order_mark_and_crlf_line_ends():
+    text = "\ufeff---\r\nname: pdf-tools\r\ndescription: d\r\n---\r\nBody\r\n"
+
+    parsed = parse({"SKILL.md": text.encode()})
+
+    assert parsed.manifest["name"] == SLUG
+    assert parsed.body == "Body\r\n"
+
+
+def test_it_ignores_directory_entries():
+    files = {"SKILL.md": skill_md(), "scripts/": "", "scripts/run.sh": "echo hi\n"}
+
+    parsed = parse(files)
+
+    assert [file.path for file in parsed.files] == ["SKILL.md", "scripts/run.sh"]
+
+
+def test_it_accepts_binary_assets():
+    parsed = parse({"SKILL.md": skill_md(), "assets/font.ttf": bytes(range(256))})
+
+    assert parsed.files[1].content == bytes(range(256))
+
+
+# --- content hash -----------------------------------------------------------
+
+
+def test_content_hash_ignores_zip_order_timestamps_and_compression():
+    files = valid_files()
+    first = parse_package(data=build_zip(files), slug=SLUG)
+    second = parse_package(
+        data=build_zip(
+            files,
+            order=sorted(files, reverse=True),
+            date_time=(2031, 12, 24, 18, 30, 0),
+            compression=zipfile.ZIP_STORED,
+        ),
+        slug=SLUG,
+    )
+
+    assert first.content_hash == second.content_hash
+    assert first.files == second.files
+
+
+def test_content_hash_changes_with_a_file_content():
+    files = valid_files()
+    changed = {**files, "references/forms.md": "# Forms\n\nField names are not case-sensitive.\n"}
+
+    assert parse(files).content_hash != parse(changed).content_hash
+
+
+def test_content_hash_changes_with_a_file_path():
+    files = valid_files()
+    moved = {**files}
+    moved["references/fields.md"] = moved.pop("references/forms.md")
+
+    assert parse(files).content_hash != parse(moved).content_hash
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_content_hash_is_independent_of_member_order(data):
+    references = data.draw(
+        st.dictionaries(
+            st.from_regex(r"references/[a-z]{1,8}\.md", fullmatch=True),
+            st.text(alphabet="abc xyz\n", max_size=40),
+            max_size=6,
+        )
+    )
+    files: dict[str, str | bytes] = {"SKILL.md": skill_md(), **references}
+    order = data.draw(st.permutations(list(files)))
+    stamp = data.draw(st.tuples(st.integers(1980, 2100), st.integers(1, 12), st.integers(1, 28)))
+
+    shuffled = parse_package(
+        data=build_zip(files, order=order, date_time=(*stamp, 0, 0, 0)), slug=SLUG
+    )
+
+    assert shuffled.content_hash == parse(files).content_hash
+
+
+# --- package_invalid ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [b"", b"not a zip at all", b"PK\x03\x04 truncated"])
+def test_it_rejects_data_that_is_not_a_zip(data):
+    error = rejection_of(data)
+
+    assert error.code == "package_invalid"
+    assert "zip" in error.detail
+
+
+def test_it_rejects_a_truncated_zip():
+    data = build_zip(valid_files())
+
+    assert rejection_of(data[: len(data) // 2]).code == "package_invalid"
+
+
+def test_it_rejects_a_member_whose_bytes_do_not_match_its_checksum():
+    data = build_zip(
+        {"SKILL.md": skill_md(), "references/a.md": "original text\n"},
+        compression=zipfile.ZIP_STORED,
+    )
+
+    error = rejection_of(data.replace(b"original text", b"tampered text"))
+
+    assert error.code == "package_invalid"
+    assert error.path == "references/a.md"
+
+
+def test_it_rejects_a_member_whose_header_understates_its_size():
+    # A zip bomb announces a few bytes and inflates to gigabytes; only the
+    # declared bytes are ever decompressed and the checksum then fails.
+    data = build_zip({"SKILL.md": skill_md(), "assets/bomb.bin": bytes(1_000_000)})
+
+    error = rejection_of(forge_header(data, "assets/bomb.bin", field="size", value=10))
+
+    assert error.code == "package_invalid"
+    assert error.path == "assets/bomb.bin"
+
+
+def test_it_rejects_duplicate_paths():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive, pytest.warns(UserWarning, match="Duplicate"):
+        archive.writestr("SKILL.md", skill_md())
+        archive.writestr("scripts/run.sh", "echo one\n")
+        archive.writestr("scripts/run.sh", "echo two\n")
+
+    error = rejection_of(buffer.getvalue())
+
+    assert error.code == "package_invalid"
+    assert error.path == "scripts/run.sh"
+    assert "more than once" in error.detail
+
+
+def test_it_rejects_encrypted_members():
+    data = build_zip({"SKILL.md": skill_md(), "references/a.md": "text\n"})
+
+    error = rejection_of(forge_header(data, "references/a.md", field="flags", value=0x1))
+
+    assert error.code == "package_invalid"
+    assert "encrypted" in error.detail
+
+
+def test_it_rejects_a_python_script_that_does_not_parse():
+    error = rejection({"SKILL.md": skill_md(), "scripts/run.py": "def broken(:\n"})
+
+    assert error.code == "package_invalid"
+    assert error.path == "scripts/run.py"
+    assert "line 1" in error.detail
+
+
+# --- path_unsafe ----------------------------------------------------------------
+
+
+def test_it_rejects_path_traversal():
+    error = rejection({"SKILL.md": skill_md(), "../evil": "x"})
+
+    assert error.code == "path_unsafe"
+    assert error.path == "../evil"
+
+
+def test_it_rejects_an_absolute_path():
+    error = rejection({"SKILL.md": skill_md(), "/etc/cron.d/evil": "x"})
+
+    assert error.code == "path_unsafe"
+    assert error.path == "/etc/cron.d/evil"
+
+
+def test_it_rejects_a_symlink_entry():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("SKILL.md", skill_md())
+        link = zipfile.ZipInfo("references/passwd")
+        link.create_system = 3
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(link, "/etc/passwd")
+
+    error = rejection_of(buffer.getvalue())
+
+    assert error.code == "path_unsafe"
+    assert error.path == "references/passwd"
+    assert "symbolic link" in error.detail
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "scripts/../../evil.sh",
+        "scripts\\evil.py",
+        "C:/Windows/evil.txt",
+        "scripts/./run.sh",
+        "scripts//run.sh",
+        "references/a\tb.md",
+        "references/a\nb.md",
+    ],
+)
+def test_it_rejects_unsafe_or_ambiguous_paths(path):
+    error = rejection({"SKILL.md": skill_md(), path: "x"})
+
+    assert error.code == "path_unsafe"
+    assert error.path == path
+
+
+# --- skill_md_missing -------------------------------------------------------
+
+
+def test_it_rejects_a_package_without_skill_md():
+    error = rejection({"references/a.md": "text\n"})
+
+    assert error.code == "skill_md_missing"
+    assert error.path is None
+
+
+def test_it_rejects_skill_md_inside_a_wrapping_folder():
+    error = rejection({"pdf-tools/SKILL.md": skill_md(), "pdf-tools/scripts/run.sh": "echo\n"})
+
+    assert error.code == "skill_md_missing"
+    assert error.path == "pdf-tools/SKILL.md"
+    assert "root" in error.detail
+    assert "contents of the skill folder" in error.detail
+
+
+def test_it_rejects_a_lowercase_skill_md():
+    error = rejection({"skill.md": skill_md()})
+
+    assert error.code == "skill_md_missing"
+    assert "exactly SKILL.md" in error.detail
+
+
+# --- file_not_allowed -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["notes.txt", "src/main.py", "__MACOSX/._SKILL.md", "scripts"])
+def test_it_rejects_files_outside_the_layout(path):
+    error = rejection({"SKILL.md": skill_md(), path: "x"})
+
+    assert error.code == "file_not_allowed"
+    assert error.path == path
+
+
+def test_it_rejects_binary_files_outside_assets():
+    error = rejection({"SKILL.md": skill_md(), "references/manual.pdf": b"%PDF-1.7\n\xff\xfe\x00"})
+
+    assert error.code == "file_not_allowed"
+    assert error.path == "references/manual.pdf"
+    assert "UTF-8" in error.detail
+
+
+# --- file_too_large / package_too_large -------------------------------------
+
+
+def test_it_rejects_a_file_over_the_size_limit():
+    error = rejection(
+        {"SKILL.md": skill_md(), "assets/big.bin": bytes(2_001)}, max_file_bytes=2_000
+    )
+
+    assert error.code == "file_too_large"
+    assert error.path == "assets/big.bin"
+    assert "2001" in error.detail
+
+
+def test_it_rejects_a_highly_compressed_file_by_its_declared_size():
+    data = build_zip({"SKILL.md": skill_md(), "assets/zeros.bin": bytes(5_000_000)})
+    assert len(data) < 50_000
+
+    with pytest.raises(PackageError) as caught:
+        parse_package(data=data, slug=SLUG, max_file_bytes=1_000_000)
+
+    assert caught.value.code == "file_too_large"
+
+
+def test_it_rejects_a_package_over_the_total_limit():
+    files = {"SKILL.md": skill_md(), "assets/a.bin": bytes(600), "assets/b.bin": bytes(600)}
+
+    error = rejection(files, max_total_bytes=1_000)
+
+    assert error.code == "package_too_large"
+
+
+def test_it_rejects_too_many_files():
+    files = {"SKILL.md": skill_md(), **{f"references/{i}.md": "x\n" for i in range(3)}}
+
+    error = rejection(files, max_files=3)
+
+    assert error.code == "package_too_large"
+    assert "4 files" in error.detail
+
+
+def test_it_does_not_count_directory_entries_as_files():
+    files = {"SKILL.md": skill_md(), "references/": "", "references/a.md": "x\n"}
+
+    assert len(parse(files, max_files=2).files) == 2
+
+
+# --- secret_detected ------------------------------------------------------------
+
+
+def test_it_detects_an_aws_key_in_a_script():
+    script = f'import os\n\nKEY = "{AWS_KEY}"\n'
+
+    error = rejection({"SKILL.md": skill_md(), "scripts/upload.py": script})
+
+    assert error.code == "secret_detected"
+    assert error.path == "scripts/upload.py"
+    assert "line 3" in error.detail
+    assert "AWS" in error.detail
+    assert AWS_KEY not in error.detail
+
+
+def test_it_detects_a_private_key_in_a_reference():
+    reference = "# Setup\n\nPaste this:\n\n" + PRIVATE_KEY
+
+    error = rejection({"SKILL.md": skill_md(), "references/setup.md": reference})
+
+    assert error.code == "secret_detected"
+    assert error.path == "references/setup.md"
+    assert "line 5" in error.detail
+    assert "PRIVATE KEY-----" not in error.detail
+
+
+def test_it_detects_a_secret_in_skill_md():
+    error = rejection({"SKILL.md": skill_md(body=f"Use key {AWS_KEY}.\n")})
+
+    assert error.code == "secret_detected"
+    assert error.path == "SKILL.md"
+
+
+def test_it_checks_secrets_before_echoing_frontmatter_errors():
+    error = rejection({"SKILL.md": f"---\n{AWS_KEY}: [\n---\n"})
+
+    assert error.code == "secret_detected"
+
+
+# --- frontmatter_invalid / name_mismatch ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("# No frontmatter\n", "must start with YAML frontmatter"),
+        ("---\nname: pdf-tools\ndescription: d\n", "never closed"),
+        ("---\n---\nbody\n", "mapping"),
+        ("---\n- name\n- description\n---\n", "mapping"),
+        ("---\nname: [pdf-tools\ndescription: d\n---\n", "not valid YAML at SKILL.md line"),
+    ],
+)
+def test_it_rejects_missing_or_unparseable_frontmatter(text, needle):
+    error = rejection({"SKILL.md": text})
+
+    assert error.code == "frontmatter_invalid"
+    assert error.path == "SKILL.md"
+    assert needle in error.detail
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("---\ndescription: d\n---\n", "name"),
+        ("---\nname: ''\ndescription: d\n---\n", "name"),
+        ("---\nname: pdf-tools\n---\n", "description"),
+        ("---\nname: pdf-tools\ndescription: [a, b]\n---\n", "description"),
+    ],
+)
+def test_it_rejects_frontmatter_without_a_required_field(text, field):
+    error = rejection({"SKILL.md": text})
+
+    assert error.code == "frontmatter_invalid"
+    assert f"`{field}`" in error.detail
+
+
+def test_it_rejects_a_name_other_than_the_slug():
+    error = rejection({"SKILL.md": skill_md(name="pdf-filler")})
+
+    assert error.code == "name_mismatch"
+    assert "pdf-filler" in error.detail
+    assert f"name: {SLUG}" in error.detail
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"risk": "extreme"}, "`risk`"),
+        ({"capabilities": "network"}, "`capabilities`"),
+        ({"capabilities": ["network", 7]}, "`capabilities`"),
+        ({"triggers": "when asked"}, "`triggers`"),
+        ({"inputs": "a pdf"}, "`inputs`"),
+        ({"version": 1.1}, 'version: "1.10"'),
+        ({"version": True}, "`version`"),
+        ({"dependencies": {"pypdf": "4"}}, "`dependencies`"),
+        ({"dependencies": [{"name": "pypdf", "sha265": "ab" * 32}]}, "sha265"),
+        ({"dependencies": [{"name": "pypdf", "sha256": "abc"}]}, "64 hex digits"),
+        ({"dependencies": [{"version": "4"}]}, "`dependencies[0]` needs `name`"),
+    ],
+)
+def test_it_rejects_invalid_manifest_fields(fields, needle):
+    error = rejection({"SKILL.md": skill_md(**fields)})
+
+    assert error.code == "frontmatter_invalid"
+    assert needle in error.detail
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "needle"),
+    [
+        ("base: &b [a, b]\ncopy: *b\n", "aliases"),
+        ("triggers: [a]\ntriggers: [b]\n", "duplicate key"),
+        ("on: push\n", "not a string"),
+        ("blob: !!binary aGVsbG8=\n", "cannot store"),
+        ("limit: .nan\n", "finite"),
+    ],
+)
+def test_it_rejects_yaml_that_cannot_be_reviewed_as_json(yaml_text, needle):
+    text = f"---\nname: pdf-tools\ndescription: d\n{yaml_text}---\n"
+
+    error = rejection({"SKILL.md": text})
+
+    assert error.code == "frontmatter_invalid"
+    assert needle in error.detail
+
+
+# --- capability_undeclared --------------------------------------------------------
+
+
+PYTHON_NETWORK = [
+    "import socket\n",
+    "import urllib.request\n",
+    "from urllib import request\n",
+    "from http import client\n",
+    "import http.client as hc\n",
+    "import requests\n",
+    "from httpx import AsyncClient\n",
+    "import aiohttp\n",
+    "import importlib\nimportlib.import_module('socket')\n",
+    "import subprocess\nsubprocess.run(['curl', '-s', 'https://example.com'])\n",
+]
+PYTHON_FILESYSTEM_WRITE = [
+    "open('out.txt', 'w')\n",
+    "open('out.txt', mode='a')\n",
+    "with open(path, 'wb') as fh:\n    pass\n",
+    "open('log.txt', 'r+')\n",
+    "import os\nos.remove('x')\n",
+    "from os import unlink as drop\ndrop('x')\n",
+    "import os as o\no.rename('a', 'b')\n",
+    "import shutil\nshutil.rmtree('build')\n",
+    "from shutil import *\nmove('a', 'b')\n",
+    "from pathlib import Path\nPath('x').write_text('hi')\n",
+    "from pathlib import Path\nPath('build').mkdir(parents=True)\n",
+    "from pathlib import Path\nPath('x').open('w')\n",
+    "import tarfile\ntarfile.open('out.tar', 'w:gz')\n",
+    "import os\nos.system('rm -rf build')\n",
+]
+SHELL_NETWORK = [
+    "curl -s https://example.com\n",
+    "wget https://example.com/file\n",
+    "echo ping | nc example.com 80\n",
+    "/usr/bin/curl https://example.com\n",
+    "body=$(curl -s https://example.com)\n",
+    "exec 3<>/dev/tcp/example.com/80\n",
+]
+SHELL_FILESYSTEM_WRITE = [
+    "echo hi > out.txt\n",
+    "echo hi >> log.txt\n",
+    'echo hi >"$OUT"\n',
+    "ls &> listing.txt\n",
+    "rm -rf build\n",
+    "mv a b\n",
+    "cp a b\n",
+    "echo hi | tee out.txt\n",
+    "mkdir -p build\n",
+]
+
+
+def script_package(path: str, script: str, *, capabilities: list[str] | None = None):
+    return {"SKILL.md": skill_md(capabilities=capabilities or []), path: script}
+
+
+@pytest.mark.parametrize("script", PYTHON_NETWORK)
+def test_it_detects_network_use_in_python(script):
+    error = rejection(script_package("scripts/run.py", script))
+
+    assert error.code == "capability_undeclared"
+    assert error.path == "scripts/run.py"
+    assert "uses network" in error.detail
+
+
+@pytest.mark.parametrize("script", PYTHON_FILESYSTEM_WRITE)
+def test_it_detects_filesystem_writes_in_python(script):
+    error = rejection(script_package("scripts/run.py", script))
+
+    assert error.code == "capability_undeclared"
+    assert "uses filesystem:write" in error.detail
+
+
+@pytest.mark.parametrize("script", SHELL_NETWORK)
+def test_it_detects_network_use_in_shell(script):
+    error = rejection(script_package("scripts/run.sh", script))
+
+    assert error.code == "capability_undeclared"
+    assert error.path == "scripts/run.sh"
+    assert "uses network" in error.detail
+
+
+@pytest.mark.parametrize("script", SHELL_FILESYSTEM_WRITE)
+def test_it_detects_filesystem_writes_in_shell(script):
+    error = rejection(script_package("scripts/run.sh", script))
+
+    assert error.code == "capability_undeclared"
+    assert "uses filesystem:write" in error.detail
+
+
+@pytest.mark.parametrize(
+    ("path", "script"),
+    [("scripts/run.py", script) for script in PYTHON_NETWORK + PYTHON_FILESYSTEM_WRITE]
+    + [("scripts/run.sh", script) for script in SHELL_NETWORK + SHELL_FILESYSTEM_WRITE],
+)
+def test_declared_capabilities_allow_what_scripts_use(path, script):
+    files = script_package(path, script, capabilities=sorted(DETECTABLE_CAPABILITIES))
+
+    assert parse(files).manifest["capabilities"] == ["filesystem:write", "network"]
+
+
+@pytest.mark.parametrize(
+    ("path", "script"),
+    [
+        ("scripts/run.py", "open('in.txt')\nopen('in.bin', 'rb')\n"),
+        ("scripts/run.py", "import urllib.parse\nprint(urllib.parse.quote('a b'))\n"),
+        ("scripts/run.py", "import http\nprint(http.HTTPStatus.OK)\n"),
+        ("scripts/run.py", "from pathlib import Path\nprint(Path('x').read_text())\n"),
+        ("scripts/run.py", "print('a-b'.replace('-', '_'))\n"),
+        ("scripts/run.py", "# import socket\nprint('curl is a tool')\n"),
+        ("scripts/run.sh", "echo hi\nls -la 2>&1\n"),
+        ("scripts/run.sh", "grep x file > /dev/null 2>&1\necho oops >&2\n"),
+        ("scripts/run.sh", "# curl https://example.com\necho 'never rm anything'\n"),
+        ("scripts/check.js", "if (a > b) { console.log('bigger'); }\n"),
+    ],
+)
+def test_it_accepts_scripts_that_only_read(path, script):
+    assert parse(script_package(path, script)).manifest["capabilities"] == []
+
+
+def test_it_names_capability_path_and_line_in_the_detail():
+    script = "import json\n\nimport requests\n\nopen('out', 'w')\n"
+
+    error = rejection(script_package("scripts/fetch.py", script))
+
+    assert error.detail.startswith(
+        "scripts/fetch.py uses filesystem:write (open() for writing, line 5) and "
+        "network (import of requests, line 3)"
+    )
+
+
+def test_it_only_reports_the_capability_that_is_missing():
+    script = "curl -s https://example.com > out.json\n"
+
+    error = rejection(script_package("scripts/run.sh", script, capabilities=[NETWORK]))
+
+    assert "filesystem:write" in error.detail
+    assert "uses network" not in error.detail
+
+
+def test_it_reads_the_shebang_of_scripts_without_suffix():
+    python = rejection(script_package("scripts/run", "#!/usr/bin/env python3\nimport socket\n"))
+    shell = rejection(script_package("scripts/build", "#!/bin/bash\necho done > status\n"))
+
+    assert "network (import of socket" in python.detail
+    assert "filesystem:write ('>' redirection" in shell.detail
+
+
+def test_it_inspects_only_scripts():
+    files = {
+        "SKILL.md": skill_md(),
+        "references/example.py": "import socket\nopen('x', 'w')\n",
+        "references/setup.md": "Run `curl https://example.com > out` first.\n",
+    }
+
+    assert parse(files).manifest["capabilities"] == []
+
+
+# --- manifest_diff --------------------------------------------------------------
+
+
+def manifest(**changes: object) -> dict:
+    base = {
+        "name": SLUG,
+        "description": "Fill in PDF forms.",
+        "version": "1.0.0",
+        "risk": "low",
+        "capabilities": ["filesystem:write"],
+        "triggers": [],
+        "inputs": [],
+        "outputs": [],
+        "dependencies": [],
+        "extra": {},
+    }
+    return {**base, **changes}
+
+
+def test_manifest_diff_flags_a_capability_added():
+    changes = manifest_diff(
+        old=manifest(), new=manifest(capabilities=["filesystem:write", "network"])
+    )
+
+    assert changes == [
+        {"field": "capabilities", "old": None, "new": "network", "flag": "capability_added"}
+    ]
+
+
+def test_manifest_diff_flags_a_capability_removed():
+    changes = manifest_diff(old=manifest(), new=manifest(capabilities=[]))
+
+    assert changes == [
+        {
+            "field": "capabilities",
+            "old": "filesystem:write",
+            "new": None,
+            "flag": "capability_removed",
+        }
+    ]
+
+
+def test_manifest_diff_flags_risk_raised_and_lowered():
+    raised = manifest_diff(old=manifest(), new=manifest(risk="high"))
+    lowered = manifest_diff(old=manifest(risk="medium"), new=manifest())
+
+    assert raised == [{"field": "risk", "old": "low", "new": "high", "flag": "risk_raised"}]
+    assert lowered == [{"field": "risk", "old": "medium", "new": "low", "flag": "risk_lowered"}]
+
+
+def test_manifest_diff_lists_other_changes_unflagged_in_manifest_order():
+    old = manifest(extra={"homepage": "a", "owner": "x"})
+    new = manifest(
+        description="Fill and sign PDF forms.",
+        version="1.1.0",
+        risk="medium",
+        capabilities=["network"],
+        extra={"homepage": "b", "owner": "x", "tags": ["pdf"]},
+    )
+
+    assert manifest_diff(old=old, new=new) == [
+        {
+            "field": "description",
+            "old": "Fill in PDF forms.",
+            "new": "Fill and sign PDF forms.",
+            "flag": None,
+        },
+        {"field": "version", "old": "1.0.0", "new": "1.1.0", "flag": None},
+        {"field": "risk", "old": "low", "new": "medium", "flag": "risk_raised"},
+        {"field": "capabilities", "old": None, "new": "network", "flag": "capability_added"},
+        {
+            "field": "capabilities",
+            "old": "filesystem:write",
+            "new": None,
+            "flag": "capability_removed",
+        },
+        {"field": "extra.homepage", "old": "a", "new": "b", "flag": None},
+        {"field": "extra.tags", "old": None, "new": ["pdf"], "flag": None},
+    ]
+
+
+def test_manifest_diff_of_equal_manifests_is_empty():
+    assert manifest_diff(old=manifest(), new=manifest()) == []
+
+
+def test_manifest_diff_works_on_parsed_packages():
+    old = parse({"SKILL.md": skill_md(), "scripts/run.sh": "echo hi\n"})
+    new = parse(
+        {"SKILL.md": skill_md(risk="high", capabilities=[NETWORK]), "scripts/run.sh": "curl x\n"}
+    )
+
+    flags = [change["flag"] for change in manifest_diff(old=old.manifest, new=new.manifest)]
+
+    assert flags == ["risk_raised", "capability_added"]
+
+
+# --- files_unified_diff -----------------------------------------------------------
+
+
+def test_files_unified_diff_reports_added_removed_and_modified_files_by_path():
+    old = {"SKILL.md": "a\nb\n", "scripts/old.sh": "echo old\n", "LICENSE": "MIT\n"}
+    new = {"SKILL.md": "a\nc\n", "scripts/new.sh": "echo new\n", "LICENSE": "MIT\n"}
+
+    changes = files_unified_diff(old_files=old, new_files=new)
+
+    assert [(change["path"], change["change"]) for change in changes] == [
+        ("SKILL.md", "modified"),
+        ("scripts/new.sh", "added"),
+        ("scripts/old.sh", "removed"),
+    ]
+    assert changes[0]["diff"] == ("--- a/SKILL.md\n+++ b/SKILL.md\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n")
+    assert changes[1]["diff"] == "--- /dev/null\n+++ b/scripts/new.sh\n@@ -0,0 +1 @@\n+echo new\n"
+    assert changes[2]["diff"] == "--- a/scripts/old.sh\n+++ /dev/null\n@@ -1 +0,0 @@\n-echo old\n"
+
+
+def test_files_unified_diff_marks_a_missing_final_newline():
+    changes = files_unified_diff(old_files={"a.md": "x\ny"}, new_files={"a.md": "x\ny\n"})
+
+    assert changes[0]["diff"].splitlines()[-3:] == [
+        "-y",
+        "\\ No newline at end of file",
+        "+y",
+    ]
+
+
+def test_files_unified_diff_of_equal_trees_is_empty():
+    files = {"SKILL.md": "same\n"}
+
+    assert files_unified_diff(old_files=files, new_files=dict(files)) == []
+
+
+# --- PackageError -------------------------------------------------------------------
+
+
+def test_package_error_carries_code_detail_and_path():
+    error = PackageError(code="path_unsafe", detail="Bad path.", path="../x")
+
+    assert (error.code, error.detail, error.path, str(error)) == (
+        "path_unsafe",
+        "Bad path.",
+        "../x",
+        "Bad path.",
+    )
+
+
+def test_package_error_refuses_an_unknown_code():
+    with pytest.raises(ValueError, match="unknown package error code"):
+        PackageError(code="oops", detail="x")
+
+
+def test_error_codes_are_the_documented_set():
+    assert {
+        "package_invalid",
+        "package_too_large",
+        "path_unsafe",
+        "skill_md_missing",
+        "file_not_allowed",
+        "file_too_large",
+        "secret_detected",
+        "frontmatter_invalid",
+        "name_mismatch",
+        "capability_undeclared",
+    } == ERROR_CODES
