@@ -1,4 +1,6 @@
 from memory.models.claims import (
+    AUTHORITY_RANK,
+    AUTHORITY_RANK_SQL,
     Authority,
     Basis,
     Claim,
@@ -12,6 +14,8 @@ from memory.models.ledger import Event, Subject
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
+    "AUTHORITY_RANK",
+    "AUTHORITY_RANK_SQL",
     "Authority",
     "Basis",
     "Checkpoint",

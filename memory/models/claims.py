@@ -174,7 +174,11 @@ class RecallTrace(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="recall_traces")
+    # Null when the asked-for subject has no memories at all (recall never creates one).
+    subject = models.ForeignKey(
+        Subject, null=True, on_delete=models.PROTECT, related_name="recall_traces"
+    )
+    subject_key = models.CharField(max_length=255, default="")
     token_id = models.BigIntegerField(null=True, blank=True)
     query = models.TextField(blank=True)
     filters = models.JSONField(default=dict)
@@ -191,3 +195,11 @@ class RecallTrace(models.Model):
 
     def __str__(self) -> str:
         return f"recall {self.id}"
+
+
+AUTHORITY_RANK_SQL = models.Case(
+    *(models.When(authority=authority, then=models.Value(rank)) for authority, rank in
+      AUTHORITY_RANK.items()),
+    default=models.Value(0),
+    output_field=models.IntegerField(),
+)
