@@ -61,22 +61,24 @@ def api_context(request: Request) -> ApiContext:
     return context
 
 
-def capability_required(capability: str) -> type[permissions.BasePermission]:
-    """A permission class: the caller is an agent token holding `capability`."""
+def capability_required(*capabilities: str) -> type[permissions.BasePermission]:
+    """A permission class: the caller is an agent token holding one of `capabilities`."""
+    wanted = " or ".join(f"`{c}`" for c in capabilities)
 
     class HasCapability(permissions.BasePermission):
         def has_permission(self, request: Request, view: object) -> bool:
             context = api_context(request)
-            if not context.is_agent or capability not in context.actor.capabilities:
+            if not context.is_agent or not context.actor.capabilities.intersection(capabilities):
                 raise Problem(
                     "capability_required",
-                    f"This call needs an agent token with the `{capability}` capability.",
+                    f"This call needs an agent token with the {wanted} capability.",
                     status_code=403,
-                    capability=capability,
+                    capability=capabilities[0],
+                    capabilities=list(capabilities),
                 )
             return True
 
-    HasCapability.__name__ = f"HasCapability[{capability}]"
+    HasCapability.__name__ = f"HasCapability[{'|'.join(capabilities)}]"
     return HasCapability
 
 

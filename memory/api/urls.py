@@ -1,5 +1,6 @@
 from django.urls import include, path
 
 urlpatterns = [
+    path("", include("memory.api.claims.urls")),
     path("", include("memory.api.receipts.urls")),
 ]

@@ -10,7 +10,7 @@ from memory.models.claims import (
     GateDecision,
     RecallTrace,
 )
-from memory.models.ledger import Event, Subject
+from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "Sensitivity",
     "Subject",
 ]

@@ -198,8 +198,10 @@ class RecallTrace(models.Model):
 
 
 AUTHORITY_RANK_SQL = models.Case(
-    *(models.When(authority=authority, then=models.Value(rank)) for authority, rank in
-      AUTHORITY_RANK.items()),
+    *(
+        models.When(authority=authority, then=models.Value(rank))
+        for authority, rank in AUTHORITY_RANK.items()
+    ),
     default=models.Value(0),
     output_field=models.IntegerField(),
 )

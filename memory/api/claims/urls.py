@@ -1,0 +1,19 @@
+from django.urls import path
+
+from memory.api.claims import views
+
+urlpatterns = [
+    path("events", views.EventCreateView.as_view(), name="event-create"),
+    path("events/<uuid:event_id>", views.EventDetailView.as_view(), name="event-detail"),
+    path("claims", views.ClaimListCreateView.as_view(), name="claim-list"),
+    path("claims:batch", views.ClaimBatchView.as_view(), name="claim-batch"),
+    path("claims/<uuid:claim_id>", views.ClaimDetailView.as_view(), name="claim-detail"),
+    path(
+        "claims/<uuid:claim_id>/invalidate",
+        views.ClaimInvalidateView.as_view(),
+        name="claim-invalidate",
+    ),
+    path("claims/<uuid:claim_id>/derive", views.ClaimDeriveView.as_view(), name="claim-derive"),
+    path("recall", views.RecallView.as_view(), name="recall"),
+    path("subjects/<str:subject>/hot-memory", views.HotMemoryView.as_view(), name="hot-memory"),
+]

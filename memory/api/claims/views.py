@@ -1,0 +1,399 @@
+"""Agent endpoints for the ledger, claims, recall and hot memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import ApiContext, api_context, capability_required
+from common.idempotency import idempotent
+from common.pagination import CursorPage
+from common.problems import Problem, not_found, problem_body
+from memory.api.claims.serializers import (
+    BatchIn,
+    CandidateIn,
+    ClaimDetailOutput,
+    ClaimListInput,
+    ClaimOutput,
+    DeriveIn,
+    EventInput,
+    EventOutput,
+    HotMemoryOut,
+    InvalidateIn,
+    RecallIn,
+    RecallOut,
+    VerdictOut,
+    verdict_data,
+)
+from memory.models import Claim, Event
+from memory.selectors.claims import (
+    RecallQuery,
+    claim_get,
+    claim_history,
+    claims_visible,
+    hot_memory,
+    subject_get,
+)
+from memory.services.claims import claim_invalidate, claim_submit
+from memory.services.events import event_record
+from memory.services.recall import recall_run
+from memory.services.subjects import parse_subject_key
+
+EVENTS_WRITE = capability_required("events:write")
+CLAIMS_WRITE = capability_required("claims:write")
+CLAIMS_READ = capability_required("claims:write", "recall")
+RECALL = capability_required("recall")
+
+_ERRORS_400 = OpenApiResponse(description="Problem details: validation_error, source_required, …")
+_ERRORS_404 = OpenApiResponse(description="Problem details: not_found")
+
+
+def _check_subject(context: ApiContext, key: str) -> None:
+    parse_subject_key(key)
+    if not context.may_touch_subject(key):
+        # Outside the token's subjects looks exactly like "does not exist".
+        raise not_found("subject")
+
+
+class EventCreateView(APIView):
+    permission_classes = [EVENTS_WRITE]
+
+    @extend_schema(
+        request=EventInput,
+        responses={201: EventOutput, 400: _ERRORS_400},
+        summary="Append an event to the ledger",
+        description="Errors: `validation_error`, `subject_invalid`, `secret_detected`.",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = EventInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        subject = values.pop("subject")
+        _check_subject(context, subject)
+        event = event_record(
+            tenant=context.tenant, actor=context.actor, subject_key=subject, **values
+        )
+        return Response(EventOutput(event).data, status=status.HTTP_201_CREATED)
+
+
+class EventDetailView(APIView):
+    permission_classes = [capability_required("events:write", "claims:write", "recall")]
+
+    @extend_schema(responses={200: EventOutput, 404: _ERRORS_404}, summary="Read an event")
+    def get(self, request: Request, event_id: Any) -> Response:
+        context = api_context(request)
+        event = (
+            Event.objects.select_related("subject")
+            .filter(tenant=context.tenant, pk=event_id)
+            .first()
+        )
+        if event is None or not context.may_touch_subject(event.subject.key):
+            raise not_found("event")
+        return Response(EventOutput(event).data)
+
+
+def _submit(context: ApiContext, data: CandidateIn, derived_from: list[Any] | None = None) -> dict:
+    candidate = data.to_candidate(derived_from=derived_from)
+    _check_subject(context, candidate.subject)
+    result = claim_submit(tenant=context.tenant, actor=context.actor, candidate=candidate)
+    return verdict_data(result)
+
+
+class ClaimPage(CursorPage):
+    ordering = ("-recorded_at", "-id")
+
+
+class ClaimListCreateView(ListAPIView):
+    serializer_class = ClaimOutput
+    pagination_class = ClaimPage
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        return [CLAIMS_WRITE()] if self.request.method == "POST" else [CLAIMS_READ()]
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        context = api_context(self.request)
+        filters = ClaimListInput(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        claims = claims_visible(
+            tenant=context.tenant, allowed_subjects=context.allowed_subjects
+        ).prefetch_related("sources")
+        values = filters.validated_data
+        if values.get("subject"):
+            kind, _, ref = values["subject"].partition(":")
+            claims = claims.filter(subject__kind=kind, subject__ref=ref)
+        for name in ("status", "predicate", "kind"):
+            if values.get(name):
+                claims = claims.filter(**{name: values[name]})
+        return claims
+
+    @extend_schema(parameters=[ClaimListInput], summary="List claims (cursor pagination)")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=CandidateIn,
+        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        summary="Submit a candidate claim through the write gate",
+        description=(
+            "Returns the gate's verdict. Errors: `source_required`, `source_not_found`, "
+            "`scope_invalid`, `subject_invalid`, `validation_error`."
+        ),
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = CandidateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(_submit(context, data), status=status.HTTP_201_CREATED)
+
+
+class ClaimBatchView(APIView):
+    permission_classes = [CLAIMS_WRITE]
+
+    @extend_schema(
+        request=BatchIn,
+        responses={200: OpenApiResponse(description='{"results": [verdict | {"error": problem}]}')},
+        summary="Submit up to 1,000 candidates; each is judged alone",
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        batch = BatchIn(data=request.data)
+        batch.is_valid(raise_exception=True)
+        results: list[dict[str, Any]] = []
+        for index, raw in enumerate(batch.validated_data["items"]):
+            item = CandidateIn(data=raw)
+            try:
+                item.is_valid(raise_exception=True)
+                with transaction.atomic():
+                    results.append(_submit(context, item))
+            except Problem as problem:
+                results.append({"error": _problem_dict(problem, index)})
+            except ValidationError as exc:
+                results.append(
+                    {
+                        "error": problem_body(
+                            status_code=400,
+                            code="validation_error",
+                            title="Invalid candidate",
+                            detail=f"Item {index} is not valid; see `errors`.",
+                            errors=exc.detail,
+                        )
+                    }
+                )
+        return Response({"results": results})
+
+
+def _problem_dict(problem: Problem, index: int) -> dict[str, Any]:
+    return problem_body(
+        status_code=problem.status_code,
+        code=problem.code,
+        title=problem.title,
+        detail=f"Item {index}: {problem.detail}",
+        errors=problem.errors,
+        **problem.extra,
+    )
+
+
+class ClaimDetailView(APIView):
+    permission_classes = [CLAIMS_READ]
+
+    @extend_schema(
+        responses={200: ClaimDetailOutput, 404: _ERRORS_404},
+        summary="A claim with its history, sources, lineage and gate decision",
+    )
+    def get(self, request: Request, claim_id: Any) -> Response:
+        context = api_context(request)
+        claim = claim_get(
+            tenant=context.tenant, claim_id=claim_id, allowed_subjects=context.allowed_subjects
+        )
+        if claim is None:
+            raise not_found("claim")
+        history = list(claim_history(claim=claim))
+        return Response(ClaimDetailOutput(claim, context={"history": history}).data)
+
+
+class ClaimInvalidateView(APIView):
+    permission_classes = [CLAIMS_WRITE]
+
+    @extend_schema(
+        request=InvalidateIn,
+        responses={
+            200: ClaimOutput,
+            404: _ERRORS_404,
+            409: OpenApiResponse(description="illegal_transition"),
+        },
+        summary="Invalidate a claim; derived claims are flagged for review",
+    )
+    def post(self, request: Request, claim_id: Any) -> Response:
+        context = api_context(request)
+        if (
+            claim_get(
+                tenant=context.tenant,
+                claim_id=claim_id,
+                allowed_subjects=context.allowed_subjects,
+            )
+            is None
+        ):
+            raise not_found("claim")
+        data = InvalidateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        claim = claim_invalidate(
+            tenant=context.tenant,
+            actor=context.actor,
+            claim_id=claim_id,
+            reason=data.validated_data["reason"],
+        )
+        claim = Claim.objects.select_related("subject").prefetch_related("sources").get(pk=claim.pk)
+        return Response(ClaimOutput(claim).data)
+
+
+class ClaimDeriveView(APIView):
+    permission_classes = [CLAIMS_WRITE]
+
+    @extend_schema(
+        request=DeriveIn,
+        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        summary="Record a claim derived from this one (and any others in derived_from)",
+    )
+    @idempotent
+    def post(self, request: Request, claim_id: Any) -> Response:
+        context = api_context(request)
+        parent = claim_get(
+            tenant=context.tenant, claim_id=claim_id, allowed_subjects=context.allowed_subjects
+        )
+        if parent is None:
+            raise not_found("claim")
+        payload = dict(request.data)
+        if not payload.get("sources"):
+            # A derivation's evidence is its parents' evidence.
+            payload["sources"] = [
+                {"event": str(s.event_id)} if s.event_id else {"uri": s.uri}
+                for s in parent.sources.all()
+            ]
+        data = DeriveIn(data=payload)
+        data.is_valid(raise_exception=True)
+        parents = list(dict.fromkeys([parent.id, *data.validated_data.get("derived_from", [])]))
+        for other in parents:
+            if (
+                claim_get(
+                    tenant=context.tenant, claim_id=other, allowed_subjects=context.allowed_subjects
+                )
+                is None
+            ):
+                raise not_found("claim")
+        return Response(_submit(context, data, derived_from=parents), status=201)
+
+
+class RecallView(APIView):
+    permission_classes = [RECALL]
+
+    @extend_schema(
+        request=RecallIn,
+        responses={200: RecallOut, 400: OpenApiResponse(description="subject_required")},
+        summary="Recall what the agent may use about one subject",
+    )
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = RecallIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        key = values.get("subject") or ""
+        if not key:
+            raise Problem(
+                "subject_required",
+                "Recall needs a subject; there is no cross-subject recall.",
+                errors={"subject": ["Name the subject, e.g. user:alice."]},
+            )
+        _check_subject(context, key)
+        q = RecallQuery(
+            subject=subject_get(tenant=context.tenant, key=key),
+            scope=values["scope"],
+            query=values["query"],
+            as_of=values["as_of"],
+            cutoff=values["cutoff"],
+            kinds=values["kinds"],
+            limit=values["limit"],
+            budget_chars=values["budget_chars"],
+            include_stale=values["include_stale"],
+        )
+        result, trace = recall_run(tenant=context.tenant, actor=context.actor, subject_key=key, q=q)
+        items = [
+            {
+                "id": str(item.claim.id),
+                "kind": item.claim.kind,
+                "predicate": item.claim.predicate,
+                "value": item.claim.value,
+                "text": item.claim.text,
+                "scope": item.claim.scope,
+                "authority": item.claim.authority,
+                "valid_from": item.claim.valid_from,
+                "valid_to": item.claim.valid_to,
+                "available_at": item.claim.available_at,
+                "stale": item.stale,
+                "sources": [
+                    {
+                        "event": str(s.event_id) if s.event_id else None,
+                        "uri": s.uri,
+                        "observed_at": s.observed_at,
+                        "digest": s.digest,
+                    }
+                    for s in item.claim.sources.all()
+                ],
+                "why": {
+                    "rank": item.rank,
+                    "matched": item.matched,
+                    "scope_match": item.scope_match,
+                },
+            }
+            for item in result.items
+        ]
+        return Response({"items": items, "excluded": result.excluded, "trace_id": str(trace.id)})
+
+
+class HotMemoryView(APIView):
+    permission_classes = [RECALL]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("budget_chars", int, required=False)],
+        responses={200: HotMemoryOut, 304: None, 404: _ERRORS_404},
+        summary="A compact, budgeted block of the subject's most important active claims",
+    )
+    def get(self, request: Request, subject: str) -> Response:
+        context = api_context(request)
+        _check_subject(context, subject)
+        try:
+            budget = int(request.query_params.get("budget_chars", 4000))
+        except ValueError:
+            budget = -1
+        if not 1 <= budget <= 100_000:
+            raise Problem(
+                "validation_error",
+                "budget_chars must be an integer from 1 to 100000.",
+                errors={"budget_chars": ["Give 1 to 100000."]},
+            )
+        found = subject_get(tenant=context.tenant, key=subject)
+        if found is None:
+            raise not_found("subject")
+        block = hot_memory(tenant=context.tenant, subject=found, budget_chars=budget)
+        etag = f'"{block.etag}"'
+        if request.headers.get("If-None-Match") == etag:
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        body = {
+            "subject": subject,
+            "text": block.text,
+            "budget_chars": budget,
+            "chars": len(block.text),
+            "claims": list(block.claim_ids),
+        }
+        return Response(body, headers={"ETag": etag, "Cache-Control": "private, no-cache"})

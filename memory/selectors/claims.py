@@ -1,0 +1,305 @@
+"""Reads of claims: detail, lists, the recall legal set and its ranking, hot memory."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.cache import cache
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Max,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from accounts.models import Tenant
+from memory.models import AUTHORITY_RANK_SQL, Claim, ClaimStatus, Subject
+from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
+
+EXCLUSION_REASONS = (
+    "out_of_scope",
+    "not_yet_valid",
+    "no_longer_valid",
+    "after_cutoff",
+    "inactive",
+    "expired",
+    "stale",
+)
+
+
+def subject_get(*, tenant: Tenant, key: str) -> Subject | None:
+    kind, _, ref = key.partition(":")
+    return Subject.objects.filter(tenant=tenant, kind=kind, ref=ref).first()
+
+
+def claims_visible(*, tenant: Tenant, allowed_subjects: frozenset[str] | None) -> QuerySet[Claim]:
+    """Claims of the tenant that the caller may see (a token may be limited to subjects)."""
+    claims = Claim.objects.filter(tenant=tenant).select_related("subject")
+    if allowed_subjects is not None:
+        subject_filter = Q(pk__in=[])
+        for key in allowed_subjects:
+            kind, _, ref = key.partition(":")
+            subject_filter |= Q(subject__kind=kind, subject__ref=ref)
+        claims = claims.filter(subject_filter)
+    return claims
+
+
+def claim_get(
+    *, tenant: Tenant, claim_id: Any, allowed_subjects: frozenset[str] | None
+) -> Claim | None:
+    return (
+        claims_visible(tenant=tenant, allowed_subjects=allowed_subjects)
+        .prefetch_related("sources", "derived_from", "derivatives")
+        .filter(pk=claim_id)
+        .first()
+    )
+
+
+def claim_history(*, claim: Claim) -> QuerySet[Claim]:
+    """Every revision on the claim's identity, oldest first."""
+    return Claim.objects.filter(
+        tenant_id=claim.tenant_id,
+        subject_id=claim.subject_id,
+        predicate=claim.predicate,
+        scope_key=claim.scope_key,
+    ).order_by("revision", "recorded_at")
+
+
+@dataclass
+class RecallQuery:
+    subject: Subject | None
+    scope: dict[str, str] = field(default_factory=dict)
+    query: str = ""
+    as_of: datetime | None = None
+    cutoff: datetime | None = None
+    kinds: list[str] = field(default_factory=list)
+    limit: int = 10
+    budget_chars: int | None = None
+    include_stale: bool = False
+
+
+@dataclass
+class RecalledClaim:
+    claim: Claim
+    stale: bool
+    rank: float
+    matched: list[str]
+    scope_match: str
+
+
+@dataclass
+class RecallResult:
+    items: list[RecalledClaim]
+    excluded: dict[str, int]
+    used_chars: int
+
+
+def _exclusion_reason(q: RecallQuery, as_of: datetime) -> Case:
+    whens = [
+        When(~Q(status=ClaimStatus.ACTIVE), then=Value("inactive")),
+        When(~Q(scope__contained_by=q.scope), then=Value("out_of_scope")),
+        When(valid_from__gt=as_of, then=Value("not_yet_valid")),
+        When(valid_to__lte=as_of, then=Value("no_longer_valid")),
+    ]
+    if q.cutoff is not None:
+        whens.append(When(available_at__gt=q.cutoff, then=Value("after_cutoff")))
+    whens.append(When(expires_at__lte=as_of, then=Value("expired")))
+    if not q.include_stale:
+        whens.append(When(refresh_after__lte=as_of, then=Value("stale")))
+    return Case(*whens, default=Value("legal"), output_field=CharField())
+
+
+def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
+    if claim_scope == request_scope:
+        return "exact"
+    return "global" if not claim_scope else "broader"
+
+
+def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
+    """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
+
+    Two queries: one counts every claim of the subject by the first rule that
+    excludes it, one ranks the legal set. No relevance score ever reaches a
+    claim outside the legal set.
+    """
+    as_of = q.as_of or timezone.now()
+    subject_claims = Claim.objects.filter(tenant=tenant, subject=q.subject).exclude(
+        status=ClaimStatus.ERASED
+    )
+    if q.kinds:
+        subject_claims = subject_claims.filter(kind__in=q.kinds)
+
+    counts = dict(
+        subject_claims.annotate(exclusion=_exclusion_reason(q, as_of))
+        .values_list("exclusion")
+        .annotate(n=Count("id"))
+        .values_list("exclusion", "n")
+    )
+    excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
+    legal_count = counts.get("legal", 0)
+
+    legal = subject_claims.filter(status=ClaimStatus.ACTIVE, scope__contained_by=q.scope).filter(
+        Q(valid_from__isnull=True) | Q(valid_from__lte=as_of),
+        Q(valid_to__isnull=True) | Q(valid_to__gt=as_of),
+        Q(expires_at__isnull=True) | Q(expires_at__gt=as_of),
+    )
+    if q.cutoff is not None:
+        legal = legal.filter(available_at__lte=q.cutoff)
+    if not q.include_stale:
+        legal = legal.filter(Q(refresh_after__isnull=True) | Q(refresh_after__gt=as_of))
+
+    legal = legal.annotate(
+        authority_rank=AUTHORITY_RANK_SQL,
+        stale=Case(
+            When(refresh_after__lte=as_of, then=Value(True)),
+            default=Value(False),
+        ),
+    )
+    query_grams = ngrams(q.query) if q.query.strip() else []
+    if query_grams:
+        search = SearchQuery(q.query, config="english", search_type="plain")
+        needed = max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD))
+        legal = (
+            legal.annotate(
+                text_rank=SearchRank(F("search_vector"), search),
+                gram_hits=RawSQL(
+                    "cardinality(ARRAY(SELECT unnest(memory_claim.ngrams) "
+                    "INTERSECT SELECT unnest(%s::varchar[])))",
+                    (query_grams,),
+                ),
+            )
+            .filter(Q(search_vector=search) | Q(ngrams__overlap=query_grams, gram_hits__gte=needed))
+            .annotate(
+                score=ExpressionWrapper(
+                    F("text_rank") * Value(2.0)
+                    + F("gram_hits") * Value(1.0) / Value(float(len(query_grams)))
+                    + F("authority_rank") * Value(0.05)
+                    + F("scope_size") * Value(0.05),
+                    output_field=FloatField(),
+                )
+            )
+        )
+    else:
+        legal = legal.annotate(
+            score=ExpressionWrapper(
+                F("authority_rank") * Value(0.05) + F("scope_size") * Value(0.05),
+                output_field=FloatField(),
+            )
+        )
+    candidates = list(
+        legal.select_related("subject")
+        .prefetch_related("sources")
+        .order_by("-score", "-scope_size", "-recorded_at")[: max(q.limit * 4, q.limit)]
+    )
+    if query_grams:
+        excluded["no_match"] = legal_count - min(len(candidates), legal_count)
+
+    # Among claims on the same predicate, the more specific scope comes first.
+    best_by_predicate: dict[str, float] = {}
+    for claim in candidates:
+        best_by_predicate[claim.predicate] = max(
+            best_by_predicate.get(claim.predicate, 0.0), claim.score
+        )
+    candidates.sort(
+        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -c.score)
+    )
+
+    items: list[RecalledClaim] = []
+    used = 0
+    over_budget = 0
+    for claim in candidates:
+        if len(items) >= q.limit:
+            break
+        size = len(claim.text)
+        if q.budget_chars is not None and used + size > q.budget_chars:
+            over_budget += 1
+            continue
+        used += size
+        items.append(
+            RecalledClaim(
+                claim=claim,
+                stale=bool(claim.stale),
+                rank=round(float(claim.score), 4),
+                matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")
+                if q.query
+                else [],
+                scope_match=_scope_match(claim.scope, q.scope),
+            )
+        )
+    if q.budget_chars is not None:
+        excluded["over_budget"] = over_budget
+    return RecallResult(items=items, excluded=excluded, used_chars=used)
+
+
+@dataclass(frozen=True)
+class HotMemory:
+    text: str
+    etag: str
+    claim_ids: tuple[str, ...]
+
+
+def _hot_memory_version(*, tenant: Tenant, subject: Subject) -> str:
+    # Derived from the claims themselves, so no missed invalidation can serve
+    # an old block: any write to a claim of the subject moves updated_at.
+    row = Claim.objects.filter(tenant=tenant, subject=subject).aggregate(
+        latest=Max("updated_at"), n=Count("id")
+    )
+    latest = row["latest"].isoformat() if row["latest"] else "-"
+    return f"{latest}:{row['n']}"
+
+
+def _render_hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+    now = timezone.now()
+    claims = (
+        Claim.objects.filter(tenant=tenant, subject=subject, status=ClaimStatus.ACTIVE)
+        .filter(
+            Q(valid_from__isnull=True) | Q(valid_from__lte=now),
+            Q(valid_to__isnull=True) | Q(valid_to__gt=now),
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+            Q(refresh_after__isnull=True) | Q(refresh_after__gt=now),
+        )
+        .annotate(authority_rank=AUTHORITY_RANK_SQL)
+        .order_by("-authority_rank", "-use_count", "-recorded_at")
+        .only("id", "predicate", "text", "value", "scope")[:200]
+    )
+    header = f"Memory about {subject.key}:"
+    lines: list[str] = []
+    ids: list[str] = []
+    used = len(header)
+    for claim in claims:
+        statement = claim.text or f"{claim.predicate}: {claim.value}"
+        scope = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
+        line = f"- {statement}" + (f" [{scope}]" if scope else "")
+        if used + 1 + len(line) > budget_chars:
+            continue
+        used += 1 + len(line)
+        lines.append(line)
+        ids.append(str(claim.id))
+    text = "\n".join([header, *lines]) if lines and len(header) <= budget_chars else ""
+    etag = hashlib.sha256(text.encode()).hexdigest()[:32]
+    return HotMemory(text=text, etag=etag, claim_ids=tuple(ids))
+
+
+def hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+    version = _hot_memory_version(tenant=tenant, subject=subject)
+    key = f"hot-memory:{tenant.pk}:{subject.pk}:{budget_chars}:{version}"
+    cached = cache.get(key)
+    if cached is not None:
+        return HotMemory(**cached)
+    block = _render_hot_memory(tenant=tenant, subject=subject, budget_chars=budget_chars)
+    cache.set(key, {"text": block.text, "etag": block.etag, "claim_ids": block.claim_ids}, 3600)
+    return block

@@ -1,0 +1,552 @@
+"""Every write to claims: submit through the gate, derive, invalidate, review outcomes."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.postgres.search import SearchVector
+from django.db import connection, transaction
+from django.db.models import Max, Value
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import ActorKind, Tenant
+from accounts.services import audit_record
+from common.fingerprints import canonical_json, fingerprint
+from common.problems import InvalidTransition, Problem, not_found
+from common.secrets import find_secrets_in_text
+from memory import gate
+from memory.models import Claim, ClaimSource, ClaimStatus, Event, GateDecision, Subject
+from memory.search import ngrams, searchable_text
+from memory.services.subjects import subject_resolve
+from reviews.models import Queue, ReviewItem
+from reviews.services import review_cancel_for_target, review_open
+
+REDACTED = "[withheld: secret detected]"
+
+
+@dataclass
+class SourceInput:
+    event: uuid.UUID | None = None
+    uri: str = ""
+    observed_at: datetime | None = None
+    digest: str = ""
+
+
+@dataclass
+class CandidateInput:
+    subject: str
+    kind: str
+    predicate: str
+    authority: str
+    basis: str
+    value: Any = None
+    text: str = ""
+    scope: dict[str, str] = field(default_factory=dict)
+    sources: list[SourceInput] = field(default_factory=list)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    available_at: datetime | None = None
+    refresh_after: datetime | None = None
+    expires_at: datetime | None = None
+    supersedes: uuid.UUID | None = None
+    derived_from: list[uuid.UUID] = field(default_factory=list)
+
+
+@dataclass
+class SubmitResult:
+    claim: Claim
+    decision: str
+    reasons: list[str]
+    merged_into: uuid.UUID | None = None
+    conflict_with: list[uuid.UUID] = field(default_factory=list)
+    review_item: ReviewItem | None = None
+
+
+def scope_key(scope: dict[str, str]) -> str:
+    return canonical_json(scope).decode()
+
+
+def validate_scope(scope: Any) -> dict[str, str]:
+    if not isinstance(scope, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in scope.items()
+    ):
+        raise Problem(
+            "scope_invalid",
+            "A scope is a flat object of non-empty string keys and string values.",
+            errors={"scope": ['Use e.g. {"project": "crm"}.']},
+        )
+    return scope
+
+
+def claim_version(claim: Claim) -> str:
+    """A claim's reviewable state; review items remember it to detect changes."""
+    return f"{claim.status}:{claim.revision}:{len(claim.conflicts_with)}"
+
+
+def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_json: str) -> None:
+    # Decisions on one identity are serialised so concurrent writers cannot
+    # both see "no active claim" and both accept; the partial unique index is
+    # the last line of defence behind this lock.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"claim:{tenant.pk}:{subject.pk}:{predicate}:{scope_json}"],
+        )
+
+
+def _resolve_sources(*, tenant: Tenant, sources: list[SourceInput]) -> list[Event | SourceInput]:
+    if not sources:
+        raise Problem(
+            "source_required",
+            "A candidate needs at least one source: a ledger event or a uri with observed_at.",
+            errors={"sources": ["Give at least one source."]},
+        )
+    event_ids = [s.event for s in sources if s.event is not None]
+    events = {e.id: e for e in Event.objects.filter(tenant=tenant, id__in=event_ids)}
+    resolved: list[Event | SourceInput] = []
+    for index, source in enumerate(sources):
+        if source.event is not None:
+            event = events.get(source.event)
+            if event is None:
+                raise Problem(
+                    "source_not_found",
+                    f"Source {index} names an event that does not exist.",
+                    errors={f"sources.{index}.event": ["No such event."]},
+                )
+            resolved.append(event)
+        elif source.uri:
+            resolved.append(source)
+        else:
+            raise Problem(
+                "source_invalid",
+                f"Source {index} needs an `event` or a `uri`.",
+                errors={f"sources.{index}": ["Give an event id or a uri."]},
+            )
+    return resolved
+
+
+def _attach_sources(*, tenant: Tenant, claim: Claim, sources: list[Event | SourceInput]) -> int:
+    existing_events = set(claim.sources.exclude(event=None).values_list("event_id", flat=True))
+    existing_uris = set(claim.sources.filter(event=None).values_list("uri", flat=True))
+    rows = []
+    for source in sources:
+        if isinstance(source, Event):
+            if source.id in existing_events:
+                continue
+            existing_events.add(source.id)
+            rows.append(
+                ClaimSource(
+                    tenant=tenant,
+                    claim=claim,
+                    event=source,
+                    observed_at=source.observed_at,
+                    digest=source.digest,
+                )
+            )
+        else:
+            if source.uri in existing_uris:
+                continue
+            existing_uris.add(source.uri)
+            rows.append(
+                ClaimSource(
+                    tenant=tenant,
+                    claim=claim,
+                    uri=source.uri,
+                    observed_at=source.observed_at,
+                    digest=source.digest,
+                )
+            )
+    ClaimSource.objects.bulk_create(rows)
+    return len(rows)
+
+
+def _search_fields(*, predicate: str, text: str, value: Any) -> dict[str, Any]:
+    document = searchable_text(predicate=predicate, text=text, value=value)
+    return {
+        "search_vector": SearchVector(Value(document), config="english"),
+        "ngrams": ngrams(document),
+    }
+
+
+def _open_review(
+    *, tenant: Tenant, queue: str, claim: Claim, reasons: list[str], actor: Actor
+) -> ReviewItem:
+    return review_open(
+        tenant=tenant,
+        queue=queue,
+        target_type="claim",
+        target_id=claim.id,
+        target_version=claim_version(claim),
+        subject_key=claim.subject.key,
+        agent_label=actor.label if actor.kind == ActorKind.AGENT else "",
+        reason_codes=reasons,
+    )
+
+
+def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
+    """Judge a candidate with the write gate and store the outcome with its reasons."""
+    scope = validate_scope(candidate.scope)
+    scope_json = scope_key(scope)
+    uri_secrets = [f for s in candidate.sources for f in find_secrets_in_text(s.uri)]
+    now = timezone.now()
+    available_at = candidate.available_at or now
+    with transaction.atomic():
+        subject = subject_resolve(tenant=tenant, key=candidate.subject)
+        sources = _resolve_sources(tenant=tenant, sources=candidate.sources)
+        parents = list(
+            Claim.objects.filter(tenant=tenant, id__in=candidate.derived_from).exclude(
+                status=ClaimStatus.ERASED
+            )
+        )
+        if len(parents) != len(set(candidate.derived_from)):
+            raise Problem(
+                "derived_from_not_found",
+                "A claim listed in derived_from does not exist.",
+                errors={"derived_from": ["Name existing claims of this tenant."]},
+            )
+        _lock_identity(
+            tenant=tenant, subject=subject, predicate=candidate.predicate, scope_json=scope_json
+        )
+        active = Claim.objects.filter(
+            tenant=tenant,
+            subject=subject,
+            predicate=candidate.predicate,
+            scope_key=scope_json,
+            status=ClaimStatus.ACTIVE,
+        ).first()
+        events = [s for s in sources if isinstance(s, Event)]
+        verdict = gate.evaluate(
+            gate.Candidate(
+                kind=candidate.kind,
+                predicate=candidate.predicate,
+                value=candidate.value,
+                text=candidate.text,
+                authority=candidate.authority,
+                basis=candidate.basis,
+                available_at=available_at,
+                supersedes=candidate.supersedes,
+                source_count=len(sources),
+                sources_all_echo=bool(events)
+                and len(events) == len(sources)
+                and all(e.echo_of for e in events),
+            ),
+            active=None
+            if active is None
+            else gate.ActiveClaimFacts(
+                id=active.id,
+                value=active.value,
+                authority=active.authority,
+                available_at=active.available_at,
+            ),
+        )
+        if uri_secrets and verdict.decision != GateDecision.REJECTED:
+            verdict = gate.Verdict(
+                decision=GateDecision.REJECTED,
+                reasons=("secret_detected",),
+                status=ClaimStatus.REJECTED,
+                secrets=tuple(uri_secrets),
+            )
+        secret_found = "secret_detected" in verdict.reasons
+
+        if verdict.decision == GateDecision.MERGED and active is not None:
+            added = _attach_sources(tenant=tenant, claim=active, sources=sources)
+            Claim.objects.filter(pk=active.pk).update(updated_at=now)
+            audit_record(
+                tenant=tenant,
+                actor=actor,
+                verb="claim.merged",
+                target_type="claim",
+                target_id=active.id,
+                data={"sources_added": added},
+            )
+            return SubmitResult(
+                claim=active,
+                decision=verdict.decision,
+                reasons=list(verdict.reasons),
+                merged_into=active.id,
+            )
+
+        revision = (
+            Claim.objects.filter(
+                tenant=tenant,
+                subject=subject,
+                predicate=candidate.predicate,
+                scope_key=scope_json,
+            ).aggregate(top=Max("revision"))["top"]
+            or 0
+        ) + 1
+        text = REDACTED if secret_found else candidate.text
+        value = None if secret_found else candidate.value
+        superseded: Claim | None = None
+        if verdict.supersede is not None and active is not None:
+            superseded = active
+            active.status = ClaimStatus.SUPERSEDED
+            active.valid_to = active.valid_to or candidate.valid_from or now
+            if active.valid_from and active.valid_to <= active.valid_from:
+                active.valid_to = None
+            active.updated_at = now
+            active.save(update_fields=["status", "valid_to", "updated_at"])
+            review_cancel_for_target(tenant=tenant, target_type="claim", target_id=active.id)
+        claim = Claim.objects.create(
+            tenant=tenant,
+            subject=subject,
+            kind=candidate.kind,
+            predicate=candidate.predicate,
+            scope=scope,
+            scope_key=scope_json,
+            scope_size=len(scope),
+            value=value,
+            text=text,
+            authority=candidate.authority,
+            basis=candidate.basis,
+            valid_from=candidate.valid_from,
+            valid_to=candidate.valid_to,
+            available_at=available_at,
+            refresh_after=candidate.refresh_after,
+            expires_at=candidate.expires_at,
+            status=verdict.status,
+            revision=revision,
+            supersedes=superseded,
+            conflicts_with=list(verdict.conflict_with),
+            gate_decision=verdict.decision,
+            gate_reasons=list(verdict.reasons),
+            agent=actor.label,
+            token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
+            value_digest=fingerprint({"value": candidate.value, "text": candidate.text}),
+            updated_at=now,
+            **(
+                {"ngrams": []}
+                if secret_found
+                else _search_fields(predicate=candidate.predicate, text=text, value=value)
+            ),
+        )
+        if not secret_found:
+            _attach_sources(tenant=tenant, claim=claim, sources=sources)
+        if parents:
+            claim.derived_from.set(parents)
+
+        review_item = None
+        if verdict.decision in (GateDecision.NEEDS_REVIEW, GateDecision.QUARANTINED):
+            review_item = _open_review(
+                tenant=tenant,
+                queue=Queue.CANDIDATES,
+                claim=claim,
+                reasons=list(verdict.reasons),
+                actor=actor,
+            )
+        elif verdict.decision == GateDecision.CONFLICT and active is not None:
+            active.conflicts_with = [*active.conflicts_with, claim.id]
+            active.updated_at = now
+            active.save(update_fields=["conflicts_with", "updated_at"])
+            review_item = _open_review(
+                tenant=tenant,
+                queue=Queue.CONFLICTS,
+                claim=claim,
+                reasons=list(verdict.reasons),
+                actor=actor,
+            )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb=f"claim.{verdict.decision}",
+            target_type="claim",
+            target_id=claim.id,
+            reason=",".join(verdict.reasons),
+            data={
+                "revision": revision,
+                "supersedes": str(superseded.id) if superseded else None,
+                "value_digest": claim.value_digest,
+                "secret_kinds": sorted({f.kind for f in verdict.secrets}),
+            },
+        )
+    return SubmitResult(
+        claim=claim,
+        decision=verdict.decision,
+        reasons=list(verdict.reasons),
+        conflict_with=list(verdict.conflict_with),
+        review_item=review_item,
+    )
+
+
+def _locked_claim(*, tenant: Tenant, claim_id: Any) -> Claim:
+    claim = (
+        Claim.objects.select_for_update()
+        .select_related("subject")
+        .filter(tenant=tenant, pk=claim_id)
+        .first()
+    )
+    if claim is None:
+        raise not_found("claim")
+    return claim
+
+
+def _flag_derivatives(*, tenant: Tenant, claim: Claim, actor: Actor) -> int:
+    flagged = 0
+    for derived in claim.derivatives.filter(status=ClaimStatus.ACTIVE).select_related("subject"):
+        _open_review(
+            tenant=tenant,
+            queue=Queue.STALE,
+            claim=derived,
+            reasons=["source_invalidated"],
+            actor=actor,
+        )
+        flagged += 1
+    return flagged
+
+
+def claim_invalidate(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str) -> Claim:
+    """End an active claim; claims derived from it go to the stale queue for review."""
+    if not reason.strip():
+        raise Problem("reason_required", "Say why the claim is no longer true.")
+    with transaction.atomic():
+        claim = _locked_claim(tenant=tenant, claim_id=claim_id)
+        allowed_from = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED, ClaimStatus.CANDIDATE}
+        if claim.status not in allowed_from:
+            raise InvalidTransition(
+                f"A {claim.status} claim cannot be invalidated.",
+                allowed=sorted(allowed_from),
+            )
+        claim.status = ClaimStatus.INVALIDATED
+        claim.updated_at = timezone.now()
+        claim.save(update_fields=["status", "updated_at"])
+        review_cancel_for_target(tenant=tenant, target_type="claim", target_id=claim.id)
+        flagged = _flag_derivatives(tenant=tenant, claim=claim, actor=actor)
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="claim.invalidated",
+            target_type="claim",
+            target_id=claim.id,
+            reason=reason,
+            data={"derivatives_flagged": flagged},
+        )
+    return claim
+
+
+def claim_set_status(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    claim_id: Any,
+    to: str,
+    allowed_from: set[str],
+    reason: str = "",
+    scope: dict[str, str] | None = None,
+) -> Claim:
+    """A guarded status change used by review decisions. Activation keeps one active claim."""
+    now = timezone.now()
+    claim = _locked_claim(tenant=tenant, claim_id=claim_id)
+    if claim.status not in allowed_from:
+        raise InvalidTransition(
+            f"A {claim.status} claim cannot become {to}.", allowed=sorted(allowed_from)
+        )
+    fields = ["status", "updated_at"]
+    if scope is not None:
+        claim.scope = validate_scope(scope)
+        claim.scope_key = scope_key(claim.scope)
+        claim.scope_size = len(claim.scope)
+        fields += ["scope", "scope_key", "scope_size"]
+    if to == ClaimStatus.ACTIVE:
+        _lock_identity(
+            tenant=tenant,
+            subject=claim.subject,
+            predicate=claim.predicate,
+            scope_json=claim.scope_key,
+        )
+        current = (
+            Claim.objects.select_for_update()
+            .filter(
+                tenant=tenant,
+                subject=claim.subject,
+                predicate=claim.predicate,
+                scope_key=claim.scope_key,
+                status=ClaimStatus.ACTIVE,
+            )
+            .exclude(pk=claim.pk)
+            .first()
+        )
+        if current is not None:
+            current.status = ClaimStatus.SUPERSEDED
+            current.valid_to = current.valid_to or now
+            if current.valid_from and current.valid_to <= current.valid_from:
+                current.valid_to = None
+            current.updated_at = now
+            current.save(update_fields=["status", "valid_to", "updated_at"])
+            claim.supersedes = current
+            fields.append("supersedes")
+        claim.conflicts_with = []
+        fields.append("conflicts_with")
+    claim.status = to
+    claim.updated_at = now
+    claim.save(update_fields=fields)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        verb=f"claim.{to}",
+        target_type="claim",
+        target_id=claim.id,
+        reason=reason,
+    )
+    return claim
+
+
+def claim_merge_into(
+    *, tenant: Tenant, actor: Actor, claim_id: Any, into_id: Any, reason: str = ""
+) -> Claim:
+    """Fold a candidate's evidence into an active claim and retire the candidate."""
+    candidate = _locked_claim(tenant=tenant, claim_id=claim_id)
+    target = _locked_claim(tenant=tenant, claim_id=into_id)
+    if target.status != ClaimStatus.ACTIVE:
+        raise Problem("merge_target_inactive", "Merge only into an active claim.", status_code=409)
+    sources = [
+        s.event if s.event_id else SourceInput(uri=s.uri, observed_at=s.observed_at)
+        for s in candidate.sources.select_related("event")
+    ]
+    _attach_sources(tenant=tenant, claim=target, sources=sources)  # type: ignore[arg-type]
+    Claim.objects.filter(pk=target.pk).update(updated_at=timezone.now())
+    return claim_set_status(
+        tenant=tenant,
+        actor=actor,
+        claim_id=candidate.pk,
+        to=ClaimStatus.REJECTED,
+        allowed_from={ClaimStatus.CANDIDATE, ClaimStatus.QUARANTINED},
+        reason=reason or f"merged into {target.id}",
+    )
+
+
+def claims_touch(*, claim_ids: list[Any]) -> None:
+    """Record that claims were used in a recall: last_used_at and use_count, nothing else."""
+    if claim_ids:
+        from django.db.models import F
+
+        Claim.objects.filter(pk__in=claim_ids).update(
+            last_used_at=timezone.now(), use_count=F("use_count") + 1
+        )
+
+
+def claim_refresh(
+    *, tenant: Tenant, actor: Actor, claim_id: Any, refresh_after: datetime | None = None
+) -> Claim:
+    """An editor re-checked a stale claim: it is a fact again until `refresh_after`."""
+    claim = _locked_claim(tenant=tenant, claim_id=claim_id)
+    if claim.status != ClaimStatus.ACTIVE:
+        raise InvalidTransition(
+            f"Only active claims are refreshed; this one is {claim.status}.",
+            allowed=[ClaimStatus.ACTIVE],
+        )
+    claim.refresh_after = refresh_after
+    claim.updated_at = timezone.now()
+    claim.save(update_fields=["refresh_after", "updated_at"])
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        verb="claim.refreshed",
+        target_type="claim",
+        target_id=claim.id,
+        data={"refresh_after": refresh_after.isoformat() if refresh_after else None},
+    )
+    return claim

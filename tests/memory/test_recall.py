@@ -1,0 +1,151 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memory.models import Claim, RecallTrace
+from tests.memory.helpers import recall, submit
+
+pytestmark = pytest.mark.django_db
+
+
+def test_look_alike_facts_of_another_subject_never_leak(agent):
+    submit(agent)
+    submit(
+        agent,
+        subject="project:crm",
+        predicate="region",
+        value="cn-shanghai",
+        text="CRM is deployed in the Shanghai region",
+        authority="tool_verified",
+    )
+    alice = recall(agent, query="Shanghai")
+    assert [i["predicate"] for i in alice["items"]] == ["home_city"]
+    crm = recall(agent, subject="project:crm", query="Shanghai")
+    assert [i["predicate"] for i in crm["items"]] == ["region"]
+
+
+def test_recall_after_correction_returns_only_the_new_value(agent):
+    submit(agent, value="Beijing", text="Alice lives in Beijing", authority="tool_verified")
+    submit(agent)
+    result = recall(agent, query="where does alice live")
+    assert [i["value"] for i in result["items"]] == ["Shanghai"]
+    assert result["excluded"]["inactive"] == 1
+    assert result["items"][0]["why"]["matched"]
+
+
+def test_never_provided_information_returns_nothing(agent):
+    submit(agent)
+    result = recall(agent, query="what is alice's favourite colour")
+    assert result["items"] == []
+    assert result["excluded"]["no_match"] == 1
+    unknown = recall(agent, subject="user:nobody", query="anything")
+    assert unknown["items"] == []
+    assert RecallTrace.objects.filter(subject_key="user:nobody", subject=None).exists()
+
+
+def test_cutoff_and_as_of_exclude_and_count(agent):
+    now = timezone.now()
+    submit(
+        agent,
+        available_at=(now - timedelta(days=1)).isoformat(),
+        valid_from=(now - timedelta(days=10)).isoformat(),
+    )
+    before_known = recall(agent, cutoff=(now - timedelta(days=2)).isoformat())
+    assert before_known["items"] == []
+    assert before_known["excluded"]["after_cutoff"] == 1
+    before_valid = recall(agent, as_of=(now - timedelta(days=20)).isoformat())
+    assert before_valid["items"] == []
+    assert before_valid["excluded"]["not_yet_valid"] == 1
+    assert len(recall(agent)["items"]) == 1
+
+
+def test_project_scope_beats_global_and_other_projects_get_global(agent):
+    submit(
+        agent,
+        kind="preference",
+        predicate="notify_channel",
+        value="email",
+        text="Alice prefers email notifications",
+    )
+    submit(
+        agent,
+        kind="preference",
+        predicate="notify_channel",
+        value="in_app",
+        text="For CRM Alice wants in-app notifications only",
+        scope={"project": "crm"},
+    )
+    crm = recall(agent, scope={"project": "crm"}, kinds=["preference"])
+    assert [i["value"] for i in crm["items"]] == ["in_app", "email"]
+    assert crm["items"][0]["why"]["scope_match"] == "exact"
+    erp = recall(agent, scope={"project": "erp"}, kinds=["preference"])
+    assert [i["value"] for i in erp["items"]] == ["email"]
+    assert erp["excluded"]["out_of_scope"] == 1
+
+
+def test_exact_code_and_chinese_text_are_found(agent):
+    submit(
+        agent,
+        predicate="last_error",
+        value="ERR_4711",
+        text="Deploy failed with ERR_4711 in src/app/main.py",
+        authority="tool_verified",
+    )
+    submit(agent, predicate="home_city_zh", value="上海", text="爱丽丝住在上海浦东")
+    submit(agent, predicate="employer", value="Acme", text="Alice works at Acme")
+    by_code = recall(agent, query="ERR_4711")
+    assert [i["predicate"] for i in by_code["items"]] == ["last_error"]
+    by_path = recall(agent, query="src/app/main.py")
+    assert [i["predicate"] for i in by_path["items"]] == ["last_error"]
+    chinese = recall(agent, query="住在上海")
+    assert [i["predicate"] for i in chinese["items"]] == ["home_city_zh"]
+
+
+def test_stale_claims_are_excluded_unless_asked_for(agent):
+    submit(agent, refresh_after=(timezone.now() - timedelta(days=1)).isoformat())
+    result = recall(agent)
+    assert result["items"] == [] and result["excluded"]["stale"] == 1
+    with_stale = recall(agent, include_stale=True)
+    assert with_stale["items"][0]["stale"] is True
+
+
+def test_recall_writes_a_trace_and_bumps_use_and_nothing_else(agent):
+    claim = submit(agent)
+    before = Claim.objects.values().get(pk=claim["id"])
+    result = recall(agent, query="Shanghai", budget_chars=500)
+    trace = RecallTrace.objects.get(pk=result["trace_id"])
+    assert [str(c) for c in trace.chosen] == [claim["id"]]
+    assert trace.used_chars == len("Alice lives in Shanghai")
+    after = Claim.objects.values().get(pk=claim["id"])
+    assert after["use_count"] == before["use_count"] + 1
+    changed = {k for k in after if after[k] != before[k]}
+    assert changed == {"use_count", "last_used_at"}
+
+
+def test_budget_is_respected(agent):
+    for n in range(5):
+        submit(agent, predicate=f"fact_{n}", value=str(n), text=f"Fact number {n} " + "x" * 40)
+    result = recall(agent, budget_chars=120, limit=10)
+    assert sum(len(i["text"]) for i in result["items"]) <= 120
+    assert result["excluded"]["over_budget"] == 5 - len(result["items"])
+
+
+def test_subject_is_required(agent):
+    response = agent.post("/api/v1/recall", {"query": "x"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "subject_required"
+
+
+def test_recall_needs_the_capability(acme, make_agent):
+    writer = make_agent(acme, name="writer", capabilities=["claims:write"])
+    response = writer.post("/api/v1/recall", {"subject": "user:alice"}, format="json")
+    assert response.status_code == 403
+    assert response.json()["code"] == "capability_required"
+
+
+def test_recall_query_count_does_not_grow_with_claims(agent, django_assert_max_num_queries):
+    for n in range(30):
+        submit(agent, predicate=f"p{n}", value=str(n), text=f"Alice fact {n}")
+    with django_assert_max_num_queries(12):
+        recall(agent, query="Alice fact", limit=20)
