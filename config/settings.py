@@ -203,6 +203,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "ClaimKindEnum": "memory.models.claims.ClaimKind.choices",
+        "ClaimStatusEnum": "memory.models.claims.ClaimStatus.choices",
+        "ReviewItemStatusEnum": "reviews.models.ItemStatus.choices",
+        "ReviewQueueEnum": "reviews.models.Queue.choices",
+        "ReceiptStateEnum": "memory.models.receipts.ReceiptState.choices",
+    },
 }
 
 # Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).

@@ -16,6 +16,7 @@ from reviews.api.serializers import (
     ReviewItemOutput,
     ReviewListInput,
 )
+from reviews.models import ReviewItem
 
 EDITORS = role_required("editor")
 
@@ -30,6 +31,8 @@ class ReviewListView(ListAPIView):
     pagination_class = ReviewPage
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
+        if getattr(self, "swagger_fake_view", False):
+            return ReviewItem.objects.none()
         filters = ReviewListInput(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         return selectors.review_items(

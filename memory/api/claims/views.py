@@ -121,6 +121,8 @@ class ClaimListCreateView(ListAPIView):
         return [CLAIMS_WRITE()] if self.request.method == "POST" else [CLAIMS_READ()]
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
+        if getattr(self, "swagger_fake_view", False):
+            return Claim.objects.none()
         context = api_context(self.request)
         filters = ClaimListInput(data=self.request.query_params)
         filters.is_valid(raise_exception=True)

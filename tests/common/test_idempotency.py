@@ -1,0 +1,90 @@
+"""Idempotency-Key through the real server: replay, reuse and concurrent duplicates."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from accounts.services import agent_token_create
+from memory.models import Claim, Event
+from tests.memory.helpers import candidate
+
+EVENT = {
+    "subject": "user:alice",
+    "kind": "user_statement",
+    "text": "I live in Shanghai",
+    "observed_at": "2026-11-01T00:00:00Z",
+}
+
+
+@pytest.mark.django_db
+def test_replay_returns_the_original_answer(agent):
+    first = agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    again = agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert Event.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_same_key_other_body_is_409(agent):
+    agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    other = agent.post(
+        "/api/v1/events", {**EVENT, "text": "I moved"}, format="json", HTTP_IDEMPOTENCY_KEY="k1"
+    )
+    assert other.status_code == 409
+    assert other.json()["code"] == "idempotency_key_reused"
+    assert Event.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_failed_request_frees_the_key(agent):
+    bad = agent.post(
+        "/api/v1/events", {**EVENT, "kind": ""}, format="json", HTTP_IDEMPOTENCY_KEY="k2"
+    )
+    assert bad.status_code == 400
+    good = agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k2")
+    assert good.status_code == 201
+
+
+@pytest.mark.django_db
+def test_keys_are_scoped_to_the_token(acme, make_agent):
+    one = make_agent(acme, name="one")
+    two = make_agent(acme, name="two")
+    assert (
+        one.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k").status_code
+        == 201
+    )
+    assert (
+        two.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY="k").status_code
+        == 201
+    )
+    assert Event.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_duplicates_run_once(live_server, acme):
+    secret = agent_token_create(tenant=acme, name="racer").secret
+    items = [candidate(predicate=f"fact_{n}", value=str(n), text=f"fact {n}") for n in range(150)]
+
+    def send(_: int) -> httpx.Response:
+        return httpx.post(
+            f"{live_server.url}/api/v1/claims:batch",
+            json={"items": items},
+            headers={"Authorization": f"Bearer {secret}", "Idempotency-Key": "batch-1"},
+            timeout=120,
+        )
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        responses = list(pool.map(send, range(6)))
+    statuses = sorted(r.status_code for r in responses)
+    codes = {r.json().get("code") for r in responses if r.status_code == 409}
+    assert statuses.count(200) >= 1
+    assert codes <= {"request_in_progress"}
+    assert 409 in statuses, statuses
+    assert Claim.objects.count() == 150
+    replay = send(0)
+    assert replay.status_code == 200
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert Claim.objects.count() == 150

@@ -1,0 +1,58 @@
+import pytest
+from django.test import override_settings
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_reports_database_and_broker(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+
+
+def test_healthz_is_503_when_the_broker_is_down(client):
+    with override_settings(CELERY_BROKER_URL="redis://127.0.0.1:1/0"):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["broker"] != "ok"
+
+
+def test_metrics_are_prometheus_text(client, agent):
+    from tests.memory.helpers import submit
+
+    submit(agent, authority="agent_inferred", basis="inference")
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "memdesk_up 1.0" in body
+    assert 'memdesk_review_queue_depth{queue="candidates"} 1.0' in body
+
+
+def test_metrics_token_is_enforced_when_set(client):
+    with override_settings(METRICS_TOKEN="s3cret-scrape"):
+        assert client.get("/metrics").status_code == 401
+        ok = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scrape")
+        assert ok.status_code == 200
+
+
+def test_openapi_schema_lists_every_endpoint(client):
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    for path in [
+        "/api/v1/events",
+        "/api/v1/events/{event_id}",
+        "/api/v1/claims",
+        "/api/v1/claims:batch",
+        "/api/v1/claims/{claim_id}",
+        "/api/v1/claims/{claim_id}/invalidate",
+        "/api/v1/claims/{claim_id}/derive",
+        "/api/v1/recall",
+        "/api/v1/subjects/{subject}/hot-memory",
+        "/api/v1/reviews",
+        "/api/v1/reviews/{item_id}/decide",
+    ]:
+        assert path in paths, path
+    claims_post = paths["/api/v1/claims"]["post"]
+    assert "source_required" in claims_post["description"]
+    assert client.get("/api/docs/").status_code == 200
