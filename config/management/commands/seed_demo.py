@@ -7,6 +7,7 @@ from django.db import transaction
 
 from accounts.models import AgentToken, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
+from config.demo.memory import seed_memory
 from config.demo.receipts import seed_receipts
 
 DEMO_TENANT = "demo"
@@ -42,6 +43,7 @@ class Command(BaseCommand):
             }
             subject_link(tenant=demo, user=members["alice"].user, subject_key="user:alice")
             issued = agent_token_create(tenant=demo, name=DEMO_AGENT)
+            seed_memory(tenant=demo, token=issued.token)
             seed_receipts(tenant=demo)
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")
