@@ -200,3 +200,12 @@ def test_other_tenant_and_other_subjects_are_404(agent, globex_agent, make_agent
     response = bob_only.post("/api/v1/claims", candidate(), format="json")
     assert response.status_code == 404
     assert globex_agent.get("/api/v1/claims").json()["results"] == []
+
+
+def test_gate_rules_are_readable_data(agent, editor, session_api):
+    for client in (agent, session_api(editor)):
+        rules = client.get("/api/v1/gate/rules").json()["results"]
+        codes = {r["code"]: r for r in rules}
+        assert codes["secret_detected"]["decision"] == "rejected"
+        assert codes["instruction_injection"]["decision"] == "quarantined"
+        assert all(r["description"] for r in rules)

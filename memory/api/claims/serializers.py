@@ -272,3 +272,9 @@ class HotMemoryOut(serializers.Serializer):
     budget_chars = serializers.IntegerField()
     chars = serializers.IntegerField()
     claims = serializers.ListField(child=serializers.UUIDField())
+
+
+class GateRuleOut(serializers.Serializer):
+    code = serializers.CharField()
+    decision = serializers.CharField()
+    description = serializers.CharField()

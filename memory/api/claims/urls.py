@@ -14,6 +14,7 @@ urlpatterns = [
         name="claim-invalidate",
     ),
     path("claims/<uuid:claim_id>/derive", views.ClaimDeriveView.as_view(), name="claim-derive"),
+    path("gate/rules", views.GateRulesView.as_view(), name="gate-rules"),
     path("recall", views.RecallView.as_view(), name="recall"),
     path("subjects/<str:subject>/hot-memory", views.HotMemoryView.as_view(), name="hot-memory"),
 ]

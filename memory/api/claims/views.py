@@ -26,6 +26,7 @@ from memory.api.claims.serializers import (
     DeriveIn,
     EventInput,
     EventOutput,
+    GateRuleOut,
     HotMemoryOut,
     InvalidateIn,
     RecallIn,
@@ -33,6 +34,7 @@ from memory.api.claims.serializers import (
     VerdictOut,
     verdict_data,
 )
+from memory.gate import GATE_RULES
 from memory.models import Claim, Event
 from memory.selectors.claims import (
     RecallQuery,
@@ -138,7 +140,11 @@ class ClaimListCreateView(ListAPIView):
                 claims = claims.filter(**{name: values[name]})
         return claims
 
-    @extend_schema(parameters=[ClaimListInput], summary="List claims (cursor pagination)")
+    @extend_schema(
+        parameters=[ClaimListInput],
+        summary="List claims (cursor pagination)",
+        description="`?limit=` up to 500; errors: `validation_error`, `capability_required`.",
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -166,6 +172,11 @@ class ClaimBatchView(APIView):
         request=BatchIn,
         responses={200: OpenApiResponse(description='{"results": [verdict | {"error": problem}]}')},
         summary="Submit up to 1,000 candidates; each is judged alone",
+        description=(
+            'Each item gets a verdict or `{"error": problem}` in its place (`validation_error`, '
+            "`source_required`, `source_not_found`, `scope_invalid`). More than 1,000 items is "
+            "a `validation_error` for the whole request."
+        ),
     )
     @idempotent
     def post(self, request: Request) -> Response:
@@ -213,6 +224,7 @@ class ClaimDetailView(APIView):
     @extend_schema(
         responses={200: ClaimDetailOutput, 404: _ERRORS_404},
         summary="A claim with its history, sources, lineage and gate decision",
+        description="Errors: `not_found`.",
     )
     def get(self, request: Request, claim_id: Any) -> Response:
         context = api_context(request)
@@ -236,6 +248,8 @@ class ClaimInvalidateView(APIView):
             409: OpenApiResponse(description="illegal_transition"),
         },
         summary="Invalidate a claim; derived claims are flagged for review",
+        description="Errors: `not_found`, `illegal_transition` (with `allowed`), "
+        "`validation_error` (reason missing).",
     )
     def post(self, request: Request, claim_id: Any) -> Response:
         context = api_context(request)
@@ -267,6 +281,9 @@ class ClaimDeriveView(APIView):
         request=DeriveIn,
         responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
         summary="Record a claim derived from this one (and any others in derived_from)",
+        description="Goes through the write gate like a candidate; without `sources` the "
+        "parents' sources are used. Errors: `not_found`, `derived_from_not_found`, "
+        "`validation_error`.",
     )
     @idempotent
     def post(self, request: Request, claim_id: Any) -> Response:
@@ -297,6 +314,22 @@ class ClaimDeriveView(APIView):
         return Response(_submit(context, data, derived_from=parents), status=201)
 
 
+class GateRulesView(APIView):
+    """The write gate's rules as data: every reason code, its decision and what it means."""
+
+    @extend_schema(
+        responses={200: GateRuleOut(many=True)},
+        summary="The write gate's reason codes with their decisions and descriptions",
+    )
+    def get(self, request: Request) -> Response:
+        api_context(request)
+        rules = [
+            {"code": r.code, "decision": r.decision, "description": r.description}
+            for r in GATE_RULES
+        ]
+        return Response({"results": rules, "next": None})
+
+
 class RecallView(APIView):
     permission_classes = [RECALL]
 
@@ -304,6 +337,10 @@ class RecallView(APIView):
         request=RecallIn,
         responses={200: RecallOut, 400: OpenApiResponse(description="subject_required")},
         summary="Recall what the agent may use about one subject",
+        description="Builds the legal set (tenant, subject, scope, status, validity, cutoff, "
+        "expiry, staleness) before ranking; `excluded` counts what each rule removed. "
+        "Errors: `subject_required`, `subject_invalid`, `validation_error`, `not_found` "
+        "(subject outside the token).",
     )
     def post(self, request: Request) -> Response:
         context = api_context(request)
@@ -370,6 +407,8 @@ class HotMemoryView(APIView):
         parameters=[OpenApiParameter("budget_chars", int, required=False)],
         responses={200: HotMemoryOut, 304: None, 404: _ERRORS_404},
         summary="A compact, budgeted block of the subject's most important active claims",
+        description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
+        "get 304. Errors: `not_found`, `validation_error`.",
     )
     def get(self, request: Request, subject: str) -> Response:
         context = api_context(request)
