@@ -8,6 +8,7 @@ from config import views as console_views
 api_v1 = [
     path("", include("reviews.api.urls")),
     path("", include("memory.api.urls")),
+    path("", include("skills.api.urls")),
 ]
 
 console = (

@@ -5,4 +5,20 @@ from skills import views
 app_name = "skills"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("<slug:slug>/", views.detail, name="detail"),
+    path("<slug:slug>/upload/", views.upload, name="upload"),
+    path("<slug:slug>/rollback/", views.rollback, name="rollback"),
+    path("<slug:slug>/history/", views.history, name="history"),
+    path("<slug:slug>/diff/", views.diff, name="diff"),
+    path("<slug:slug>/v<int:number>/", views.version_detail, name="version"),
+    path(
+        "<slug:slug>/v<int:number>/files/<path:path>",
+        views.file_detail,
+        name="file",
+    ),
+    path(
+        "<slug:slug>/v<int:number>/<slug:action>/",
+        views.version_action,
+        name="action",
+    ),
 ]

@@ -1,11 +1,477 @@
+"""Console pages for skills: the list, a skill, a version, a diff and the label history.
+
+Editors, admins and auditors read every page; only admins see and may post
+the action forms (create, upload, submit, approve, reject, publish,
+deprecate, revoke, roll back). The forms call the same services as the API,
+so a rule enforced there (four eyes, the evaluation gate, required reasons)
+holds here too. Action forms post with htmx and get the affected fragment
+back; without JavaScript they post normally and redirect.
+"""
+
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from typing import Any
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.actors import Actor
+from accounts.models import Membership, Role
+from accounts.selectors import audit_trail, membership_for_user
 from common.htmx import render_page
+from common.problems import Problem
+from skills import selectors, services
+from skills.forms import ACTIONS, ActionForm, CompareForm, RollbackForm, SkillCreateForm, UploadForm
+from skills.models import Skill, SkillVersion, VersionStatus
+from skills.sidebyside import side_by_side
+
+HISTORY_PAGE_SIZE = 20
+PINS_SHOWN = 20
+FILE_PREVIEW_BYTES = 200_000
+
+
+# --- who is asking ----------------------------------------------------------------------------
+
+
+def _membership(request: HttpRequest) -> Membership:
+    membership = membership_for_user(user=request.user, tenant_id=request.session.get("tenant_id"))
+    if membership is None or membership.role == Role.USER:
+        raise PermissionDenied("The skills console is for editors, admins and auditors.")
+    return membership
+
+
+def _admin(request: HttpRequest) -> Membership:
+    membership = _membership(request)
+    if membership.role != Role.ADMIN:
+        raise PermissionDenied("Only admins act on skills.")
+    return membership
+
+
+def _actor(request: HttpRequest, membership: Membership) -> Actor:
+    return Actor.for_user(request.user, membership.role)
+
+
+def _skill(membership: Membership, slug: str) -> Skill:
+    skill = selectors.skill_get(tenant=membership.tenant, slug=slug)
+    if skill is None:
+        raise Http404("No such skill.")
+    return skill
+
+
+def _version(membership: Membership, skill: Skill, number: int) -> SkillVersion:
+    version = selectors.skill_version_get(tenant=membership.tenant, skill=skill, number=number)
+    if version is None:
+        raise Http404("No such version.")
+    return version
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.boosted
+
+
+def _answer(
+    request: HttpRequest,
+    *,
+    template: str,
+    partial: str,
+    context: dict[str, Any],
+    done: str | None,
+    error: str | None,
+    status: int,
+    redirect_to: str,
+) -> HttpResponse:
+    """After an action: the fragment for htmx, else redirect (done) or the page again (error).
+
+    htmx swaps only 2xx answers, so a refused action comes back as 200 with
+    the error in the fragment; without htmx the page carries the real status.
+    """
+    if _is_htmx(request):
+        context.update(flash=done, flash_error=error)
+        return render(request, f"{template}#{partial}", context)
+    if done is not None:
+        messages.success(request, done)
+        return redirect(redirect_to)
+    context.update(flash_error=error)
+    return render(request, template, context, status=status)
+
+
+# --- the list ---------------------------------------------------------------------------------
+
+
+def _index_context(membership: Membership, form: SkillCreateForm | None = None) -> dict[str, Any]:
+    return {
+        "skills": list(selectors.skill_list(tenant=membership.tenant)),
+        "is_admin": membership.role == Role.ADMIN,
+        "create_form": form or SkillCreateForm(),
+    }
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def index(request: HttpRequest) -> HttpResponse:
-    return render_page(request, "skills/index.html", {})
+    """The skill list; admins create a skill by posting the form on it."""
+    if request.method == "POST":
+        return _create(request)
+    membership = _membership(request)
+    return render_page(request, "skills/index.html", _index_context(membership), partial="skills")
+
+
+def _create(request: HttpRequest) -> HttpResponse:
+    membership = _admin(request)
+    form = SkillCreateForm(request.POST)
+    if form.is_valid():
+        try:
+            skill = services.skill_create(
+                tenant=membership.tenant,
+                slug=form.cleaned_data["slug"],
+                name=form.cleaned_data["name"],
+                actor=_actor(request, membership),
+            )
+        except Problem as problem:
+            form.add_error("slug", str(problem.detail))
+        else:
+            messages.success(request, f"Created {skill.slug}. Upload its first version below.")
+            return redirect("skills:detail", slug=skill.slug)
+    return render(request, "skills/index.html", _index_context(membership, form), status=400)
+
+
+# --- a skill ----------------------------------------------------------------------------------
+
+
+def _history_page(
+    membership: Membership, skill: Skill, *, before: int | None = None
+) -> dict[str, Any]:
+    moves = selectors.label_history(tenant=membership.tenant, skill=skill, label="production")
+    if before is not None:
+        moves = moves.filter(id__lt=before)
+    page = list(moves[: HISTORY_PAGE_SIZE + 1])
+    return {
+        "moves": page[:HISTORY_PAGE_SIZE],
+        "older": page[HISTORY_PAGE_SIZE - 1].pk if len(page) > HISTORY_PAGE_SIZE else None,
+    }
+
+
+def _rollback_targets(membership: Membership, skill: Skill) -> list[int]:
+    """Published versions other than production: where a rollback may point."""
+    versions = selectors.skill_versions(tenant=membership.tenant, skill=skill)
+    return list(
+        versions.filter(status=VersionStatus.PUBLISHED)
+        .exclude(number=skill.production_number)
+        .order_by("-number")
+        .values_list("number", flat=True)
+    )
+
+
+def _skill_context(
+    membership: Membership,
+    skill: Skill,
+    *,
+    upload_form: UploadForm | None = None,
+    rollback_form: RollbackForm | None = None,
+) -> dict[str, Any]:
+    tenant = membership.tenant
+    versions = list(selectors.skill_versions(tenant=tenant, skill=skill).order_by("-number"))
+    pins = selectors.pins_recent_by_version(tenant=tenant, skill=skill)
+    for version in versions:
+        version.instances_last_24h = pins.get(version.pk, 0)
+    production = next((v for v in versions if v.number == skill.production_number), None)
+    targets = _rollback_targets(membership, skill)
+    newest = versions[0].number if versions else None
+    compare_from = production.number if production is not None else None
+    if compare_from is None or compare_from == newest:
+        compare_from = versions[1].number if len(versions) > 1 else None
+    return {
+        "skill": skill,
+        "versions": versions,
+        "production": production,
+        "is_admin": membership.role == Role.ADMIN,
+        "rollback_targets": targets,
+        "rollback_form": rollback_form or RollbackForm(targets=targets),
+        "upload_form": upload_form or UploadForm(),
+        "compare_form": CompareForm(initial={"a": compare_from, "b": newest}),
+        **_history_page(membership, skill),
+    }
+
+
+@login_required
+@require_GET
+def detail(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request)
+    skill = _skill(membership, slug)
+    return render_page(request, "skills/skill.html", _skill_context(membership, skill))
+
+
+@login_required
+@require_POST
+def upload(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _admin(request)
+    skill = _skill(membership, slug)
+    form = UploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        package = form.cleaned_data["package"]
+        try:
+            if package.size > services.upload_max_bytes():
+                raise Problem(
+                    "package_too_large",
+                    f"The upload is {package.size} bytes; the limit is "
+                    f"{services.upload_max_bytes()}.",
+                )
+            version, created = services.skill_version_upload(
+                tenant=membership.tenant,
+                skill=skill,
+                data=package.read(),
+                actor=_actor(request, membership),
+            )
+        except Problem as problem:
+            form.add_error("package", f"{problem.detail} ({problem.code})")
+        else:
+            if created:
+                messages.success(request, f"Uploaded v{version.number} as a draft.")
+            else:
+                messages.info(
+                    request,
+                    f"This content is already v{version.number}; nothing new was stored.",
+                )
+            return redirect("skills:version", slug=skill.slug, number=version.number)
+    context = _skill_context(membership, skill, upload_form=form)
+    return render(request, "skills/skill.html", context, status=400)
+
+
+@login_required
+@require_POST
+def rollback(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _admin(request)
+    skill = _skill(membership, slug)
+    form = RollbackForm(request.POST, targets=_rollback_targets(membership, skill))
+    done = error = None
+    status = 400
+    if form.is_valid():
+        try:
+            move = services.skill_rollback(
+                tenant=membership.tenant,
+                skill=skill,
+                to_number=form.cleaned_data["to"],
+                actor=_actor(request, membership),
+                reason=form.cleaned_data["reason"],
+            )
+        except Problem as problem:
+            error, status = str(problem.detail), problem.status_code
+        else:
+            previous = f"v{move.from_version.number}" if move.from_version else "nothing"
+            done = f"Production moved from {previous} to v{move.to_version.number}."
+    else:
+        error = "Check the form below."
+    skill = _skill(membership, slug)
+    context = _skill_context(membership, skill, rollback_form=None if done else form)
+    return _answer(
+        request,
+        template="skills/skill.html",
+        partial="production",
+        context=context,
+        done=done,
+        error=error,
+        status=status,
+        redirect_to=reverse("skills:detail", kwargs={"slug": slug}),
+    )
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request)
+    skill = _skill(membership, slug)
+    try:
+        before = int(request.GET["before"]) if request.GET.get("before") else None
+    except ValueError as exc:
+        raise Http404("Bad page.") from exc
+    context = {"skill": skill, **_history_page(membership, skill, before=before)}
+    return render_page(request, "skills/history.html", context, partial="moves")
+
+
+# --- a version --------------------------------------------------------------------------------
+
+
+def _version_context(
+    request: HttpRequest,
+    membership: Membership,
+    skill: Skill,
+    version: SkillVersion,
+    *,
+    failed_form: ActionForm | None = None,
+) -> dict[str, Any]:
+    tenant = membership.tenant
+    is_admin = membership.role == Role.ADMIN
+    actor = _actor(request, membership)
+    forms: list[ActionForm] = []
+    if is_admin:
+        for next_status in services.allowed_next(version.status):
+            action = ACTIONS[next_status]
+            if failed_form is not None and failed_form.action == action:
+                forms.append(failed_form)
+            else:
+                forms.append(ActionForm(action=action, prefix=action))
+    production = selectors.production_version(tenant=tenant, skill=skill)
+    compare_to = production if production is not None and production.pk != version.pk else None
+    if compare_to is None and version.number > 1:
+        compare_to = selectors.skill_version_get(
+            tenant=tenant, skill=skill, number=version.number - 1
+        )
+    return {
+        "skill": skill,
+        "version": version,
+        "is_admin": is_admin,
+        "is_author": (actor.kind, actor.id) == (version.author_kind, version.author_id),
+        "action_forms": forms,
+        "production": production,
+        "compare_to": compare_to,
+        "changes": selectors.sensitive_changes_against_production(tenant=tenant, version=version),
+        "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+        "files": list(selectors.version_files(tenant=tenant, version=version)),
+        "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
+        "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
+        "trail": list(
+            audit_trail(tenant=tenant, target_type="skill_version", target_id=version.pk)
+        ),
+    }
+
+
+@login_required
+@require_GET
+def version_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    membership = _membership(request)
+    skill = _skill(membership, slug)
+    version = _version(membership, skill, number)
+    context = _version_context(request, membership, skill, version)
+    return render_page(request, "skills/version.html", context, partial="matrix")
+
+
+def _perform(
+    action: str, *, membership: Membership, version: SkillVersion, actor: Actor, reason: str
+) -> str:
+    tenant = membership.tenant
+    number = version.number
+    if action == "submit":
+        services.skill_version_submit(tenant=tenant, version=version, actor=actor)
+        return f"Submitted v{number} for review."
+    if action == "approve":
+        services.skill_version_approve(tenant=tenant, version=version, actor=actor, reason=reason)
+        return f"Approved v{number}. Publish it once all six evaluations pass."
+    if action == "reject":
+        services.skill_version_reject(tenant=tenant, version=version, actor=actor, reason=reason)
+        return f"Rejected v{number}."
+    if action == "publish":
+        services.skill_version_publish(tenant=tenant, version=version, actor=actor, reason=reason)
+        return f"Published v{number}; it is production now."
+    if action == "deprecate":
+        services.skill_version_deprecate(tenant=tenant, version=version, actor=actor, reason=reason)
+        return f"Deprecated v{number}; loads of it now carry a warning."
+    result = services.skill_version_revoke(
+        tenant=tenant, version=version, actor=actor, reason=reason
+    )
+    message = (
+        f"Revoked v{number}; every load of it is refused. "
+        f"{result.instances_last_24h} instance(s) loaded it in the last 24 h."
+    )
+    if result.label_move is not None:
+        to = result.label_move.to_version
+        message += f" Production is now v{to.number}." if to else " No version is production now."
+    return message
+
+
+@login_required
+@require_POST
+def version_action(request: HttpRequest, slug: str, number: int, action: str) -> HttpResponse:
+    if action not in ACTIONS.values():
+        raise Http404("No such action.")
+    membership = _admin(request)
+    skill = _skill(membership, slug)
+    version = _version(membership, skill, number)
+    form = ActionForm(request.POST, action=action, prefix=action)
+    done = error = None
+    status = 400
+    if form.is_valid():
+        try:
+            done = _perform(
+                action,
+                membership=membership,
+                version=version,
+                actor=_actor(request, membership),
+                reason=form.cleaned_data["reason"],
+            )
+        except Problem as problem:
+            error, status = str(problem.detail), problem.status_code
+    else:
+        error = "Check the form: a reason and the confirmation are required."
+    skill = _skill(membership, slug)
+    version = _version(membership, skill, number)
+    context = _version_context(
+        request, membership, skill, version, failed_form=None if done else form
+    )
+    return _answer(
+        request,
+        template="skills/version.html",
+        partial="state",
+        context=context,
+        done=done,
+        error=error,
+        status=status,
+        redirect_to=reverse("skills:version", kwargs={"slug": slug, "number": number}),
+    )
+
+
+@login_required
+@require_GET
+def file_detail(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
+    membership = _membership(request)
+    skill = _skill(membership, slug)
+    version = _version(membership, skill, number)
+    file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
+    if file is None:
+        raise Http404("No such file.")
+    content = bytes(file.content)
+    try:
+        text: str | None = content[:FILE_PREVIEW_BYTES].decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    context = {
+        "skill": skill,
+        "version": version,
+        "file": file,
+        "text": text,
+        "truncated": text is not None and file.size > FILE_PREVIEW_BYTES,
+    }
+    return render_page(request, "skills/file.html", context, partial="content")
+
+
+# --- diff -------------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def diff(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request)
+    skill = _skill(membership, slug)
+    form = CompareForm(request.GET)
+    context: dict[str, Any] = {"skill": skill, "compare_form": form, "diff": None}
+    if not form.is_valid():
+        return render_page(request, "skills/diff.html", context, partial="diff", status=400)
+    old = _version(membership, skill, form.cleaned_data["a"])
+    new = _version(membership, skill, form.cleaned_data["b"])
+    result = selectors.version_diff(tenant=membership.tenant, old=old, new=new)
+    context["diff"] = result
+    context["file_diffs"] = [
+        {
+            **change,
+            "rows": side_by_side(
+                result.old_texts.get(change["path"]), result.new_texts.get(change["path"])
+            ),
+        }
+        for change in result.files
+    ]
+    return render_page(request, "skills/diff.html", context, partial="diff")

@@ -9,6 +9,7 @@ from accounts.models import AgentToken, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 from config.demo.memory import seed_memory
 from config.demo.receipts import seed_receipts
+from config.demo.skills import seed_skills
 
 DEMO_TENANT = "demo"
 DEMO_PASSWORD = "memdesk-demo"  # noqa: S105 - printed in the README on purpose
@@ -45,5 +46,6 @@ class Command(BaseCommand):
             issued = agent_token_create(tenant=demo, name=DEMO_AGENT)
             seed_memory(tenant=demo, token=issued.token)
             seed_receipts(tenant=demo)
+            seed_skills(tenant=demo, author=members["admin"], approver=members["admin2"])
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")

@@ -1,0 +1,147 @@
+"""Demo skill for `make run`: one published version and a second one waiting in review.
+
+v1 of ``pdf-forms`` is published (all six evaluations passed, approved by
+someone other than its author). v2 adds the ``network`` capability with a
+script that uses it, has five of six categories passed and one failed, and
+waits in the ``skill_publication`` queue, so the console shows a flagged
+capability change, an incomplete matrix and a non-empty queue.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+from accounts.actors import Actor
+from accounts.models import Membership, Tenant
+from skills import selectors, services
+from skills.models import EvaluationCategory, SkillVersion
+
+SLUG = "pdf-forms"
+
+_V1_SKILL_MD = """\
+---
+name: pdf-forms
+description: Fill in a PDF form from structured field values and return the filled file.
+version: "1.0"
+risk: low
+capabilities: []
+triggers: ["fill in this PDF form", "complete the application form"]
+inputs:
+  form: path of the blank PDF form
+  values: mapping of field name to value
+outputs:
+  filled: path of the filled PDF
+dependencies:
+  - name: pypdf
+    version: "4.2"
+---
+# Fill a PDF form
+
+1. List the form's fields and compare them with `values`.
+2. Stop and ask when a required field has no value; never invent one.
+3. Fill the fields, flatten the form, and return the path of the new file.
+
+Failure handling: a field whose type does not match its value is reported,
+not coerced. The original form is never modified.
+"""
+
+_V2_SKILL_MD = _V1_SKILL_MD.replace('version: "1.0"', 'version: "2.0"').replace(
+    "capabilities: []", "capabilities: [network]"
+) + (
+    "\nForms given as an https URL are downloaded first with `scripts/fetch_form.py`;\n"
+    "only hosts on the caller's allow-list are fetched.\n"
+)
+
+_FETCH_SCRIPT = """\
+import sys
+
+import httpx
+
+
+def fetch(url: str) -> bytes:
+    response = httpx.get(url, timeout=10, follow_redirects=False)
+    response.raise_for_status()
+    return response.content
+
+
+if __name__ == "__main__":
+    sys.stdout.buffer.write(fetch(sys.argv[1]))
+"""
+
+_FIELD_NOTES = """\
+# Field types
+
+Text fields take strings, check boxes take `true` or `false`, choice fields
+take one of their listed options.
+"""
+
+
+def _zip(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, content in files.items():
+            archive.writestr(zipfile.ZipInfo(path, date_time=(2025, 1, 1, 0, 0, 0)), content)
+    return buffer.getvalue()
+
+
+def _actor(tenant: Tenant, person: Any) -> Actor:
+    """The acting person; pass a user or their Membership in `tenant`."""
+    user = getattr(person, "user", person)
+    membership = Membership.objects.get(tenant=tenant, user=user)
+    return Actor.for_user(user, membership.role)
+
+
+def _evaluate(tenant: Tenant, version: SkillVersion, *, failed: tuple[str, ...] = ()) -> None:
+    runner = Actor.system("demo-evaluator")
+    for category in EvaluationCategory.values:
+        passed = category not in failed
+        services.evaluation_record(
+            tenant=tenant,
+            version=version,
+            actor=runner,
+            category=category,
+            passed=passed,
+            content_hash=version.content_hash,
+            details={"cases": 8, "failures": 0 if passed else 2},
+            environment={"model": "demo-model-2025-01", "runtime": "python 3.12"},
+        )
+
+
+def seed_skills(*, tenant: Tenant, author: Any, approver: Any) -> None:
+    """Create the demo skill unless it exists. `approver` must be an admin other than `author`."""
+    if selectors.skill_get(tenant=tenant, slug=SLUG) is not None:
+        return
+    writer, admin = _actor(tenant, author), _actor(tenant, approver)
+    skill = services.skill_create(tenant=tenant, slug=SLUG, name="PDF forms", actor=writer)
+
+    v1, _ = services.skill_version_upload(
+        tenant=tenant,
+        skill=skill,
+        data=_zip({"SKILL.md": _V1_SKILL_MD, "references/field-types.md": _FIELD_NOTES}),
+        actor=writer,
+    )
+    _evaluate(tenant, v1)
+    services.skill_version_submit(tenant=tenant, version=v1, actor=writer)
+    services.skill_version_approve(
+        tenant=tenant, version=v1, actor=admin, reason="Stops on missing values; no side effects."
+    )
+    services.skill_version_publish(
+        tenant=tenant, version=v1, actor=admin, reason="First release of the form filler."
+    )
+
+    v2, _ = services.skill_version_upload(
+        tenant=tenant,
+        skill=skill,
+        data=_zip(
+            {
+                "SKILL.md": _V2_SKILL_MD,
+                "references/field-types.md": _FIELD_NOTES,
+                "scripts/fetch_form.py": _FETCH_SCRIPT,
+            }
+        ),
+        actor=writer,
+    )
+    _evaluate(tenant, v2, failed=("injected_content",))
+    services.skill_version_submit(tenant=tenant, version=v2, actor=writer)

@@ -1,0 +1,370 @@
+"""Input and output shapes of the skills API. Inputs validate; outputs only render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from skills.api.schema import NamedChoiceField
+from skills.models import (
+    SLUG_PATTERN,
+    EvaluationCategory,
+    EvaluationRun,
+    LabelMove,
+    LabelMoveCause,
+    SkillVersion,
+    VersionStatus,
+)
+from skills.services import allowed_next
+
+CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
+class SkillActorOutput(serializers.Serializer):
+    kind = serializers.CharField()
+    id = serializers.CharField()
+    label = serializers.CharField()
+
+
+def _actor(obj: Any, prefix: str) -> dict[str, str] | None:
+    kind = getattr(obj, f"{prefix}_kind")
+    if not kind:
+        return None
+    return {
+        "kind": kind,
+        "id": getattr(obj, f"{prefix}_id"),
+        "label": getattr(obj, f"{prefix}_label"),
+    }
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+
+class SkillCreateInput(serializers.Serializer):
+    slug = serializers.RegexField(
+        SLUG_PATTERN,
+        max_length=64,
+        help_text="Lowercase letters, digits and hyphens; the `name` in every SKILL.md of it.",
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class VersionUploadInput(serializers.Serializer):
+    package = serializers.FileField(
+        help_text="A zip with SKILL.md (YAML frontmatter) at its root and optional scripts/, "
+        "references/ and assets/ folders."
+    )
+
+
+class EvaluationInput(serializers.Serializer):
+    category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
+    passed = serializers.BooleanField()
+    content_hash = serializers.RegexField(
+        CONTENT_HASH_PATTERN,
+        help_text="The content hash the evaluation ran against; the result counts only for it.",
+    )
+    details = serializers.DictField(required=False, default=dict)
+    environment = serializers.DictField(
+        required=False, default=dict, help_text="Model, tool and runtime versions of the run."
+    )
+
+
+class ReasonInput(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=1000)
+
+
+class RollbackInput(serializers.Serializer):
+    to = serializers.IntegerField(min_value=1, help_text="The version number production moves to.")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=1000)
+
+
+class ResolveInput(serializers.Serializer):
+    label = serializers.RegexField(r"^[a-z0-9-]{1,50}$", required=False)
+    version = serializers.IntegerField(min_value=1, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "label" in attrs and "version" in attrs:
+            raise serializers.ValidationError("Ask for a label or a version, not both.")
+        return attrs
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+class ProductionOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    since = serializers.DateTimeField()
+
+
+class SkillOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    created_by = serializers.SerializerMethodField()
+    production = serializers.SerializerMethodField()
+    latest_version = serializers.SerializerMethodField()
+    in_review = serializers.SerializerMethodField()
+
+    @extend_schema_field(SkillActorOutput)
+    def get_created_by(self, skill: Any) -> dict[str, str] | None:
+        return _actor(skill, "created_by")
+
+    @extend_schema_field(ProductionOutput(allow_null=True))
+    def get_production(self, skill: Any) -> dict[str, Any] | None:
+        number = getattr(skill, "production_number", None)
+        if number is None:
+            return None
+        return ProductionOutput(
+            {
+                "number": number,
+                "content_hash": skill.production_hash,
+                "status": skill.production_status,
+                "since": skill.production_since,
+            }
+        ).data
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_latest_version(self, skill: Any) -> int | None:
+        return getattr(skill, "latest_number", None)
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_in_review(self, skill: Any) -> int:
+        return getattr(skill, "in_review_count", 0) or 0
+
+
+class FileOutput(serializers.Serializer):
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class ManifestChangeOutput(serializers.Serializer):
+    field = serializers.CharField()
+    old = serializers.JSONField(allow_null=True)
+    new = serializers.JSONField(allow_null=True)
+    flag = serializers.CharField(
+        allow_null=True,
+        help_text="capability_added, capability_removed, risk_raised, risk_lowered or null.",
+    )
+
+
+class VersionOutput(serializers.ModelSerializer):
+    skill = serializers.CharField(source="skill.slug")
+    status = NamedChoiceField(choices=VersionStatus.choices, enum_name="SkillVersionStatus")
+    author = serializers.SerializerMethodField()
+    approved_by = serializers.SerializerMethodField()
+    approved_changes = ManifestChangeOutput(many=True)
+    allowed_next = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SkillVersion
+        fields = [
+            "skill",
+            "number",
+            "content_hash",
+            "status",
+            "allowed_next",
+            "manifest",
+            "author",
+            "created_at",
+            "submitted_at",
+            "approved_at",
+            "approved_by",
+            "approved_changes",
+            "rejected_at",
+            "reject_reason",
+            "published_at",
+            "deprecated_at",
+            "deprecate_reason",
+            "revoked_at",
+            "revoke_reason",
+        ]
+
+    @extend_schema_field(SkillActorOutput)
+    def get_author(self, version: SkillVersion) -> dict[str, str] | None:
+        return _actor(version, "author")
+
+    @extend_schema_field(SkillActorOutput(allow_null=True))
+    def get_approved_by(self, version: SkillVersion) -> dict[str, str] | None:
+        return _actor(version, "approved_by")
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_allowed_next(self, version: SkillVersion) -> list[str]:
+        return allowed_next(version.status)
+
+
+class EvaluationOutput(serializers.ModelSerializer):
+    category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
+    actor = serializers.SerializerMethodField()
+    counts = serializers.SerializerMethodField(
+        help_text="True when the run's content hash is the version's, so it counts."
+    )
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id",
+            "category",
+            "passed",
+            "content_hash",
+            "counts",
+            "details",
+            "environment",
+            "actor",
+            "at",
+        ]
+
+    @extend_schema_field(SkillActorOutput)
+    def get_actor(self, run: EvaluationRun) -> dict[str, str] | None:
+        return _actor(run, "actor")
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_counts(self, run: EvaluationRun) -> bool:
+        return run.content_hash == run.version.content_hash
+
+
+class MatrixCellOutput(serializers.Serializer):
+    category = serializers.CharField()
+    state = NamedChoiceField(choices=["passed", "failed", "missing"], enum_name="EvaluationState")
+    run = EvaluationOutput(allow_null=True)
+
+
+class MatrixOutput(serializers.Serializer):
+    content_hash = serializers.CharField()
+    complete = serializers.BooleanField()
+    missing = serializers.ListField(child=serializers.CharField())
+    failed = serializers.ListField(child=serializers.CharField())
+    other_hash_runs = serializers.IntegerField(
+        help_text="Results recorded against another content hash; they never count."
+    )
+    categories = MatrixCellOutput(many=True, source="cells")
+
+
+class VersionDetailOutput(VersionOutput):
+    body = serializers.SerializerMethodField(
+        help_text="The SKILL.md body; null once revoked, since revoke refuses every load."
+    )
+    files = serializers.SerializerMethodField()
+    evaluation_matrix = serializers.SerializerMethodField()
+    instances_last_24h = serializers.SerializerMethodField(
+        help_text="Instances (X-Skill-Instance) that loaded this version in the last 24 h."
+    )
+    changes_vs_production = serializers.SerializerMethodField(
+        help_text="Capabilities added and risk raised to high compared with production."
+    )
+
+    class Meta(VersionOutput.Meta):
+        fields = [
+            *VersionOutput.Meta.fields,
+            "body",
+            "files",
+            "evaluation_matrix",
+            "instances_last_24h",
+            "changes_vs_production",
+        ]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_body(self, version: SkillVersion) -> str | None:
+        return None if version.status == VersionStatus.REVOKED else version.body
+
+    @extend_schema_field(FileOutput(many=True))
+    def get_files(self, version: SkillVersion) -> list[dict[str, Any]]:
+        return FileOutput(self.context["files"], many=True).data
+
+    @extend_schema_field(MatrixOutput)
+    def get_evaluation_matrix(self, version: SkillVersion) -> dict[str, Any]:
+        return MatrixOutput(self.context["matrix"]).data
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_instances_last_24h(self, version: SkillVersion) -> int:
+        return self.context["instances"]
+
+    @extend_schema_field(ManifestChangeOutput(many=True))
+    def get_changes_vs_production(self, version: SkillVersion) -> list[dict[str, Any]]:
+        return ManifestChangeOutput(self.context["changes"], many=True).data
+
+
+class LabelMoveOutput(serializers.ModelSerializer):
+    cause = NamedChoiceField(choices=LabelMoveCause.choices, enum_name="LabelMoveCause")
+    skill = serializers.CharField(source="skill.slug")
+    from_version = serializers.IntegerField(source="from_version.number", allow_null=True)
+    to_version = serializers.IntegerField(source="to_version.number", allow_null=True)
+    actor = serializers.SerializerMethodField()
+
+    class Meta:
+        model = LabelMove
+        fields = [
+            "id",
+            "skill",
+            "label",
+            "from_version",
+            "to_version",
+            "cause",
+            "actor",
+            "reason",
+            "at",
+        ]
+
+    @extend_schema_field(SkillActorOutput)
+    def get_actor(self, move: LabelMove) -> dict[str, str] | None:
+        return _actor(move, "actor")
+
+
+class RevokeOutput(serializers.Serializer):
+    version = VersionOutput()
+    production = serializers.IntegerField(
+        allow_null=True, help_text="The production version after the revoke (null: none left)."
+    )
+    label_move = LabelMoveOutput(allow_null=True)
+    instances_last_24h = serializers.IntegerField(
+        help_text="Instances that loaded the revoked version in the last 24 h."
+    )
+
+
+class ResolvedFileOutput(FileOutput):
+    url = serializers.CharField(help_text="Where to read the file on demand.")
+
+
+class DeprecationOutput(serializers.Serializer):
+    at = serializers.DateTimeField()
+    reason = serializers.CharField(allow_blank=True)
+
+
+class ResolveOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    manifest = serializers.JSONField()
+    body = serializers.CharField(allow_blank=True)
+    files = ResolvedFileOutput(many=True)
+    deprecation = DeprecationOutput(allow_null=True)
+
+
+class DiffSideOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+
+
+class FileDiffOutput(serializers.Serializer):
+    path = serializers.CharField()
+    change = NamedChoiceField(choices=["added", "removed", "modified"], enum_name="FileChange")
+    diff = serializers.CharField(help_text="A unified diff with git-style headers.")
+
+
+class DiffOutput(serializers.Serializer):
+    from_version = DiffSideOutput(source="old")
+    to_version = DiffSideOutput(source="new")
+    flags = serializers.ListField(child=serializers.CharField())
+    capabilities_added = serializers.ListField(child=serializers.CharField())
+    capabilities_removed = serializers.ListField(child=serializers.CharField())
+    risk = ManifestChangeOutput(source="risk_change", allow_null=True)
+    manifest = ManifestChangeOutput(many=True)
+    files = FileDiffOutput(many=True)

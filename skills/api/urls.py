@@ -1,0 +1,38 @@
+from django.urls import path
+
+from skills.api import views
+
+_VERSION = "skills/<slug:slug>/versions/<int:number>"
+
+urlpatterns = [
+    path("skills", views.SkillListView.as_view(), name="skill-list"),
+    path("skills/<slug:slug>", views.SkillDetailView.as_view(), name="skill-detail"),
+    path("skills/<slug:slug>/versions", views.VersionListView.as_view(), name="skill-version-list"),
+    path(_VERSION, views.VersionDetailView.as_view(), name="skill-version-detail"),
+    path(
+        f"{_VERSION}/files/<path:path>", views.VersionFileView.as_view(), name="skill-version-file"
+    ),
+    path(
+        f"{_VERSION}/evaluations",
+        views.EvaluationListView.as_view(),
+        name="skill-version-evaluations",
+    ),
+    path(f"{_VERSION}/submit", views.SubmitView.as_view(), name="skill-version-submit"),
+    path(f"{_VERSION}/approve", views.ApproveView.as_view(), name="skill-version-approve"),
+    path(f"{_VERSION}/reject", views.RejectView.as_view(), name="skill-version-reject"),
+    path(f"{_VERSION}/publish", views.PublishView.as_view(), name="skill-version-publish"),
+    path(f"{_VERSION}/deprecate", views.DeprecateView.as_view(), name="skill-version-deprecate"),
+    path(f"{_VERSION}/revoke", views.RevokeView.as_view(), name="skill-version-revoke"),
+    path(
+        "skills/<slug:slug>/versions/<int:a>/diff/<int:b>",
+        views.DiffView.as_view(),
+        name="skill-version-diff",
+    ),
+    path("skills/<slug:slug>/rollback", views.RollbackView.as_view(), name="skill-rollback"),
+    path("skills/<slug:slug>/resolve", views.ResolveView.as_view(), name="skill-resolve"),
+    path(
+        "skills/<slug:slug>/labels/<slug:label>/history",
+        views.LabelHistoryView.as_view(),
+        name="skill-label-history",
+    ),
+]

@@ -1,0 +1,633 @@
+"""The skills API: thin views over skills.services and skills.selectors.
+
+Who may call what (API.md, Conventions): agents with ``skills:write`` create
+skills, upload and submit versions; agents with ``evaluations:write`` record
+evaluations; agents with ``skills:read`` read and resolve. Console sessions:
+editors, admins and auditors read; admins also upload and submit, and only
+admins approve, reject, publish, roll back, revoke and deprecate — agent
+tokens get ``403 role_required`` there whatever their capabilities.
+
+``admin_approval_required`` (403) is raised by the approve service when a
+non-admin person approves a version that adds a capability or raises risk to
+high. Since only admins pass the approve endpoint's permission check, over
+HTTP it cannot happen today; it guards every other caller of the service.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from typing import Any
+
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import permissions
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import api_context, capability_required, role_required
+from accounts.models import Role
+from common.idempotency import idempotent
+from common.pagination import CursorPage
+from common.problems import Problem
+from skills import selectors, services
+from skills.api.serializers import (
+    DiffOutput,
+    EvaluationInput,
+    EvaluationOutput,
+    LabelMoveOutput,
+    ReasonInput,
+    ResolveInput,
+    ResolveOutput,
+    RevokeOutput,
+    RollbackInput,
+    SkillCreateInput,
+    SkillOutput,
+    VersionDetailOutput,
+    VersionOutput,
+    VersionUploadInput,
+)
+from skills.models import EvaluationRun, LabelMove, Skill, SkillVersion, VersionStatus
+
+INSTANCE_HEADER = "X-Skill-Instance"
+INSTANCE_MAX_LENGTH = 200
+
+
+def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermission]:
+    """An agent token holding ``capability``, or a signed-in person with one of ``roles``."""
+
+    class AgentOrPeople(permissions.BasePermission):
+        def has_permission(self, request: Request, view: object) -> bool:
+            context = api_context(request)
+            if context.is_agent:
+                if capability in context.actor.capabilities:
+                    return True
+                raise Problem(
+                    "capability_required",
+                    f"This call needs an agent token with the `{capability}` capability.",
+                    status_code=403,
+                    capability=capability,
+                )
+            if context.actor.role in roles:
+                return True
+            raise Problem(
+                "role_required",
+                f"This call needs a signed-in {' or '.join(roles)}.",
+                status_code=403,
+                roles=list(roles),
+            )
+
+    AgentOrPeople.__name__ = f"AgentOrPeople[{capability};{','.join(roles)}]"
+    return AgentOrPeople
+
+
+READERS = agent_or_people("skills:read", Role.EDITOR, Role.ADMIN, Role.AUDITOR)
+WRITERS = agent_or_people("skills:write", Role.ADMIN)
+EVALUATORS = capability_required("evaluations:write")
+ADMINS = role_required("admin")
+
+_NOT_FOUND = OpenApiResponse(description="`not_found`: no such skill or version in your tenant.")
+_FORBIDDEN = OpenApiResponse(description="`capability_required` or `role_required`.")
+
+
+class SkillPage(CursorPage):
+    ordering = "slug"
+
+
+class VersionPage(CursorPage):
+    ordering = "-number"
+
+
+class HistoryPage(CursorPage):
+    ordering = "-id"
+
+
+class EvaluationPage(CursorPage):
+    ordering = "-id"
+
+
+def _skill(request: Request, slug: str) -> Skill:
+    return selectors.skill_get_or_404(tenant=api_context(request).tenant, slug=slug)
+
+
+def _version(request: Request, slug: str, number: int) -> SkillVersion:
+    tenant = api_context(request).tenant
+    skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
+    return selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=number)
+
+
+def _methods(request: Request, *, read: type, write: type) -> list[permissions.BasePermission]:
+    return [read()] if request.method in permissions.SAFE_METHODS else [write()]
+
+
+# --- skills -----------------------------------------------------------------------------------
+
+
+class SkillListView(GenericAPIView):
+    queryset = Skill.objects.none()
+    pagination_class = SkillPage
+    serializer_class = SkillOutput
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        return _methods(self.request, read=READERS, write=WRITERS)
+
+    @extend_schema(
+        summary="List skills with their production version", responses=SkillOutput(many=True)
+    )
+    def get(self, request: Request) -> Response:
+        skills = selectors.skill_list(tenant=api_context(request).tenant)
+        page = self.paginate_queryset(skills)
+        return self.get_paginated_response(SkillOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Create a skill",
+        request=SkillCreateInput,
+        responses={
+            201: SkillOutput,
+            400: OpenApiResponse(description="`validation_error`"),
+            403: _FORBIDDEN,
+            409: OpenApiResponse(description="`skill_exists`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = SkillCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        skill = services.skill_create(
+            tenant=context.tenant, actor=context.actor, **data.validated_data
+        )
+        return Response(SkillOutput(skill).data, status=201)
+
+
+class SkillDetailView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(summary="A skill", responses={200: SkillOutput, 404: _NOT_FOUND})
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(SkillOutput(_skill(request, slug)).data)
+
+
+# --- versions ---------------------------------------------------------------------------------
+
+
+class VersionListView(GenericAPIView):
+    queryset = SkillVersion.objects.none()
+    pagination_class = VersionPage
+    serializer_class = VersionOutput
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        return _methods(self.request, read=READERS, write=WRITERS)
+
+    @extend_schema(
+        summary="List a skill's versions, newest first", responses=VersionOutput(many=True)
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        skill = _skill(request, slug)
+        versions = selectors.skill_versions(tenant=api_context(request).tenant, skill=skill)
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(VersionOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Upload a skill package as a new draft version",
+        description="Byte-identical content (same content hash) returns the existing version "
+        "with 200. Package errors are 400 with one of the codes: package_invalid, "
+        "package_too_large, path_unsafe, skill_md_missing, file_not_allowed, file_too_large, "
+        "secret_detected, frontmatter_invalid, name_mismatch, capability_undeclared.",
+        request={"multipart/form-data": VersionUploadInput},
+        responses={
+            201: VersionOutput,
+            200: VersionOutput,
+            400: OpenApiResponse(description="A package error code (see description)."),
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str) -> Response:
+        context = api_context(request)
+        skill = _skill(request, slug)
+        data = VersionUploadInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        package = data.validated_data["package"]
+        if package.size > services.upload_max_bytes():
+            raise Problem(
+                "package_too_large",
+                f"The upload is {package.size} bytes; the limit is {services.upload_max_bytes()}.",
+            )
+        version, created = services.skill_version_upload(
+            tenant=context.tenant, skill=skill, data=package.read(), actor=context.actor
+        )
+        return Response(VersionOutput(version).data, status=201 if created else 200)
+
+
+class VersionDetailView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="A version: manifest, body, files, evaluation matrix and pins",
+        responses={200: VersionDetailOutput, 404: _NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        tenant = api_context(request).tenant
+        version = _version(request, slug, number)
+        context = {
+            "files": list(selectors.version_files(tenant=tenant, version=version)),
+            "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+            "instances": selectors.pins_recent_count(tenant=tenant, version=version),
+            "changes": selectors.sensitive_changes_against_production(
+                tenant=tenant, version=version
+            ),
+        }
+        return Response(VersionDetailOutput(version, context=context).data)
+
+
+class VersionFileView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Read one file of a version on demand",
+        description="Any version but a revoked one, so evaluators can read drafts.",
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: _NOT_FOUND,
+            410: OpenApiResponse(description="`version_revoked`"),
+        },
+    )
+    def get(self, request: Request, slug: str, number: int, path: str) -> HttpResponse:
+        tenant = api_context(request).tenant
+        version = _version(request, slug, number)
+        if version.status == VersionStatus.REVOKED:
+            raise Problem(
+                "version_revoked",
+                f"Version {number} of {slug} was revoked; its files may not be loaded.",
+                status_code=410,
+                number=number,
+            )
+        file = selectors.version_file_get(tenant=tenant, version=version, path=path)
+        if file is None:
+            raise Problem("not_found", "No such file in this version.", status_code=404)
+        content = bytes(file.content)
+        try:
+            content.decode("utf-8")
+            content_type = "text/plain; charset=utf-8"
+        except UnicodeDecodeError:
+            content_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
+        response = HttpResponse(content, content_type=content_type)
+        response["ETag"] = f'"sha256:{file.sha256}"'
+        return response
+
+
+# --- evaluations ------------------------------------------------------------------------------
+
+
+class EvaluationListView(GenericAPIView):
+    queryset = EvaluationRun.objects.none()
+    pagination_class = EvaluationPage
+    serializer_class = EvaluationOutput
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        return _methods(self.request, read=READERS, write=EVALUATORS)
+
+    @extend_schema(
+        summary="A version's evaluation runs, newest first", responses=EvaluationOutput(many=True)
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        version = _version(request, slug, number)
+        runs = selectors.evaluation_runs(tenant=api_context(request).tenant, version=version)
+        page = self.paginate_queryset(runs)
+        return self.get_paginated_response(EvaluationOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Record one regression result",
+        description="The result counts for publishing only when `content_hash` is the "
+        "version's; a result for another hash is stored with `counts: false`.",
+        request=EvaluationInput,
+        responses={
+            201: EvaluationOutput,
+            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        version = _version(request, slug, number)
+        data = EvaluationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = services.evaluation_record(
+            tenant=context.tenant, version=version, actor=context.actor, **data.validated_data
+        )
+        return Response(EvaluationOutput(run).data, status=201)
+
+
+# --- lifecycle actions ------------------------------------------------------------------------
+
+_TRANSITION = OpenApiResponse(description="`illegal_transition` with `allowed` next statuses.")
+
+
+class SubmitView(APIView):
+    permission_classes = [WRITERS]
+
+    @extend_schema(
+        summary="Submit a draft for review (opens a skill_publication review item)",
+        request=None,
+        responses={200: VersionOutput, 403: _FORBIDDEN, 404: _NOT_FOUND, 409: _TRANSITION},
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        version = services.skill_version_submit(
+            tenant=context.tenant, version=_version(request, slug, number), actor=context.actor
+        )
+        return Response(VersionOutput(version).data)
+
+
+class ApproveView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Approve a version in review (admins; not its author)",
+        request=ReasonInput,
+        responses={
+            200: VersionOutput,
+            403: OpenApiResponse(description="`role_required`, `admin_approval_required`"),
+            404: _NOT_FOUND,
+            409: OpenApiResponse(description="`author_cannot_approve`, `illegal_transition`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = services.skill_version_approve(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(VersionOutput(version).data)
+
+
+class RejectView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Reject a version in review (admins; a reason is required)",
+        request=ReasonInput,
+        responses={
+            200: VersionOutput,
+            400: OpenApiResponse(description="`reason_required`"),
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+            409: _TRANSITION,
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = services.skill_version_reject(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(VersionOutput(version).data)
+
+
+class PublishView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Publish an approved version and move production to it (admins)",
+        description="Needs the latest result of all six evaluation categories passed on this "
+        "version's content hash. `reason` defaults to `publish v<n>`.",
+        request=ReasonInput,
+        responses={
+            200: VersionOutput,
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+            409: OpenApiResponse(
+                description="`evaluation_incomplete` (with `missing` and `failed`), "
+                "`illegal_transition`"
+            ),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = services.skill_version_publish(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(VersionOutput(version).data)
+
+
+class DeprecateView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Deprecate a published version (admins); loads then carry a Warning header",
+        request=ReasonInput,
+        responses={200: VersionOutput, 403: _FORBIDDEN, 404: _NOT_FOUND, 409: _TRANSITION},
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = services.skill_version_deprecate(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(VersionOutput(version).data)
+
+
+class RevokeView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Revoke a version: every later load is 410, exact pins included (admins)",
+        description="If the version held production, production falls back to the newest "
+        "published version. The answer says how many instances loaded it in the last 24 h.",
+        request=ReasonInput,
+        responses={
+            200: RevokeOutput,
+            400: OpenApiResponse(description="`reason_required`"),
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+            409: _TRANSITION,
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.skill_version_revoke(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        production = selectors.production_version(tenant=context.tenant, skill=result.version.skill)
+        return Response(
+            RevokeOutput(
+                {
+                    "version": result.version,
+                    "production": production.number if production else None,
+                    "label_move": result.label_move,
+                    "instances_last_24h": result.instances_last_24h,
+                }
+            ).data
+        )
+
+
+class RollbackView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Move production to another published version (admins; reason required)",
+        request=RollbackInput,
+        responses={
+            200: LabelMoveOutput,
+            400: OpenApiResponse(description="`reason_required`, `validation_error`"),
+            403: _FORBIDDEN,
+            404: _NOT_FOUND,
+            409: OpenApiResponse(description="`rollback_target_invalid`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, slug: str) -> Response:
+        context = api_context(request)
+        data = RollbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        move = services.skill_rollback(
+            tenant=context.tenant,
+            skill=_skill(request, slug),
+            to_number=data.validated_data["to"],
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(LabelMoveOutput(move).data)
+
+
+# --- loading, diffs and history ---------------------------------------------------------------
+
+
+class ResolveView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Load the version to run: by label (default production) or exact version",
+        description="Cached; a label move, revoke or deprecate is visible at once. Send "
+        "`X-Skill-Instance` to record which instance runs which version. A deprecated "
+        'version answers 200 with `Warning: 299 - "deprecated: ..."`.',
+        parameters=[
+            ResolveInput,
+            OpenApiParameter(INSTANCE_HEADER, str, OpenApiParameter.HEADER, required=False),
+        ],
+        responses={
+            200: ResolveOutput,
+            304: OpenApiResponse(description="If-None-Match matched the content hash."),
+            400: OpenApiResponse(description="`validation_error`, `instance_invalid`"),
+            404: OpenApiResponse(description="`not_found`, `label_not_set`"),
+            409: OpenApiResponse(description="`version_not_published`"),
+            410: OpenApiResponse(description="`version_revoked` (exact pins included)"),
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        context = api_context(request)
+        params = ResolveInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        instance = request.headers.get(INSTANCE_HEADER, "").strip()
+        if len(instance) > INSTANCE_MAX_LENGTH:
+            raise Problem(
+                "instance_invalid",
+                f"{INSTANCE_HEADER} may be at most {INSTANCE_MAX_LENGTH} characters.",
+            )
+        resolved = selectors.skill_resolve(
+            tenant=context.tenant,
+            slug=slug,
+            label=params.validated_data.get("label"),
+            number=params.validated_data.get("version"),
+        )
+        if instance:
+            services.skill_pin_record(tenant=context.tenant, resolved=resolved, instance=instance)
+        etag = f'"{resolved.content_hash}"'
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
+        if resolved.status == VersionStatus.DEPRECATED:
+            headers["Warning"] = (
+                f'299 - "deprecated: version {resolved.number} of {slug} is deprecated; '
+                'see deprecation.reason"'
+            )
+        if request.headers.get("If-None-Match") == etag:
+            return Response(status=304, headers=headers)
+        return Response(ResolveOutput(_resolved_body(resolved)).data, headers=headers)
+
+
+def _resolved_body(resolved: selectors.ResolvedVersion) -> dict[str, Any]:
+    files = [
+        {
+            **file,
+            "url": reverse(
+                "skill-version-file",
+                kwargs={"slug": resolved.slug, "number": resolved.number, "path": file["path"]},
+            ),
+        }
+        for file in resolved.files
+    ]
+    deprecation = (
+        {"at": resolved.deprecated_at, "reason": resolved.deprecate_reason}
+        if resolved.status == VersionStatus.DEPRECATED
+        else None
+    )
+    return {**resolved.__dict__, "files": files, "deprecation": deprecation}
+
+
+class DiffView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="What changed from version a to version b",
+        description="Manifest field changes with capability and risk changes flagged, and a "
+        "unified diff of every file that differs.",
+        responses={200: DiffOutput, 404: _NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str, a: int, b: int) -> Response:
+        tenant = api_context(request).tenant
+        skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
+        old = selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=a)
+        new = selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=b)
+        return Response(DiffOutput(selectors.version_diff(tenant=tenant, old=old, new=new)).data)
+
+
+class LabelHistoryView(GenericAPIView):
+    queryset = LabelMove.objects.none()
+    permission_classes = [READERS]
+    pagination_class = HistoryPage
+    serializer_class = LabelMoveOutput
+
+    @extend_schema(
+        summary="Every move of a label, newest first: who, when, from, to and why",
+        responses={200: LabelMoveOutput(many=True), 404: _NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str, label: str) -> Response:
+        tenant = api_context(request).tenant
+        skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
+        moves = selectors.label_history(tenant=tenant, skill=skill, label=label)
+        page = self.paginate_queryset(moves)
+        return self.get_paginated_response(LabelMoveOutput(page, many=True).data)

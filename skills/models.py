@@ -1,0 +1,325 @@
+"""Skills: content-addressed versions, their evaluation matrix, labels and pins.
+
+A ``SkillVersion`` is the parsed content of one uploaded package and never
+changes after upload; only its lifecycle columns move. The ``production``
+label is a pointer (``SkillLabel``) whose every move is an append-only
+``LabelMove``. The database backs the rules the services enforce, so a bug or
+a hand-written UPDATE cannot rewrite history or content.
+"""
+
+from __future__ import annotations
+
+import pgtrigger
+from django.db import models
+from django.db.models.functions import Now
+
+from accounts.models import ActorKind, Tenant
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+PRODUCTION = "production"
+
+
+class VersionStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    IN_REVIEW = "in_review", "In review"
+    APPROVED = "approved", "Approved"
+    PUBLISHED = "published", "Published"
+    DEPRECATED = "deprecated", "Deprecated"
+    REVOKED = "revoked", "Revoked"
+    # Turned down in review. Content is immutable and content-addressed, so a
+    # rejected package stays rejected; a fix is a new upload with a new hash.
+    REJECTED = "rejected", "Rejected"
+
+
+class EvaluationCategory(models.TextChoices):
+    """The six regression categories of seed 004 §5 (技能回归矩阵)."""
+
+    NORMAL = "normal", "Normal path"
+    MISSING_INPUT = "missing_input", "Missing input"
+    ENVIRONMENT_FAILURE = "environment_failure", "Environment failure"
+    PERMISSION_DENIED = "permission_denied", "Permission denied"
+    INJECTED_CONTENT = "injected_content", "Injected content"
+    VERSION_INCOMPATIBLE = "version_incompatible", "Version incompatible"
+
+
+class LabelMoveCause(models.TextChoices):
+    PUBLISH = "publish", "Publish"
+    ROLLBACK = "rollback", "Rollback"
+    REVOKE = "revoke", "Revoke"
+
+
+class Skill(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    slug = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    created_by_id = models.CharField(max_length=64, blank=True)
+    created_by_label = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "slug"], name="skill_slug_unique_per_tenant"),
+            models.CheckConstraint(
+                condition=models.Q(slug__regex=SLUG_PATTERN), name="skill_slug_format"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+@pgtrigger.register(
+    # Content-addressed: the columns that make up the package never change,
+    # not even while the version is a draft, or content_hash would lie.
+    pgtrigger.Protect(
+        name="skill_version_content_immutable",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.AnyChange(
+            "tenant",
+            "skill",
+            "number",
+            "content_hash",
+            "manifest",
+            "body",
+            "author_kind",
+            "author_id",
+            "author_label",
+            "created_at",
+        ),
+    ),
+    # Revoke is final: nothing may bring a revoked version back into use.
+    pgtrigger.Protect(
+        name="skill_version_revoke_final",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Q(old__status="revoked") & ~pgtrigger.Q(new__status="revoked"),
+    ),
+    pgtrigger.Protect(name="skill_version_kept", operation=pgtrigger.Delete),
+)
+class SkillVersion(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=71)
+    manifest = models.JSONField()
+    body = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=16, choices=VersionStatus.choices, default=VersionStatus.DRAFT
+    )
+    author_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    author_id = models.CharField(max_length=64, blank=True)
+    author_label = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by_kind = models.CharField(max_length=8, choices=ActorKind.choices, blank=True)
+    approved_by_id = models.CharField(max_length=64, blank=True)
+    approved_by_label = models.CharField(max_length=150, blank=True)
+    # The capability and risk changes the approver signed off on (manifest_diff
+    # entries against the production version at approval time).
+    approved_changes = models.JSONField(default=list, blank=True)
+    rejected_at = models.DateTimeField(null=True, blank=True)
+    reject_reason = models.CharField(max_length=1000, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    deprecated_at = models.DateTimeField(null=True, blank=True)
+    deprecate_reason = models.CharField(max_length=1000, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoke_reason = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "skill", "number"], name="skill_version_number_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["tenant", "skill", "content_hash"], name="skill_version_hash_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=VersionStatus.values),
+                name="skill_version_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(content_hash__regex=r"^sha256:[0-9a-f]{64}$"),
+                name="skill_version_hash_format",
+            ),
+            # Four eyes, in the database too: nobody approves their own version.
+            models.CheckConstraint(
+                condition=models.Q(approved_by_kind="")
+                | ~models.Q(
+                    approved_by_kind=models.F("author_kind"),
+                    approved_by_id=models.F("author_id"),
+                ),
+                name="skill_version_approver_not_author",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status__in=["approved", "published", "deprecated"])
+                | models.Q(approved_at__isnull=False),
+                name="skill_version_approved_has_approver",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status__in=["published", "deprecated"])
+                | models.Q(published_at__isnull=False),
+                name="skill_version_published_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="revoked")
+                | (models.Q(revoked_at__isnull=False) & models.Q(revoke_reason__regex=r"\S")),
+                name="skill_version_revoked_has_reason",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "skill", "status", "-number"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id} v{self.number} ({self.status})"
+
+    @property
+    def risk(self) -> str:
+        return self.manifest.get("risk") or "low"
+
+    @property
+    def capabilities(self) -> list[str]:
+        return list(self.manifest.get("capabilities") or [])
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="skill_file_immutable", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class SkillFile(models.Model):
+    """One file of a version's package, stored whole; the zip itself is not kept."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="files")
+    path = models.CharField(max_length=1000)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    content = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "path"], name="skill_file_path_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="evaluation_run_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class EvaluationRun(models.Model):
+    """One regression result. It counts only for the content hash it names."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="evaluations")
+    content_hash = models.CharField(max_length=71)
+    category = models.CharField(max_length=32, choices=EvaluationCategory.choices)
+    passed = models.BooleanField()
+    details = models.JSONField(default=dict, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(category__in=EvaluationCategory.values),
+                name="evaluation_category_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "version", "content_hash", "category", "-at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} {'passed' if self.passed else 'failed'} on {self.content_hash}"
+
+
+class SkillLabel(models.Model):
+    """A named pointer to a version; ``production`` is what a label resolve loads."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="labels")
+    name = models.CharField(max_length=50)
+    # Null once revoke left no good version to fall back to.
+    version = models.ForeignKey(
+        SkillVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    moved_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "skill", "name"], name="skill_label_unique_per_skill"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id}:{self.name}"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="label_move_append_only", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class LabelMove(models.Model):
+    """Who moved a label, when, from which version to which, and why."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="label_moves")
+    label = models.CharField(max_length=50)
+    from_version = models.ForeignKey(
+        SkillVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    to_version = models.ForeignKey(
+        SkillVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    cause = models.CharField(max_length=16, choices=LabelMoveCause.choices)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    reason = models.CharField(max_length=1000)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(reason__regex=r"\S"), name="label_move_reason_required"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(cause__in=LabelMoveCause.values),
+                name="label_move_cause_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "skill", "label", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.from_version_id} → {self.to_version_id}"
+
+
+class SkillPin(models.Model):
+    """An instance (``X-Skill-Instance``) that loaded a version, and when it last did."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="pins")
+    version = models.ForeignKey(SkillVersion, on_delete=models.CASCADE, related_name="pins")
+    instance = models.CharField(max_length=200)
+    first_seen_at = models.DateTimeField(db_default=Now())
+    last_seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "instance"], name="skill_pin_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "version", "-last_seen_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.instance} on {self.version_id}"

@@ -1,0 +1,415 @@
+"""Reads of skills; every function takes the tenant.
+
+``skill_resolve`` is the hot path agents call before every run: it answers
+from Redis (see ``skills.cache``) and touches PostgreSQL only on a miss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from accounts.models import Tenant
+from common.problems import Problem, not_found
+from skills.cache import cached_resolve
+from skills.models import (
+    PRODUCTION,
+    EvaluationCategory,
+    EvaluationRun,
+    LabelMove,
+    Skill,
+    SkillFile,
+    SkillLabel,
+    SkillPin,
+    SkillVersion,
+    VersionStatus,
+)
+from skills.package import files_unified_diff, manifest_diff
+
+PIN_WINDOW = timedelta(hours=24)
+LOADABLE_STATUSES = (VersionStatus.PUBLISHED, VersionStatus.DEPRECATED)
+
+
+# --- skills and versions ----------------------------------------------------------------------
+
+
+def skill_list(*, tenant: Tenant) -> QuerySet[Skill]:
+    """Skills with their production version and latest version, in one query."""
+    production = SkillLabel.objects.filter(tenant=tenant, skill=OuterRef("pk"), name=PRODUCTION)
+    latest = SkillVersion.objects.filter(tenant=tenant, skill=OuterRef("pk")).order_by("-number")
+    in_review = (
+        SkillVersion.objects.filter(
+            tenant=tenant, skill=OuterRef("pk"), status=VersionStatus.IN_REVIEW
+        )
+        .order_by()
+        .values("skill")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        Skill.objects.filter(tenant=tenant)
+        .annotate(
+            production_number=Subquery(production.values("version__number")[:1]),
+            production_status=Subquery(production.values("version__status")[:1]),
+            production_hash=Subquery(production.values("version__content_hash")[:1]),
+            production_since=Subquery(production.values("moved_at")[:1]),
+            latest_number=Subquery(latest.values("number")[:1]),
+            latest_status=Subquery(latest.values("status")[:1]),
+            in_review_count=Coalesce(Subquery(in_review, output_field=IntegerField()), Value(0)),
+        )
+        .order_by("slug")
+    )
+
+
+def skill_get(*, tenant: Tenant, slug: str) -> Skill | None:
+    return skill_list(tenant=tenant).filter(slug=slug).first()
+
+
+def skill_get_or_404(*, tenant: Tenant, slug: str) -> Skill:
+    skill = skill_get(tenant=tenant, slug=slug)
+    if skill is None:
+        raise not_found("skill")
+    return skill
+
+
+def skill_versions(*, tenant: Tenant, skill: Skill) -> QuerySet[SkillVersion]:
+    return SkillVersion.objects.filter(tenant=tenant, skill=skill).select_related("skill")
+
+
+def skill_version_get(*, tenant: Tenant, skill: Skill, number: int) -> SkillVersion | None:
+    return skill_versions(tenant=tenant, skill=skill).filter(number=number).first()
+
+
+def skill_version_get_or_404(*, tenant: Tenant, skill: Skill, number: int) -> SkillVersion:
+    version = skill_version_get(tenant=tenant, skill=skill, number=number)
+    if version is None:
+        raise not_found("skill version")
+    return version
+
+
+def skill_version_by_id(*, tenant: Tenant, version_id: int) -> SkillVersion | None:
+    return SkillVersion.objects.select_related("skill").filter(tenant=tenant, pk=version_id).first()
+
+
+def production_version(*, tenant: Tenant, skill: Skill) -> SkillVersion | None:
+    label = (
+        SkillLabel.objects.filter(tenant=tenant, skill=skill, name=PRODUCTION)
+        .select_related("version__skill")
+        .first()
+    )
+    return label.version if label is not None else None
+
+
+def version_files(*, tenant: Tenant, version: SkillVersion) -> QuerySet[SkillFile]:
+    """The file listing; the (possibly large) content column is left unread."""
+    return (
+        SkillFile.objects.filter(tenant=tenant, version=version).defer("content").order_by("path")
+    )
+
+
+def version_file_get(*, tenant: Tenant, version: SkillVersion, path: str) -> SkillFile | None:
+    return SkillFile.objects.filter(tenant=tenant, version=version, path=path).first()
+
+
+def version_file_texts(*, tenant: Tenant, version: SkillVersion) -> dict[str, str]:
+    """Every file as text, for diffs; binary assets stand in as their digest."""
+    texts: dict[str, str] = {}
+    for file in SkillFile.objects.filter(tenant=tenant, version=version).order_by("path"):
+        content = bytes(file.content)
+        try:
+            texts[file.path] = content.decode("utf-8")
+        except UnicodeDecodeError:
+            texts[file.path] = f"binary file sha256:{file.sha256} ({file.size} bytes)\n"
+    return texts
+
+
+# --- evaluation matrix ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    category: str
+    label: str
+    run: EvaluationRun | None
+
+    @property
+    def state(self) -> str:
+        if self.run is None:
+            return "missing"
+        return "passed" if self.run.passed else "failed"
+
+
+@dataclass(frozen=True)
+class EvaluationMatrix:
+    """The latest result per category on one content hash."""
+
+    content_hash: str
+    cells: tuple[MatrixCell, ...]
+    # Results recorded against another hash: shown, never counted.
+    other_hash_runs: int
+
+    @property
+    def missing(self) -> list[str]:
+        return [cell.category for cell in self.cells if cell.state == "missing"]
+
+    @property
+    def failed(self) -> list[str]:
+        return [cell.category for cell in self.cells if cell.state == "failed"]
+
+    @property
+    def complete(self) -> bool:
+        return all(cell.state == "passed" for cell in self.cells)
+
+
+def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMatrix:
+    """The regression matrix for exactly this version's content hash.
+
+    The *latest* run per category decides: a category that passed and later
+    failed on the same hash is failed, because the later run saw more.
+    """
+    latest: dict[str, EvaluationRun] = {}
+    other_hash_runs = 0
+    runs = (
+        EvaluationRun.objects.filter(tenant=tenant, version=version)
+        .select_related("version")
+        .order_by("-at", "-id")
+    )
+    for run in runs:
+        if run.content_hash != version.content_hash:
+            other_hash_runs += 1
+        else:
+            latest.setdefault(run.category, run)
+    cells = tuple(
+        MatrixCell(category=category.value, label=category.label, run=latest.get(category.value))
+        for category in EvaluationCategory
+    )
+    return EvaluationMatrix(
+        content_hash=version.content_hash, cells=cells, other_hash_runs=other_hash_runs
+    )
+
+
+def evaluation_runs(*, tenant: Tenant, version: SkillVersion) -> QuerySet[EvaluationRun]:
+    return EvaluationRun.objects.filter(tenant=tenant, version=version).select_related("version")
+
+
+# --- capability and risk changes --------------------------------------------------------------
+
+
+def sensitive_changes(
+    *, old_manifest: dict[str, Any] | None, new_manifest: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The changes that need an admin's eye: each capability added, and risk raised to high.
+
+    ``old_manifest`` None means there is nothing to compare with (a first
+    version), so every declared capability counts as added.
+    """
+    changes = [
+        change
+        for change in manifest_diff(old=old_manifest or {}, new=new_manifest)
+        if change["flag"] == "capability_added"
+    ]
+    old_risk = (old_manifest or {}).get("risk")
+    new_risk = new_manifest.get("risk")
+    if new_risk == "high" and old_risk != "high":
+        changes.append({"field": "risk", "old": old_risk, "new": new_risk, "flag": "risk_raised"})
+    return changes
+
+
+def sensitive_changes_against_production(
+    *, tenant: Tenant, version: SkillVersion
+) -> list[dict[str, Any]]:
+    baseline = production_version(tenant=tenant, skill=version.skill)
+    if baseline is not None and baseline.pk == version.pk:
+        return []
+    return sensitive_changes(
+        old_manifest=baseline.manifest if baseline is not None else None,
+        new_manifest=version.manifest,
+    )
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    old: SkillVersion
+    new: SkillVersion
+    manifest: list[dict[str, Any]]
+    files: list[dict[str, str]]
+    old_texts: dict[str, str]
+    new_texts: dict[str, str]
+
+    @property
+    def capabilities_added(self) -> list[str]:
+        return [c["new"] for c in self.manifest if c["flag"] == "capability_added"]
+
+    @property
+    def capabilities_removed(self) -> list[str]:
+        return [c["old"] for c in self.manifest if c["flag"] == "capability_removed"]
+
+    @property
+    def risk_change(self) -> dict[str, Any] | None:
+        return next((c for c in self.manifest if c["field"] == "risk"), None)
+
+    @property
+    def flags(self) -> list[str]:
+        return sorted({c["flag"] for c in self.manifest if c["flag"]})
+
+
+def version_diff(*, tenant: Tenant, old: SkillVersion, new: SkillVersion) -> VersionDiff:
+    old_texts = version_file_texts(tenant=tenant, version=old)
+    new_texts = version_file_texts(tenant=tenant, version=new)
+    return VersionDiff(
+        old=old,
+        new=new,
+        manifest=manifest_diff(old=old.manifest, new=new.manifest),
+        files=files_unified_diff(old_files=old_texts, new_files=new_texts),
+        old_texts=old_texts,
+        new_texts=new_texts,
+    )
+
+
+# --- labels and pins --------------------------------------------------------------------------
+
+
+def label_history(*, tenant: Tenant, skill: Skill, label: str) -> QuerySet[LabelMove]:
+    return (
+        LabelMove.objects.filter(tenant=tenant, skill=skill, label=label)
+        .select_related("skill", "from_version", "to_version")
+        .order_by("-at", "-id")
+    )
+
+
+def pins_recent_count(*, tenant: Tenant, version: SkillVersion) -> int:
+    """Instances that loaded this version in the last 24 hours."""
+    since = timezone.now() - PIN_WINDOW
+    return SkillPin.objects.filter(tenant=tenant, version=version, last_seen_at__gte=since).count()
+
+
+def pins_recent_by_version(*, tenant: Tenant, skill: Skill) -> dict[int, int]:
+    since = timezone.now() - PIN_WINDOW
+    rows = (
+        SkillPin.objects.filter(tenant=tenant, skill=skill, last_seen_at__gte=since)
+        .values("version_id")
+        .annotate(n=Count("id"))
+    )
+    return {row["version_id"]: row["n"] for row in rows}
+
+
+def version_pins(*, tenant: Tenant, version: SkillVersion) -> QuerySet[SkillPin]:
+    return SkillPin.objects.filter(tenant=tenant, version=version).order_by("-last_seen_at")
+
+
+# --- resolve ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedVersion:
+    """What an agent loads: a version's content and file listing, no file bodies."""
+
+    skill_id: int
+    version_id: int
+    slug: str
+    number: int
+    status: str
+    content_hash: str
+    manifest: dict[str, Any]
+    body: str
+    files: list[dict[str, Any]]
+    label: str | None
+    deprecated_at: str | None
+    deprecate_reason: str
+
+
+def _version_revoked(*, slug: str, number: int, revoked_at: str | None) -> Problem:
+    return Problem(
+        "version_revoked",
+        f"Version {number} of {slug} was revoked and may not be loaded, pinned or not. "
+        f"Resolve the production label for the current version.",
+        status_code=410,
+        number=number,
+        revoked_at=revoked_at,
+    )
+
+
+def skill_resolve(
+    *, tenant: Tenant, slug: str, label: str | None = None, number: int | None = None
+) -> ResolvedVersion:
+    """The version an agent should load, by label (default production) or exact number.
+
+    Raises 404 ``not_found`` / ``label_not_set``, 409 ``version_not_published``
+    and 410 ``version_revoked`` (exact pins included). Answers, revocations
+    included, are cached per skill generation; see ``skills.cache``.
+    """
+    selector = f"version:{number}" if number is not None else f"label:{label or PRODUCTION}"
+    cached = cached_resolve(
+        tenant_id=tenant.pk,
+        slug=slug,
+        selector=selector,
+        compute=lambda: _resolve_uncached(tenant=tenant, slug=slug, label=label, number=number),
+    )
+    if "revoked" in cached:
+        raise _version_revoked(**cached["revoked"])
+    return ResolvedVersion(**cached)
+
+
+def _resolve_uncached(
+    *, tenant: Tenant, slug: str, label: str | None, number: int | None
+) -> dict[str, Any]:
+    skill = Skill.objects.filter(tenant=tenant, slug=slug).first()
+    if skill is None:
+        raise not_found("skill")
+    label_name: str | None = None
+    if number is None:
+        label_name = label or PRODUCTION
+        pointer = (
+            SkillLabel.objects.filter(tenant=tenant, skill=skill, name=label_name)
+            .select_related("version")
+            .first()
+        )
+        if pointer is None or pointer.version is None:
+            raise Problem(
+                "label_not_set",
+                f"{slug} has no {label_name} version. Publish a version first.",
+                status_code=404,
+                label=label_name,
+            )
+        version = pointer.version
+    else:
+        found = skill_version_get(tenant=tenant, skill=skill, number=number)
+        if found is None:
+            raise not_found("skill version")
+        version = found
+    if version.status == VersionStatus.REVOKED:
+        revoked_at = version.revoked_at.isoformat() if version.revoked_at else None
+        return {"revoked": {"slug": slug, "number": version.number, "revoked_at": revoked_at}}
+    if version.status not in LOADABLE_STATUSES:
+        raise Problem(
+            "version_not_published",
+            f"Version {version.number} of {slug} is {version.status}; only published "
+            "versions can be loaded. Evaluators read its files under /versions/{n}/files/.",
+            status_code=409,
+            status=version.status,
+        )
+    files = [
+        {"path": file.path, "sha256": file.sha256, "size": file.size}
+        for file in version_files(tenant=tenant, version=version)
+    ]
+    return asdict(
+        ResolvedVersion(
+            skill_id=skill.pk,
+            version_id=version.pk,
+            slug=slug,
+            number=version.number,
+            status=version.status,
+            content_hash=version.content_hash,
+            manifest=version.manifest,
+            body=version.body,
+            files=files,
+            label=label_name,
+            deprecated_at=version.deprecated_at.isoformat() if version.deprecated_at else None,
+            deprecate_reason=version.deprecate_reason,
+        )
+    )

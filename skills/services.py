@@ -1,0 +1,699 @@
+"""Every write to skills: create, upload, the version lifecycle, labels, evaluations, pins.
+
+Each lifecycle service locks the skill row first (then the version), so label
+moves and version numbers of one skill are serialised and two admins racing
+to publish and revoke cannot interleave. Every change writes its audit row in
+the same transaction and bumps the resolve cache generation after commit.
+
+Lifecycle (``_NEXT``)::
+
+    draft → in_review → approved → published → deprecated
+              └→ rejected                 any but rejected/revoked → revoked
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import InvalidTransition, Problem, not_found
+from common.secrets import find_secrets_in_value
+from reviews.models import Queue
+from reviews.services import review_cancel_for_target, review_open
+from skills import selectors
+from skills.cache import pin_touch_due, resolve_generation_bump
+from skills.models import (
+    PRODUCTION,
+    SLUG_PATTERN,
+    EvaluationCategory,
+    EvaluationRun,
+    LabelMove,
+    LabelMoveCause,
+    Skill,
+    SkillFile,
+    SkillLabel,
+    SkillPin,
+    SkillVersion,
+    VersionStatus,
+)
+from skills.package import PackageError, parse_package
+
+REVIEW_TARGET = "skill_version"
+
+_NEXT: dict[str, frozenset[str]] = {
+    VersionStatus.DRAFT: frozenset({VersionStatus.IN_REVIEW, VersionStatus.REVOKED}),
+    VersionStatus.IN_REVIEW: frozenset(
+        {VersionStatus.APPROVED, VersionStatus.REJECTED, VersionStatus.REVOKED}
+    ),
+    VersionStatus.APPROVED: frozenset({VersionStatus.PUBLISHED, VersionStatus.REVOKED}),
+    VersionStatus.PUBLISHED: frozenset({VersionStatus.DEPRECATED, VersionStatus.REVOKED}),
+    VersionStatus.DEPRECATED: frozenset({VersionStatus.REVOKED}),
+    VersionStatus.REJECTED: frozenset(),
+    VersionStatus.REVOKED: frozenset(),
+}
+
+
+def allowed_next(status: str) -> list[str]:
+    return sorted(_NEXT[status])
+
+
+def _package_limits() -> dict[str, int]:
+    return {
+        "max_file_bytes": getattr(settings, "SKILL_PACKAGE_MAX_FILE_BYTES", 1_000_000),
+        "max_total_bytes": getattr(settings, "SKILL_PACKAGE_MAX_TOTAL_BYTES", 10_000_000),
+        "max_files": getattr(settings, "SKILL_PACKAGE_MAX_FILES", 500),
+    }
+
+
+def upload_max_bytes() -> int:
+    # A zip may be a little larger than what it unpacks to (headers, stored
+    # members); anything beyond this cannot pass the unpacked-size check.
+    limits = _package_limits()
+    return limits["max_total_bytes"] + 64 * limits["max_files"] + 1_000_000
+
+
+def _actor_fields(actor: Actor, prefix: str) -> dict[str, str]:
+    return {f"{prefix}_kind": actor.kind, f"{prefix}_id": actor.id, f"{prefix}_label": actor.label}
+
+
+def _require_reason(reason: str, *, doing: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise Problem(
+            "reason_required",
+            f"Say why you {doing}; the reason is kept in the history.",
+            errors={"reason": ["A reason is required."]},
+        )
+    return reason
+
+
+def _require_admin(actor: Actor, *, doing: str) -> None:
+    if not actor.is_admin:
+        raise Problem(
+            "role_required",
+            f"Only a signed-in admin may {doing}; agent tokens never can.",
+            status_code=403,
+            roles=["admin"],
+        )
+
+
+def _guard(version: SkillVersion, to: str) -> None:
+    if to not in _NEXT[version.status]:
+        raise InvalidTransition(
+            f"Version {version.number} is {version.status} and cannot become {to}.",
+            allowed=allowed_next(version.status),
+        )
+
+
+def _lock(*, tenant: Tenant, version: SkillVersion) -> tuple[Skill, SkillVersion]:
+    skill = Skill.objects.select_for_update().get(tenant=tenant, pk=version.skill_id)
+    locked = SkillVersion.objects.select_for_update().get(tenant=tenant, pk=version.pk)
+    locked.skill = skill
+    return skill, locked
+
+
+def _bump_after_commit(skill: Skill) -> None:
+    tenant_id, slug = skill.tenant_id, skill.slug
+    transaction.on_commit(lambda: resolve_generation_bump(tenant_id=tenant_id, slug=slug))
+
+
+def _audit(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    verb: str,
+    version: SkillVersion,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> None:
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        verb=verb,
+        target_type=REVIEW_TARGET,
+        target_id=version.pk,
+        reason=reason,
+        data={"skill": version.skill.slug, "number": version.number, **(data or {})},
+    )
+
+
+# --- skills and uploads -----------------------------------------------------------------------
+
+
+def skill_create(*, tenant: Tenant, slug: str, name: str = "", actor: Actor) -> Skill:
+    if not re.fullmatch(SLUG_PATTERN, slug) or len(slug) > 64:
+        raise Problem(
+            "validation_error",
+            "A skill slug is 1-64 lowercase letters, digits and single hyphens, e.g. pdf-tools.",
+            errors={"slug": ["Use lowercase letters, digits and hyphens."]},
+        )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                skill = Skill.objects.create(
+                    tenant=tenant,
+                    slug=slug,
+                    name=(name or slug).strip()[:200] or slug,
+                    **_actor_fields(actor, "created_by"),
+                )
+        except IntegrityError as exc:
+            raise Problem(
+                "skill_exists",
+                f"A skill named {slug} already exists; upload a new version to it instead.",
+                status_code=409,
+            ) from exc
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill.created",
+            target_type="skill",
+            target_id=skill.pk,
+            data={"slug": slug},
+        )
+    return skill
+
+
+def skill_version_upload(
+    *, tenant: Tenant, skill: Skill, data: bytes, actor: Actor
+) -> tuple[SkillVersion, bool]:
+    """Store a package as the next version, or return the version with the same content.
+
+    Returns ``(version, created)``. Parsing happens before the transaction:
+    it is CPU work on untrusted input and holds no locks.
+    """
+    if len(data) > upload_max_bytes():
+        raise Problem(
+            "package_too_large",
+            f"The upload is {len(data)} bytes; packages may be at most {upload_max_bytes()}.",
+        )
+    try:
+        parsed = parse_package(data=data, slug=skill.slug, **_package_limits())
+    except PackageError as exc:
+        extra = {"path": exc.path} if exc.path else {}
+        raise Problem(exc.code, exc.detail, **extra) from exc
+    with transaction.atomic():
+        locked = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
+        existing = (
+            SkillVersion.objects.filter(
+                tenant=tenant, skill=locked, content_hash=parsed.content_hash
+            )
+            .select_related("skill")
+            .first()
+        )
+        if existing is not None:
+            return existing, False
+        last = (
+            SkillVersion.objects.filter(tenant=tenant, skill=locked)
+            .order_by("-number")
+            .values_list("number", flat=True)
+            .first()
+        )
+        version = SkillVersion.objects.create(
+            tenant=tenant,
+            skill=locked,
+            number=(last or 0) + 1,
+            content_hash=parsed.content_hash,
+            manifest=parsed.manifest,
+            body=parsed.body,
+            **_actor_fields(actor, "author"),
+        )
+        SkillFile.objects.bulk_create(
+            SkillFile(
+                tenant=tenant,
+                version=version,
+                path=file.path,
+                sha256=file.sha256,
+                size=file.size,
+                content=file.content,
+            )
+            for file in parsed.files
+        )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.uploaded",
+            version=version,
+            data={"content_hash": version.content_hash, "files": len(parsed.files)},
+        )
+    return version, True
+
+
+# --- lifecycle --------------------------------------------------------------------------------
+
+
+def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor) -> SkillVersion:
+    """draft → in_review, and open a ``skill_publication`` review item for it."""
+    with transaction.atomic():
+        _skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.IN_REVIEW)
+        locked.status = VersionStatus.IN_REVIEW
+        locked.submitted_at = timezone.now()
+        locked.save(update_fields=["status", "submitted_at"])
+        changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
+        item = review_open(
+            tenant=tenant,
+            queue=Queue.SKILL_PUBLICATION,
+            target_type=REVIEW_TARGET,
+            target_id=locked.pk,
+            target_version=locked.status,
+            # Versions that widen what a skill may do go to the top of the queue.
+            priority=1 if changes else 0,
+            agent_label=locked.author_label,
+            reason_codes=sorted({change["flag"] for change in changes}),
+        )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.submitted",
+            version=locked,
+            data={"review_item": item.pk, "changes": changes},
+        )
+    return locked
+
+
+def skill_version_approve(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    reason: str = "",
+    review_item_id: int | None = None,
+) -> SkillVersion:
+    """in_review → approved by an admin who is not the author.
+
+    ``review_item_id`` is set when the approval is a ``skill_publication``
+    review decision: that item is being closed by the reviews app, and the
+    one-open-item-per-target constraint means there is no other to close.
+    Approved through the API or console instead, the open item is cancelled.
+    """
+    with transaction.atomic():
+        _skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.APPROVED)
+        changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
+        if not actor.is_admin:
+            if changes:
+                raise Problem(
+                    "admin_approval_required",
+                    f"Version {locked.number} adds capabilities or raises risk to high; "
+                    "only an admin may approve it.",
+                    status_code=403,
+                    changes=changes,
+                )
+            _require_admin(actor, doing="approve a skill version")
+        if (actor.kind, actor.id) == (locked.author_kind, locked.author_id):
+            raise Problem(
+                "author_cannot_approve",
+                f"You uploaded version {locked.number}; another admin must approve it.",
+                status_code=409,
+            )
+        locked.status = VersionStatus.APPROVED
+        locked.approved_at = timezone.now()
+        locked.approved_changes = changes
+        for field, value in _actor_fields(actor, "approved_by").items():
+            setattr(locked, field, value)
+        locked.save(
+            update_fields=[
+                "status",
+                "approved_at",
+                "approved_changes",
+                "approved_by_kind",
+                "approved_by_id",
+                "approved_by_label",
+            ]
+        )
+        if review_item_id is None:
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.approved",
+            version=locked,
+            reason=reason.strip(),
+            data={"changes": changes, "review_item": review_item_id},
+        )
+    return locked
+
+
+def skill_version_reject(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    reason: str,
+    review_item_id: int | None = None,
+) -> SkillVersion:
+    """in_review → rejected. Final: a fixed package is a new upload with a new hash."""
+    _require_admin(actor, doing="reject a skill version")
+    reason = _require_reason(reason, doing="reject this version")
+    with transaction.atomic():
+        _skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.REJECTED)
+        locked.status = VersionStatus.REJECTED
+        locked.rejected_at = timezone.now()
+        locked.reject_reason = reason[:1000]
+        locked.save(update_fields=["status", "rejected_at", "reject_reason"])
+        if review_item_id is None:
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.rejected",
+            version=locked,
+            reason=reason,
+            data={"review_item": review_item_id},
+        )
+    return locked
+
+
+def skill_version_publish(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str = ""
+) -> SkillVersion:
+    """approved → published, and move ``production`` to it.
+
+    Refused with ``evaluation_incomplete`` unless the latest result of every
+    one of the six categories passed on this exact content hash.
+    """
+    _require_admin(actor, doing="publish a skill version")
+    with transaction.atomic():
+        skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.PUBLISHED)
+        matrix = selectors.evaluation_matrix(tenant=tenant, version=locked)
+        if not matrix.complete:
+            raise Problem(
+                "evaluation_incomplete",
+                f"Version {locked.number} needs all six evaluation categories passed on "
+                f"{locked.content_hash}; missing: {', '.join(matrix.missing) or 'none'}, "
+                f"failed: {', '.join(matrix.failed) or 'none'}.",
+                status_code=409,
+                content_hash=locked.content_hash,
+                missing=matrix.missing,
+                failed=matrix.failed,
+            )
+        locked.status = VersionStatus.PUBLISHED
+        locked.published_at = timezone.now()
+        locked.save(update_fields=["status", "published_at"])
+        reason = reason.strip() or f"publish v{locked.number}"
+        move = _move_label(
+            tenant=tenant,
+            skill=skill,
+            to=locked,
+            actor=actor,
+            reason=reason,
+            cause=LabelMoveCause.PUBLISH,
+        )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.published",
+            version=locked,
+            reason=reason,
+            data={"label_move": move.pk, "from": _number(move.from_version)},
+        )
+    return locked
+
+
+def skill_rollback(
+    *, tenant: Tenant, skill: Skill, to_number: int, actor: Actor, reason: str
+) -> LabelMove:
+    """Move ``production`` to another published version. Only the pointer moves."""
+    _require_admin(actor, doing="roll a skill back")
+    reason = _require_reason(reason, doing="roll back")
+    with transaction.atomic():
+        locked_skill = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
+        target = SkillVersion.objects.filter(
+            tenant=tenant, skill=locked_skill, number=to_number
+        ).first()
+        if target is None:
+            raise not_found("skill version")
+        current = _label(tenant=tenant, skill=locked_skill)
+        if target.status != VersionStatus.PUBLISHED:
+            raise Problem(
+                "rollback_target_invalid",
+                f"Version {to_number} is {target.status}; production can only point at a "
+                "published version that is neither deprecated nor revoked.",
+                status_code=409,
+                status=target.status,
+            )
+        if current is not None and current.version_id == target.pk:
+            raise Problem(
+                "rollback_target_invalid",
+                f"Version {to_number} already is production.",
+                status_code=409,
+                status=target.status,
+            )
+        target.skill = locked_skill
+        move = _move_label(
+            tenant=tenant,
+            skill=locked_skill,
+            to=target,
+            actor=actor,
+            reason=reason,
+            cause=LabelMoveCause.ROLLBACK,
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill.rolled_back",
+            target_type="skill",
+            target_id=locked_skill.pk,
+            reason=reason,
+            data={
+                "label": PRODUCTION,
+                "from": _number(move.from_version),
+                "to": target.number,
+                "label_move": move.pk,
+            },
+        )
+    return move
+
+
+@dataclass(frozen=True)
+class RevokeResult:
+    version: SkillVersion
+    # The production move revoke caused, if the version held production.
+    label_move: LabelMove | None
+    instances_last_24h: int
+
+
+def skill_version_revoke(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str
+) -> RevokeResult:
+    """Refuse every future load of this version, pinned or not.
+
+    If it held ``production``, the label falls back to the newest published
+    version; with none left the label is cleared and a label resolve answers
+    ``label_not_set`` rather than serve a revoked version.
+    """
+    _require_admin(actor, doing="revoke a skill version")
+    reason = _require_reason(reason, doing="revoke this version")
+    with transaction.atomic():
+        skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.REVOKED)
+        locked.status = VersionStatus.REVOKED
+        locked.revoked_at = timezone.now()
+        locked.revoke_reason = reason[:1000]
+        locked.save(update_fields=["status", "revoked_at", "revoke_reason"])
+        move = None
+        label = _label(tenant=tenant, skill=skill)
+        if label is not None and label.version_id == locked.pk:
+            fallback = (
+                SkillVersion.objects.filter(
+                    tenant=tenant, skill=skill, status=VersionStatus.PUBLISHED
+                )
+                .order_by("-number")
+                .first()
+            )
+            move = _move_label(
+                tenant=tenant,
+                skill=skill,
+                to=fallback,
+                actor=actor,
+                reason=reason,
+                cause=LabelMoveCause.REVOKE,
+            )
+        review_cancel_for_target(
+            tenant=tenant,
+            target_type=REVIEW_TARGET,
+            target_id=locked.pk,
+            queue=Queue.SKILL_PUBLICATION,
+        )
+        instances = selectors.pins_recent_count(tenant=tenant, version=locked)
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.revoked",
+            version=locked,
+            reason=reason,
+            data={
+                "label_move": move.pk if move else None,
+                "production_now": _number(move.to_version) if move else None,
+                "instances_last_24h": instances,
+            },
+        )
+        # Exact pins are cached too: every resolve must see the revoke at once.
+        _bump_after_commit(skill)
+    return RevokeResult(version=locked, label_move=move, instances_last_24h=instances)
+
+
+def skill_version_deprecate(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str = ""
+) -> SkillVersion:
+    """published → deprecated: still loadable, with a ``Warning`` header on every load."""
+    _require_admin(actor, doing="deprecate a skill version")
+    reason = reason.strip()
+    with transaction.atomic():
+        skill, locked = _lock(tenant=tenant, version=version)
+        _guard(locked, VersionStatus.DEPRECATED)
+        locked.status = VersionStatus.DEPRECATED
+        locked.deprecated_at = timezone.now()
+        locked.deprecate_reason = reason[:1000]
+        locked.save(update_fields=["status", "deprecated_at", "deprecate_reason"])
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.deprecated",
+            version=locked,
+            reason=reason,
+        )
+        _bump_after_commit(skill)
+    return locked
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+
+def _label(*, tenant: Tenant, skill: Skill, name: str = PRODUCTION) -> SkillLabel | None:
+    return (
+        SkillLabel.objects.select_for_update().filter(tenant=tenant, skill=skill, name=name).first()
+    )
+
+
+def _number(version: SkillVersion | None) -> int | None:
+    return version.number if version is not None else None
+
+
+def _move_label(
+    *,
+    tenant: Tenant,
+    skill: Skill,
+    to: SkillVersion | None,
+    actor: Actor,
+    reason: str,
+    cause: str,
+    name: str = PRODUCTION,
+) -> LabelMove:
+    """Point a label at ``to`` and append the move. The caller holds the skill lock."""
+    now = timezone.now()
+    label = _label(tenant=tenant, skill=skill, name=name)
+    from_version = label.version if label is not None else None
+    if label is None:
+        SkillLabel.objects.create(tenant=tenant, skill=skill, name=name, version=to, moved_at=now)
+    else:
+        label.version = to
+        label.moved_at = now
+        label.save(update_fields=["version", "moved_at"])
+    move = LabelMove.objects.create(
+        tenant=tenant,
+        skill=skill,
+        label=name,
+        from_version=from_version,
+        to_version=to,
+        cause=cause,
+        reason=reason[:1000],
+        **_actor_fields(actor, "actor"),
+    )
+    _bump_after_commit(skill)
+    return move
+
+
+# --- evaluations and pins ---------------------------------------------------------------------
+
+
+def evaluation_record(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    category: str,
+    passed: bool,
+    content_hash: str,
+    details: dict[str, Any] | None = None,
+    environment: dict[str, Any] | None = None,
+) -> EvaluationRun:
+    """Append one regression result. It counts only if ``content_hash`` is the version's."""
+    if category not in EvaluationCategory.values:
+        raise Problem(
+            "validation_error",
+            f"`{category}` is not an evaluation category.",
+            errors={"category": [f"Choose one of: {', '.join(EvaluationCategory.values)}."]},
+        )
+    details, environment = details or {}, environment or {}
+    if find_secrets_in_value({"details": details, "environment": environment}):
+        raise Problem(
+            "secret_detected",
+            "The evaluation details or environment hold what looks like a credential. "
+            "Remove it; memdesk never stores secrets.",
+        )
+    with transaction.atomic():
+        run = EvaluationRun.objects.create(
+            tenant=tenant,
+            version=version,
+            content_hash=content_hash,
+            category=category,
+            passed=passed,
+            details=details,
+            environment=environment,
+            **_actor_fields(actor, "actor"),
+        )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="evaluation.recorded",
+            version=version,
+            data={
+                "evaluation": run.pk,
+                "category": category,
+                "passed": passed,
+                "content_hash": content_hash,
+                "counts": content_hash == version.content_hash,
+            },
+        )
+    return run
+
+
+def skill_pin_record(*, resolved: selectors.ResolvedVersion, tenant: Tenant, instance: str) -> None:
+    """Record that ``instance`` loaded the resolved version: one upsert, at most once a minute."""
+    if not pin_touch_due(version_id=resolved.version_id, instance=instance):
+        return
+    SkillPin.objects.bulk_create(
+        [
+            SkillPin(
+                tenant=tenant,
+                skill_id=resolved.skill_id,
+                version_id=resolved.version_id,
+                instance=instance,
+                last_seen_at=timezone.now(),
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["tenant", "version", "instance"],
+        update_fields=["last_seen_at"],
+    )

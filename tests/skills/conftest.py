@@ -1,0 +1,192 @@
+"""Skill fixtures: package zips, agents with skill capabilities, admins' API clients."""
+
+from __future__ import annotations
+
+import copy
+import io
+import uuid
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+from rest_framework.test import APIClient
+
+from accounts.actors import Actor
+from accounts.models import Role, Tenant
+from skills import services
+from skills.models import EvaluationCategory, Skill, SkillVersion
+
+SLUG = "pdf-tools"
+NETWORK_SCRIPT = "import httpx\n\nprint(httpx.get('https://example.com').status_code)\n"
+
+
+def skill_md(
+    slug: str = SLUG, *, body: str = "# PDF tools\n\nFill in PDF forms.\n", **fields: Any
+) -> str:
+    meta = {"name": slug, "description": "Fill in PDF forms.", "version": "1.0", **fields}
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n" + body
+
+
+def build_zip(files: dict[str, str | bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, content in files.items():
+            archive.writestr(zipfile.ZipInfo(path, date_time=(2024, 1, 1, 0, 0, 0)), content)
+    return buffer.getvalue()
+
+
+def package(
+    slug: str = SLUG,
+    *,
+    body: str = "# PDF tools\n\nFill in PDF forms.\n",
+    files: dict[str, str | bytes] | None = None,
+    **fields: Any,
+) -> bytes:
+    return build_zip({"SKILL.md": skill_md(slug, body=body, **fields), **(files or {})})
+
+
+def package_v2(slug: str = SLUG) -> bytes:
+    """A second version that adds the network capability with a script using it."""
+    return package(
+        slug,
+        body="# PDF tools\n\nFill in PDF forms, fetching templates.\n",
+        capabilities=["network"],
+        version="2.0",
+        files={"scripts/fetch.py": NETWORK_SCRIPT},
+    )
+
+
+def upload_file(data: bytes, name: str = "skill.zip") -> io.BytesIO:
+    handle = io.BytesIO(data)
+    handle.name = name
+    return handle
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(settings: Any) -> None:
+    """A key prefix per test, so cached resolves of a former test run never leak in.
+
+    Test databases restart their id sequences, so tenant 1's skill in this run
+    would otherwise find tenant 1's cache entries of the last run.
+    """
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-skills-{uuid.uuid4().hex}"
+    settings.CACHES = caches
+
+
+@pytest.fixture
+def ada(admin_user: Any) -> Actor:
+    return Actor.for_user(admin_user, Role.ADMIN)
+
+
+@pytest.fixture
+def abe(admin2: Any) -> Actor:
+    return Actor.for_user(admin2, Role.ADMIN)
+
+
+@pytest.fixture
+def erin(editor: Any) -> Actor:
+    return Actor.for_user(editor, Role.EDITOR)
+
+
+@pytest.fixture
+def robot() -> Actor:
+    return Actor(kind="agent", id="999", label="robot", capabilities=frozenset({"skills:write"}))
+
+
+@pytest.fixture
+def skill(acme: Tenant, ada: Actor) -> Skill:
+    return services.skill_create(tenant=acme, slug=SLUG, name="PDF tools", actor=ada)
+
+
+@pytest.fixture
+def upload(acme: Tenant, skill: Skill) -> Callable[..., SkillVersion]:
+    def make(data: bytes | None = None, *, actor: Actor) -> SkillVersion:
+        version, _ = services.skill_version_upload(
+            tenant=acme, skill=skill, data=data or package(), actor=actor
+        )
+        return version
+
+    return make
+
+
+@pytest.fixture
+def pass_all(acme: Tenant) -> Callable[..., None]:
+    """Record a passing run of every category on the version's own hash."""
+
+    def record(version: SkillVersion, *, skip: tuple[str, ...] = ()) -> None:
+        evaluator = Actor(kind="agent", id="evaluator", label="evaluator")
+        for category in EvaluationCategory.values:
+            if category in skip:
+                continue
+            services.evaluation_record(
+                tenant=acme,
+                version=version,
+                actor=evaluator,
+                category=category,
+                passed=True,
+                content_hash=version.content_hash,
+                environment={"model": "test-model"},
+            )
+
+    return record
+
+
+@pytest.fixture
+def published_v1(
+    acme: Tenant, upload: Callable[..., SkillVersion], pass_all: Callable[..., None], ada, abe
+) -> SkillVersion:
+    """v1 uploaded by ada, approved by abe, six categories passed, published."""
+    version = upload(actor=ada)
+    pass_all(version)
+    services.skill_version_submit(tenant=acme, version=version, actor=ada)
+    services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    return services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+
+@pytest.fixture
+def published_v2(
+    acme: Tenant,
+    published_v1: SkillVersion,
+    upload: Callable[..., SkillVersion],
+    pass_all: Callable[..., None],
+    ada,
+    abe,
+) -> SkillVersion:
+    version = upload(package_v2(), actor=ada)
+    pass_all(version)
+    services.skill_version_submit(tenant=acme, version=version, actor=ada)
+    services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    return services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+
+@pytest.fixture
+def writer(acme: Tenant, make_agent: Callable[..., APIClient]) -> APIClient:
+    return make_agent(acme, name="uploader", capabilities=["skills:read", "skills:write"])
+
+
+@pytest.fixture
+def evaluator(acme: Tenant, make_agent: Callable[..., APIClient]) -> APIClient:
+    return make_agent(acme, name="evaluator", capabilities=["skills:read", "evaluations:write"])
+
+
+@pytest.fixture
+def reader(acme: Tenant, make_agent: Callable[..., APIClient]) -> APIClient:
+    return make_agent(acme, name="runner", capabilities=["skills:read"])
+
+
+@pytest.fixture
+def ada_api(admin_user: Any, session_api: Callable[[Any], APIClient]) -> APIClient:
+    return session_api(admin_user)
+
+
+@pytest.fixture
+def abe_api(admin2: Any, session_api: Callable[[Any], APIClient]) -> APIClient:
+    return session_api(admin2)
+
+
+@pytest.fixture
+def globex_admin(globex: Tenant, make_member: Callable[..., Any]) -> Any:
+    return make_member(globex, "gus", Role.ADMIN)

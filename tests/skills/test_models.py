@@ -1,0 +1,81 @@
+"""What PostgreSQL itself refuses, whatever the code above it does."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, IntegrityError, connection, transaction
+
+from skills import services
+from skills.models import EvaluationRun, LabelMove, SkillFile, SkillVersion, VersionStatus
+
+
+def refused(sql: str, params: list) -> None:
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+@pytest.mark.parametrize(
+    ("sql", "value"),
+    [
+        ("UPDATE skills_skillversion SET body = %s WHERE id = %s", "rewritten"),
+        ("UPDATE skills_skillversion SET content_hash = %s WHERE id = %s", "sha256:" + "f" * 64),
+        ("UPDATE skills_skillversion SET manifest = %s WHERE id = %s", '{"name": "pdf-tools"}'),
+        ("UPDATE skills_skillversion SET number = %s WHERE id = %s", 7),
+        ("UPDATE skills_skillversion SET author_label = %s WHERE id = %s", "someone else"),
+    ],
+)
+def test_it_refuses_to_change_version_content(published_v1, sql, value):
+    refused(sql, [value, published_v1.pk])
+    published_v1.refresh_from_db()
+    assert published_v1.body.startswith("# PDF tools")
+
+
+def test_it_refuses_to_change_a_draft_too(upload, ada):
+    # Content-addressed: even a draft's content would make its hash lie.
+    draft = upload(actor=ada)
+    refused("UPDATE skills_skillversion SET body = 'x' WHERE id = %s", [draft.pk])
+
+
+def test_it_lets_lifecycle_columns_move(published_v1):
+    SkillVersion.objects.filter(pk=published_v1.pk).update(deprecate_reason="superseded")
+    published_v1.refresh_from_db()
+    assert published_v1.deprecate_reason == "superseded"
+
+
+def test_it_keeps_revoke_final(acme, published_v1, ada):
+    services.skill_version_revoke(tenant=acme, version=published_v1, actor=ada, reason="bad")
+    refused("UPDATE skills_skillversion SET status = 'published' WHERE id = %s", [published_v1.pk])
+    assert SkillVersion.objects.get(pk=published_v1.pk).status == VersionStatus.REVOKED
+
+
+def test_it_refuses_deleting_versions_files_runs_and_label_moves(published_v1):
+    refused("DELETE FROM skills_skillversion WHERE id = %s", [published_v1.pk])
+    file = SkillFile.objects.filter(version=published_v1).first()
+    refused("UPDATE skills_skillfile SET content = 'x' WHERE id = %s", [file.pk])
+    refused("DELETE FROM skills_skillfile WHERE id = %s", [file.pk])
+    run = EvaluationRun.objects.filter(version=published_v1).first()
+    refused("UPDATE skills_evaluationrun SET passed = false WHERE id = %s", [run.pk])
+    move = LabelMove.objects.get(skill=published_v1.skill)
+    refused("UPDATE skills_labelmove SET reason = 'edited' WHERE id = %s", [move.pk])
+    refused("DELETE FROM skills_labelmove WHERE id = %s", [move.pk])
+
+
+def test_it_refuses_a_label_move_without_a_reason(published_v1):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LabelMove.objects.create(
+            tenant=published_v1.tenant,
+            skill=published_v1.skill,
+            label="production",
+            to_version=published_v1,
+            cause="rollback",
+            actor_kind="user",
+            reason="   ",
+        )
+
+
+def test_it_refuses_an_approver_who_is_the_author(upload, ada):
+    version = upload(actor=ada)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        SkillVersion.objects.filter(pk=version.pk).update(
+            approved_by_kind=version.author_kind, approved_by_id=version.author_id
+        )
