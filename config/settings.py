@@ -257,3 +257,61 @@ CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
     "schedule": 3600.0,
 }
 REVIEW_LEASE_SECONDS = env_int("REVIEW_LEASE_SECONDS", 900)
+
+# Receipts and reconciliation ------------------------------------------------
+# How long a `submitted` receipt waits for its agent to report the outcome
+# before the sweep declares it `outcome_unknown`; an agent may ask for a
+# different lease per call, up to the maximum.
+RECEIPT_SUBMIT_LEASE_SECONDS = env_int("RECEIPT_SUBMIT_LEASE_SECONDS", 300)
+RECEIPT_SUBMIT_LEASE_MAX_SECONDS = env_int("RECEIPT_SUBMIT_LEASE_MAX_SECONDS", 86400)
+# The queue reconciliation tasks and their sweeps go to. The default is
+# Celery's default queue, which every worker consumes; production may give
+# reconciliation its own workers, and tests isolate each run with its own name.
+RECONCILE_QUEUE = os.environ.get("RECONCILE_QUEUE", "celery")
+# Reads (claims) per receipt before a person has to decide; a receipt that
+# kills its worker every time stops here too.
+RECONCILE_MAX_ATTEMPTS = env_int("RECONCILE_MAX_ATTEMPTS", 5)
+# A worker's claim on one receipt; it must outlast one read (the HTTP timeout).
+RECONCILE_LEASE_SECONDS = env_int("RECONCILE_LEASE_SECONDS", 60)
+RECONCILE_CHUNK_SIZE = env_int("RECONCILE_CHUNK_SIZE", 50)
+RECONCILE_BACKOFF_BASE_SECONDS = env_int("RECONCILE_BACKOFF_BASE_SECONDS", 30)
+RECONCILE_BACKOFF_MAX_SECONDS = env_int("RECONCILE_BACKOFF_MAX_SECONDS", 3600)
+RECONCILE_HTTP_TIMEOUT_SECONDS = env_int("RECONCILE_HTTP_TIMEOUT_SECONDS", 10)
+RECONCILE_HTTP_MAX_RESPONSE_BYTES = env_int("RECONCILE_HTTP_MAX_RESPONSE_BYTES", 1024 * 1024)
+# Hosts the http reconciler may read from; empty allows any host. Set it in
+# production so an agent cannot point lookups at internal services.
+RECONCILE_HTTP_ALLOWED_HOSTS = env_list("RECONCILE_HTTP_ALLOWED_HOSTS", [])
+RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
+if RECONCILE_LEASE_SECONDS <= RECONCILE_HTTP_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured(
+        "RECONCILE_LEASE_SECONDS must exceed RECONCILE_HTTP_TIMEOUT_SECONDS, or a slow "
+        "read loses its claim to another worker before it can settle."
+    )
+if CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] < 2 * CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "The broker visibility timeout must be at least twice CELERY_TASK_TIME_LIMIT, or Redis "
+        "hands a running task to a second worker."
+    )
+# Stable schema names for the enums of the receipt and recovery endpoints, so
+# another app's `decision` or `outcome` field cannot collide with them.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+    {
+        "ReconciliationReadOutcomeEnum": "memory.models.receipts.ReadOutcome.choices",
+        "RecoveryDecisionEnum": "memory.services.recovery.RecoveryDecision.choices",
+        "RecoveryReasonEnum": "memory.services.recovery.RecoveryReason.choices",
+    }
+)
+# Sweeps are the safety net behind the on-commit enqueue: they find work from
+# database state alone, so a lost message or a killed worker only delays it.
+# `expires` drops sweeps that piled up while no worker was listening.
+CELERY_BEAT_SCHEDULE["receipts-expire-submit-leases"] = {
+    "task": "memory.receipts_expire_submit_leases",
+    "schedule": float(RECONCILE_SWEEP_SECONDS),
+    "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
+}
+CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = {
+    "task": "memory.receipts_dispatch_due",
+    "schedule": float(RECONCILE_SWEEP_SECONDS),
+    "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
+}
+# ---------------------------------------------------------------------------

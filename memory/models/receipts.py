@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC
 
 import pgtrigger
 from django.contrib.postgres.fields import ArrayField
@@ -19,6 +20,54 @@ class ReceiptState(models.TextChoices):
     RECONCILING = "reconciling"
     SAFE_TO_RETRY = "safe_to_retry"
     MANUAL_REVIEW = "manual_review"
+
+
+class TransitionRole(models.TextChoices):
+    """Who may move a receipt: the agent making the call, memdesk's workers, or an editor."""
+
+    AGENT = "agent"
+    WORKER = "worker"
+    EDITOR = "editor"
+
+
+_S = ReceiptState
+_R = TransitionRole
+
+# The receipt state machine (DESIGN.md, seed 001), and the only place it is
+# written down: from-state → {to-state: roles allowed to make that move}.
+# Services, the API's `allowed` lists, metrics and the tests all read this.
+RECEIPT_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
+    _S.PLANNED: {_S.SUBMITTED: frozenset({_R.AGENT})},
+    _S.SUBMITTED: {
+        _S.SUCCEEDED: frozenset({_R.AGENT}),
+        _S.REJECTED: frozenset({_R.AGENT}),
+        # The agent reports a transport failure, or the submit-lease sweep
+        # notices that it never reported back at all.
+        _S.OUTCOME_UNKNOWN: frozenset({_R.AGENT, _R.WORKER}),
+    },
+    _S.OUTCOME_UNKNOWN: {_S.RECONCILING: frozenset({_R.WORKER})},
+    _S.RECONCILING: {
+        _S.SUCCEEDED: frozenset({_R.WORKER}),
+        _S.SAFE_TO_RETRY: frozenset({_R.WORKER}),
+        _S.MANUAL_REVIEW: frozenset({_R.WORKER}),
+    },
+    _S.MANUAL_REVIEW: {
+        _S.SUCCEEDED: frozenset({_R.EDITOR}),
+        _S.SAFE_TO_RETRY: frozenset({_R.EDITOR}),
+        _S.REJECTED: frozenset({_R.EDITOR}),
+    },
+}
+
+# Where nothing moves any more: the outside world's answer is settled.
+TERMINAL_RECEIPT_STATES = frozenset(_S.values) - frozenset(RECEIPT_TRANSITIONS)
+# An effect in one of these may or may not have happened; only a read can tell.
+UNVERIFIED_RECEIPT_STATES = frozenset({_S.SUBMITTED, _S.OUTCOME_UNKNOWN, _S.RECONCILING})
+
+
+def allowed_receipt_targets(state: str, role: str | None) -> list[str]:
+    """The states `role` may move a receipt in `state` to, in state-machine order."""
+    moves = RECEIPT_TRANSITIONS.get(state, {})
+    return [target for target in _S.values if role in moves.get(target, frozenset())]
 
 
 class Receipt(models.Model):
@@ -40,6 +89,9 @@ class Receipt(models.Model):
     run_id = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=100, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
+    # When the agent said it was about to call out; an outside system's key
+    # retention window is counted from here.
+    submitted_at = models.DateTimeField(null=True, blank=True)
     # While `submitted`, the agent promises to report back before this; a
     # sweep turns a receipt whose promise lapsed into `outcome_unknown`.
     submit_lease_expires_at = models.DateTimeField(null=True, blank=True)
@@ -77,6 +129,11 @@ class Receipt(models.Model):
     def __str__(self) -> str:
         return f"{self.operation} {self.idempotency_key} ({self.state})"
 
+    def version(self) -> str:
+        """State and last change, so a review decision can tell the receipt moved since."""
+        changed = self.updated_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        return f"{self.state}:{changed}"
+
 
 @pgtrigger.register(
     pgtrigger.Protect(
@@ -97,10 +154,63 @@ class ReceiptTransition(models.Model):
     at = models.DateTimeField(db_default=Now())
 
     class Meta:
-        indexes = [models.Index(fields=["receipt", "at"])]
+        indexes = [
+            models.Index(fields=["receipt", "at"]),
+            # Reconciliation outcomes are counted on every metrics scrape.
+            models.Index(
+                fields=["to_state"],
+                condition=models.Q(from_state="reconciling"),
+                name="receipt_transition_reconciled",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.receipt_id}: {self.from_state} → {self.to_state}"
+
+
+class ReadOutcome(models.TextChoices):
+    """What one reconciliation read of the outside system showed."""
+
+    FOUND = "found"
+    ABSENT = "absent"
+    UNDETERMINED = "undetermined"
+    NEEDS_PERSON = "needs_person"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="reconciliation_read_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class ReconciliationRead(models.Model):
+    """One read a reconciler made for a receipt, kept as evidence whatever it showed.
+
+    Failed reads change no state, so they are not receipt transitions; they are
+    recorded here so the receipt's timeline shows every look at the outside world.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    receipt = models.ForeignKey(Receipt, on_delete=models.CASCADE, related_name="reads")
+    attempt = models.PositiveIntegerField()
+    adapter = models.CharField(max_length=32)
+    outcome = models.CharField(max_length=16, choices=ReadOutcome.choices)
+    error_code = models.CharField(max_length=100, blank=True)
+    external_id = models.CharField(max_length=255, blank=True)
+    evidence = models.JSONField(default=dict, blank=True)
+    worker = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        indexes = [models.Index(fields=["receipt", "at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(outcome__in=ReadOutcome.values),
+                name="reconciliation_read_outcome_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.receipt_id} read #{self.attempt}: {self.outcome}"
 
 
 class Checkpoint(models.Model):

@@ -1,0 +1,258 @@
+"""Agent endpoints for receipts (write before the call), checkpoints and recovery."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import api_context, capability_required
+from common.idempotency import HEADER as IDEMPOTENCY_HEADER
+from common.idempotency import idempotent
+from common.pagination import CursorPage
+from common.problems import not_found
+from memory.api.receipts.serializers import (
+    CheckpointInput,
+    CheckpointOutput,
+    ReceiptCreateInput,
+    ReceiptDetailOutput,
+    ReceiptListInput,
+    ReceiptOutput,
+    ReceiptTransitionInput,
+    RecoveryInput,
+    RecoveryOutput,
+)
+from memory.models.receipts import Receipt
+from memory.selectors.receipts import checkpoint_get, receipt_detail, receipts_list
+from memory.services.receipts import receipt_create, receipt_transition
+from memory.services.recovery import checkpoint_save, recovery_decide
+
+RECEIPTS_WRITE = capability_required("receipts:write")
+CHECKPOINTS_WRITE = capability_required("checkpoints:write")
+# Recovery only reads, and an agent that writes receipts must be able to ask it.
+RECOVERY = capability_required("checkpoints:write", "receipts:write")
+
+_AUTH = {
+    401: OpenApiResponse(description="Problem details: not_authenticated"),
+    403: OpenApiResponse(description="Problem details: capability_required"),
+}
+_NOT_FOUND = OpenApiResponse(description="Problem details: not_found (also another tenant's)")
+
+
+class ReceiptPage(CursorPage):
+    ordering = ("-created_at", "-id")
+
+
+class ReceiptListCreateView(ListAPIView):
+    permission_classes = [RECEIPTS_WRITE]
+    serializer_class = ReceiptOutput
+    pagination_class = ReceiptPage
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        if getattr(self, "swagger_fake_view", False):
+            return Receipt.objects.none()
+        filters = ReceiptListInput(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return receipts_list(tenant=api_context(self.request).tenant, **filters.validated_data)
+
+    @extend_schema(
+        parameters=[ReceiptListInput],
+        responses={
+            200: ReceiptOutput(many=True),
+            400: OpenApiResponse(description="validation_error"),
+            **_AUTH,
+        },
+        summary="List receipts (cursor pagination, newest first)",
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=ReceiptCreateInput,
+        responses={
+            201: ReceiptOutput,
+            200: OpenApiResponse(
+                ReceiptOutput,
+                description="The idempotency_key already names this effect: the existing "
+                "receipt, in whatever state it is now.",
+            ),
+            400: OpenApiResponse(
+                description="Problem details: validation_error, secret_in_intent, "
+                "invalid_reconciler, idempotency_key_invalid"
+            ),
+            409: OpenApiResponse(
+                description="Problem details: idempotency_key_reused (same key, another "
+                "operation, target or intent), request_in_progress"
+            ),
+            **_AUTH,
+        },
+        summary="Write a receipt before making an external call",
+        description=(
+            "Commit the receipt in `planned` before touching the outside world. The "
+            "`intent_fingerprint` is sha256 over the canonical JSON of `intent`. Errors: "
+            "`secret_in_intent`, `invalid_reconciler`, `idempotency_key_reused`, "
+            "`validation_error`. The Idempotency-Key header is honoured too (a replay "
+            "returns the original response) and stands in for a missing body "
+            "`idempotency_key`."
+        ),
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = ReceiptCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        key = values.pop("idempotency_key", "") or request.headers.get(IDEMPOTENCY_HEADER, "")
+        if not key.strip():
+            raise ValidationError({"idempotency_key": ["Name the effect with an idempotency_key."]})
+        receipt, created = receipt_create(
+            tenant=context.tenant, actor=context.actor, idempotency_key=key.strip(), **values
+        )
+        return Response(
+            ReceiptOutput(receipt).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+            headers={"Location": f"/api/v1/receipts/{receipt.pk}"},
+        )
+
+
+class ReceiptDetailView(APIView):
+    permission_classes = [RECEIPTS_WRITE]
+
+    @extend_schema(
+        responses={200: ReceiptDetailOutput, 404: _NOT_FOUND, **_AUTH},
+        summary="Read a receipt with its transitions and reconciliation reads",
+    )
+    def get(self, request: Request, receipt_id: UUID) -> Response:
+        receipt = receipt_detail(tenant=api_context(request).tenant, receipt_id=receipt_id)
+        if receipt is None:
+            raise not_found("receipt")
+        return Response(ReceiptDetailOutput(receipt).data)
+
+
+class ReceiptTransitionView(APIView):
+    permission_classes = [RECEIPTS_WRITE]
+
+    @extend_schema(
+        request=ReceiptTransitionInput,
+        responses={
+            200: ReceiptOutput,
+            400: OpenApiResponse(
+                description="Problem details: validation_error, secret_in_evidence, invalid_lease"
+            ),
+            404: _NOT_FOUND,
+            409: OpenApiResponse(
+                description="Problem details: illegal_transition (with `allowed`: the states "
+                "this caller may move the receipt to now), external_id_conflict, "
+                "idempotency_key_reused, request_in_progress"
+            ),
+            **_AUTH,
+        },
+        summary="Report what happened to the call",
+        description=(
+            "Agents move `planned → submitted` just before the call, then `submitted → "
+            "succeeded | rejected | outcome_unknown`. Anything else is `409 "
+            "illegal_transition` with `allowed`. Reconciliation (workers) and editors make "
+            "the other moves. Send an Idempotency-Key header to retry this call safely."
+        ),
+    )
+    @idempotent
+    def post(self, request: Request, receipt_id: UUID) -> Response:
+        context = api_context(request)
+        data = ReceiptTransitionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        receipt = receipt_transition(
+            tenant=context.tenant,
+            receipt_id=receipt_id,
+            actor=context.actor,
+            **data.validated_data,
+        )
+        return Response(ReceiptOutput(receipt).data)
+
+
+def _check_task_key(task_key: str) -> None:
+    if not task_key.strip() or len(task_key) > 255:
+        raise ValidationError({"task_key": ["A task key is 1 to 255 characters."]})
+
+
+class CheckpointView(APIView):
+    permission_classes = [CHECKPOINTS_WRITE]
+
+    @extend_schema(
+        request=CheckpointInput,
+        responses={
+            200: CheckpointOutput,
+            400: OpenApiResponse(description="Problem details: validation_error, unknown_effect"),
+            **_AUTH,
+        },
+        summary="Save where a task stands (create or replace)",
+        description=(
+            "`effects` are receipt ids of this tenant (`unknown_effect` otherwise). Recovery "
+            "reads the checkpoint together with the current state of those receipts."
+        ),
+    )
+    def put(self, request: Request, task_key: str) -> Response:
+        _check_task_key(task_key)
+        context = api_context(request)
+        data = CheckpointInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        checkpoint, _ = checkpoint_save(
+            tenant=context.tenant, actor=context.actor, task_key=task_key, **data.validated_data
+        )
+        return Response(CheckpointOutput(checkpoint).data)
+
+    @extend_schema(
+        responses={200: CheckpointOutput, 404: _NOT_FOUND, **_AUTH},
+        summary="Read a task's checkpoint",
+    )
+    def get(self, request: Request, task_key: str) -> Response:
+        checkpoint = checkpoint_get(tenant=api_context(request).tenant, task_key=task_key)
+        if checkpoint is None:
+            raise not_found("checkpoint")
+        return Response(CheckpointOutput(checkpoint).data)
+
+
+class RecoveryView(APIView):
+    permission_classes = [RECOVERY]
+
+    @extend_schema(
+        request=RecoveryInput,
+        responses={
+            200: RecoveryOutput,
+            400: OpenApiResponse(description="validation_error"),
+            **_AUTH,
+        },
+        summary="Ask what to do after a crash, timeout or second trigger",
+        description=(
+            "Read-only: asking changes no row, however often. Rules, first match wins: no "
+            "checkpoint → `fresh`/`no_checkpoint`; expired → `fresh`/`checkpoint_expired`; "
+            "other input fingerprint → `fresh`/`input_changed`; an effect in manual_review → "
+            "`escalate`/`effect_in_manual_review`; an effect submitted, outcome_unknown or "
+            "reconciling → `verify_only`/`effect_unverified`; stage complete and every effect "
+            "succeeded → `no_op`/`already_verified`, or `resume`/`next_stage` when "
+            "`allowed_next_stages` is not empty; retries spent → "
+            "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
+            "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
+            "the call creates nothing."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = RecoveryInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        answer = recovery_decide(tenant=api_context(request).tenant, **data.validated_data)
+        return Response(
+            RecoveryOutput(
+                {
+                    "decision": answer.decision,
+                    "reason": answer.reason,
+                    "checkpoint": answer.checkpoint,
+                    "effects": answer.effects,
+                }
+            ).data
+        )

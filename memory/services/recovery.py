@@ -1,0 +1,207 @@
+"""Checkpoints, and the read-only answer to "what do I do now?" after a crash or re-trigger.
+
+The decision is a pure function of the checkpoint and the receipts it names
+(DESIGN.md, "Recovery decision"): asking it any number of times changes no
+row, so an agent may ask on every start without fear.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from django.core.cache import cache
+from django.db import models, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import Problem
+from memory.models.receipts import (
+    UNVERIFIED_RECEIPT_STATES,
+    Checkpoint,
+    Receipt,
+    ReceiptState,
+)
+from memory.selectors.receipts import checkpoint_get, receipts_by_ids
+
+logger = logging.getLogger(__name__)
+
+
+class RecoveryDecision(models.TextChoices):
+    FRESH = "fresh"
+    RESUME = "resume"
+    VERIFY_ONLY = "verify_only"
+    NO_OP = "no_op"
+    ESCALATE = "escalate"
+
+
+class RecoveryReason(models.TextChoices):
+    NO_CHECKPOINT = "no_checkpoint"
+    CHECKPOINT_EXPIRED = "checkpoint_expired"
+    INPUT_CHANGED = "input_changed"
+    EFFECT_IN_MANUAL_REVIEW = "effect_in_manual_review"
+    EFFECT_UNVERIFIED = "effect_unverified"
+    ALREADY_VERIFIED = "already_verified"
+    # The stage is done and verified but the checkpoint names stages still to
+    # run: a crash between two stages must not end the task as a no-op.
+    NEXT_STAGE = "next_stage"
+    RETRY_BUDGET_EXHAUSTED = "retry_budget_exhausted"
+    INCOMPLETE_STAGE = "incomplete_stage"
+
+
+# Every answer recovery can give, in the order the rules are tried.
+RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT),
+    (RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED),
+    (RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED),
+    (RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW),
+    (RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED),
+    (RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED),
+    (RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE),
+    (RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED),
+    (RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE),
+)
+
+
+@dataclass(frozen=True)
+class RecoveryAnswer:
+    decision: str
+    reason: str
+    checkpoint: Checkpoint | None
+    effects: list[Receipt]
+
+
+def recovery_rule(
+    *,
+    checkpoint: Checkpoint | None,
+    effects: Sequence[Receipt],
+    input_fingerprint: str,
+    now: datetime,
+) -> tuple[str, str]:
+    """The decision and its reason; the first rule that applies wins."""
+    if checkpoint is None:
+        return RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT
+    if checkpoint.expires_at is not None and checkpoint.expires_at <= now:
+        return RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED
+    if checkpoint.input_fingerprint != input_fingerprint:
+        return RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED
+    states = {effect.state for effect in effects}
+    if ReceiptState.MANUAL_REVIEW in states:
+        return RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW
+    if states & UNVERIFIED_RECEIPT_STATES:
+        return RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED
+    if checkpoint.stage_complete and states <= {ReceiptState.SUCCEEDED}:
+        if checkpoint.allowed_next_stages:
+            return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
+        return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+    if checkpoint.retry_count >= checkpoint.max_retries:
+        return RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED
+    return RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE
+
+
+def recovery_decide(
+    *, tenant: Tenant, task_key: str, input_fingerprint: str, now: datetime | None = None
+) -> RecoveryAnswer:
+    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis."""
+    now = now or timezone.now()
+    checkpoint = checkpoint_get(tenant=tenant, task_key=task_key)
+    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
+    decision, reason = recovery_rule(
+        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
+    )
+    _count_decision(decision, reason)
+    return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
+
+
+# Recovery must change no row (DESIGN.md principle 9), so its counter cannot
+# live in PostgreSQL. A prometheus_client Counter would be per process: every
+# web worker would answer a scrape with its own partial count. One Redis key
+# per (decision, reason) is shared by all processes; losing Redis loses a
+# counter, never data.
+_COUNTER_KEY = "metrics:recovery_decisions:{}:{}"
+
+
+def _count_decision(decision: str, reason: str) -> None:
+    key = _COUNTER_KEY.format(decision, reason)
+    try:
+        cache.add(key, 0, timeout=None)
+        cache.incr(key)
+    except Exception:
+        # A metric must never turn a correct answer into an error.
+        logger.warning("could not count a recovery decision", exc_info=True)
+
+
+def recovery_decision_counts() -> dict[tuple[str, str], int]:
+    """How often each (decision, reason) was answered, across every process."""
+    keys = {_COUNTER_KEY.format(d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
+    values = cache.get_many(list(keys))
+    return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
+
+
+def checkpoint_save(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    stage: str,
+    run_id: str = "",
+    stage_complete: bool = False,
+    retry_count: int = 0,
+    max_retries: int = 3,
+    allowed_next_stages: Iterable[str] = (),
+    effects: Iterable[UUID | str] = (),
+    expires_at: datetime | None = None,
+) -> tuple[Checkpoint, bool]:
+    """Create or replace the checkpoint of `task_key`. Effects must be this tenant's receipts."""
+    effect_ids = list(dict.fromkeys(UUID(str(effect)) for effect in effects))
+    known = set(
+        Receipt.objects.filter(tenant=tenant, pk__in=effect_ids).values_list("pk", flat=True)
+    )
+    missing = [str(effect) for effect in effect_ids if effect not in known]
+    if missing:
+        raise Problem(
+            "unknown_effect",
+            "Every effect must be a receipt of yours; write the receipt before the call.",
+            errors={"effects": [f"No receipt {effect}." for effect in missing]},
+        )
+    now = timezone.now()
+    fields = {
+        "run_id": run_id,
+        "input_fingerprint": input_fingerprint,
+        "stage": stage,
+        "stage_complete": stage_complete,
+        "retry_count": retry_count,
+        "max_retries": max_retries,
+        "allowed_next_stages": list(allowed_next_stages),
+        "effects": effect_ids,
+        "expires_at": expires_at,
+        "updated_at": now,
+    }
+    with transaction.atomic():
+        checkpoint, created = Checkpoint.objects.update_or_create(
+            tenant=tenant,
+            task_key=task_key,
+            defaults=fields,
+            create_defaults={**fields, "created_at": now},
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="checkpoint.saved",
+            target_type="checkpoint",
+            target_id=checkpoint.pk,
+            data={
+                "task_key": task_key,
+                "run_id": run_id,
+                "stage": stage,
+                "stage_complete": stage_complete,
+                "retry_count": retry_count,
+            },
+        )
+    return checkpoint, created

@@ -1,0 +1,168 @@
+"""A fake external platform for reconciliation tests: a real HTTP server on loopback.
+
+It runs in a thread of the test process, so Celery workers in other processes
+reach it over TCP exactly as they would reach a real platform. It stores
+articles by idempotency key, counts every request by method, and misbehaves
+on request: commit a write and drop the connection, drop a write before
+committing it, fail or stall reads.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+WRITE_NORMAL = "normal"
+# The platform stores the article, then the connection dies before any answer.
+WRITE_COMMIT_THEN_DROP = "commit_then_drop"
+# The connection dies before the platform stored anything.
+WRITE_DROP_BEFORE_COMMIT = "drop_before_commit"
+
+
+class FakePlatform:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.articles: dict[str, dict[str, Any]] = {}
+        self.requests: Counter[str] = Counter()
+        self.writes_committed = 0
+        self.reads_by_key: Counter[str] = Counter()
+        self.write_mode = WRITE_NORMAL
+        # The next `failing_reads` reads answer `failing_status` (or stall for
+        # `stall_seconds` first when that is set).
+        self.failing_reads = 0
+        self.failing_status = 503
+        self.stall_seconds = 0.0
+        # Every read waits this long, to widen the window a test kills a worker in.
+        self.read_delay = 0.0
+        # Keys whose search answers two matches (an ambiguous lookup).
+        self.duplicated_keys: set[str] = set()
+        self._next_id = 1000
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def start(self) -> FakePlatform:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def lookup_url(self, path: str = "articles") -> str:
+        return f"{self.url}/{path}?key={{idempotency_key}}"
+
+    # -- state ------------------------------------------------------------------
+
+    @property
+    def reads(self) -> int:
+        return self.requests["GET"]
+
+    @property
+    def writes_attempted(self) -> int:
+        return sum(count for method, count in self.requests.items() if method != "GET")
+
+    def seed(self, key: str) -> str:
+        """An article the platform already holds, as if written in an earlier run."""
+        with self._lock:
+            return self._store(key, {"seeded": True})["id"]
+
+    def _store(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        article = {"id": f"art_{self._next_id}", "key": key, **body}
+        self.articles[key] = article
+        return article
+
+    # -- HTTP -------------------------------------------------------------------
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        platform = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _drop(self) -> None:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                key = parse_qs(parts.query).get("key", [""])[0]
+                with platform._lock:
+                    platform.requests["GET"] += 1
+                    platform.reads_by_key[key] += 1
+                    failing = platform.failing_reads > 0
+                    if failing:
+                        platform.failing_reads -= 1
+                    article = platform.articles.get(key)
+                    duplicated = key in platform.duplicated_keys
+                if platform.read_delay:
+                    time.sleep(platform.read_delay)
+                if failing:
+                    if platform.stall_seconds:
+                        time.sleep(platform.stall_seconds)
+                    self._send(platform.failing_status, {"error": "unavailable"})
+                elif parts.path == "/articles":
+                    if article:
+                        self._send(200, article)
+                    else:
+                        self._send(404, {"error": "not found"})
+                elif parts.path == "/search":
+                    matches = [article] if article else []
+                    if article and duplicated:
+                        matches.append({**article, "id": article["id"] + "-dup"})
+                    self._send(200, matches)
+                else:
+                    self._send(404, {"error": "no such route"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                key = self.headers.get("Idempotency-Key", "")
+                with platform._lock:
+                    platform.requests["POST"] += 1
+                    mode = platform.write_mode
+                    existing = platform.articles.get(key)
+                    article = None
+                    if existing is None and mode != WRITE_DROP_BEFORE_COMMIT:
+                        article = platform._store(key, body)
+                        platform.writes_committed += 1
+                if mode in (WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT):
+                    self._drop()
+                elif existing is not None:
+                    self._send(200, existing)
+                else:
+                    self._send(201, article)
+
+            def _refuse(self) -> None:
+                with platform._lock:
+                    platform.requests[self.command] += 1
+                self._send(405, {"error": "method not allowed"})
+
+            do_PUT = do_PATCH = do_DELETE = _refuse
+
+        return Handler
