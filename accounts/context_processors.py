@@ -4,7 +4,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from accounts.selectors import membership_for_user
+from accounts.selectors import request_membership
 
 
 def console(request: HttpRequest) -> dict[str, Any]:
@@ -12,5 +12,4 @@ def console(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    membership = membership_for_user(user=user, tenant_id=request.session.get("tenant_id"))
-    return {"membership": membership}
+    return {"membership": request_membership(request)}

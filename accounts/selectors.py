@@ -41,3 +41,12 @@ def audit_trail(*, tenant: Tenant, target_type: str, target_id: Any) -> QuerySet
     return AuditEvent.objects.filter(
         tenant=tenant, target_type=target_type, target_id=str(target_id)
     ).order_by("at", "id")
+
+
+def request_membership(request: Any) -> Membership | None:
+    """The signed-in person's membership, looked up once per request."""
+    if not hasattr(request, "_memdesk_membership"):
+        request._memdesk_membership = membership_for_user(
+            user=getattr(request, "user", None), tenant_id=request.session.get("tenant_id")
+        )
+    return request._memdesk_membership

@@ -7,13 +7,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from accounts.models import Role
-from accounts.selectors import membership_for_user
+from accounts.selectors import request_membership
 from common.htmx import render_page
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    membership = membership_for_user(user=request.user, tenant_id=request.session.get("tenant_id"))
+    membership = request_membership(request)
     if membership is not None and membership.role == Role.USER:
         return redirect("memory:me")
     return redirect("reviews:index")

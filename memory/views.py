@@ -3,12 +3,12 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
-from accounts.selectors import membership_for_user, owned_subject_keys
+from accounts.selectors import owned_subject_keys, request_membership
 from common.htmx import render_page
 
 
 @login_required
 def me(request: HttpRequest) -> HttpResponse:
-    membership = membership_for_user(user=request.user, tenant_id=request.session.get("tenant_id"))
+    membership = request_membership(request)
     subjects = owned_subject_keys(tenant=membership.tenant, user=request.user) if membership else []
     return render_page(request, "memory/me.html", {"subjects": subjects})

@@ -53,6 +53,9 @@ class ReviewItem(models.Model):
     status = models.CharField(max_length=16, choices=ItemStatus.choices, default=ItemStatus.OPEN)
     priority = models.SmallIntegerField(default=0)
     subject_key = models.CharField(max_length=255, blank=True)
+    # What the item is about within its subject (a predicate, an operation, a
+    # skill slug): set by the opening app so queues can filter on it.
+    topic = models.CharField(max_length=200, blank=True)
     agent_label = models.CharField(max_length=100, blank=True)
     reason_codes = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     created_at = models.DateTimeField(db_default=Now())

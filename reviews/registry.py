@@ -32,6 +32,16 @@ class DecisionHandler(Protocol):
         """Carry the verdict out on the target. Raise a Problem to refuse it."""
 
 
+class QueuePresenter(Protocol):
+    """How the console shows a queue's targets; supplied by the app that owns them."""
+
+    def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
+        """One summary per item id (`title`, optional `status`), in a fixed number of queries."""
+
+    def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
+        """The template showing the item's evidence, and its context."""
+
+
 @dataclass(frozen=True)
 class QueuePolicy:
     handler: DecisionHandler
@@ -40,6 +50,9 @@ class QueuePolicy:
     negative_verdicts: tuple[str, ...] = ("reject",)
     roles: tuple[str, ...] = ("editor", "admin")
     payload_fields: dict[str, str] = field(default_factory=dict)
+    presenter: QueuePresenter | None = None
+    # The verdict bulk actions and the `a` shortcut apply.
+    approve_verdict: str | None = None
 
 
 _policies: dict[str, QueuePolicy] = {}

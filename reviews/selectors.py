@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Min, QuerySet
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Min, Q, QuerySet
 
 from accounts.models import Tenant
 from reviews.models import OPEN_STATUSES, ReviewItem
@@ -30,3 +33,60 @@ def queue_depths(*, tenant: Tenant) -> dict[str, dict]:
         .annotate(depth=Count("id"), oldest=Min("created_at"))
     )
     return {row["queue"]: {"depth": row["depth"], "oldest": row["oldest"]} for row in rows}
+
+
+@dataclass
+class QueuePage:
+    items: list[ReviewItem]
+    next_cursor: str | None
+    count_label: str
+
+
+COUNT_CAP = 1000
+
+
+def count_capped(queryset: QuerySet[ReviewItem], cap: int = COUNT_CAP) -> str:
+    """`COUNT(*)` grows with the queue; counting at most cap + 1 rows does not."""
+    n = queryset.order_by()[: cap + 1].count()
+    return f"{cap:,}+" if n > cap else f"{n:,}"
+
+
+def _decode_cursor(cursor: str) -> tuple[int, datetime, int] | None:
+    try:
+        priority, stamp, item_id = cursor.split("|")
+        return int(priority), datetime.fromisoformat(stamp), int(item_id)
+    except ValueError:
+        return None
+
+
+def queue_page(
+    *,
+    tenant: Tenant,
+    queue: str,
+    filtered: QuerySet[ReviewItem],
+    sort: str = "age",
+    after: str | None = None,
+    limit: int = 50,
+) -> QueuePage:
+    """Open items of a queue, oldest (or highest priority) first, with keyset pagination."""
+    items = filtered.filter(tenant=tenant, queue=queue, status__in=OPEN_STATUSES)
+    count_label = count_capped(items)
+    ordering = ["-priority", "created_at", "id"] if sort == "priority" else ["created_at", "id"]
+    cursor = _decode_cursor(after) if after else None
+    if cursor is not None:
+        priority, stamp, item_id = cursor
+        if sort == "priority":
+            items = items.filter(
+                Q(priority__lt=priority)
+                | Q(priority=priority, created_at__gt=stamp)
+                | Q(priority=priority, created_at=stamp, id__gt=item_id)
+            )
+        else:
+            items = items.filter(Q(created_at__gt=stamp) | Q(created_at=stamp, id__gt=item_id))
+    page = list(items.select_related("claimed_by").order_by(*ordering)[: limit + 1])
+    next_cursor = None
+    if len(page) > limit:
+        page = page[:limit]
+        last = page[-1]
+        next_cursor = f"{last.priority}|{last.created_at.isoformat()}|{last.id}"
+    return QueuePage(items=page, next_cursor=next_cursor, count_label=count_label)

@@ -26,6 +26,7 @@ def review_open(
     target_version: str = "",
     priority: int = 0,
     subject_key: str = "",
+    topic: str = "",
     agent_label: str = "",
     reason_codes: list[str] | None = None,
 ) -> ReviewItem:
@@ -49,6 +50,7 @@ def review_open(
                 target_version=target_version,
                 priority=priority,
                 subject_key=subject_key,
+                topic=topic[:200],
                 agent_label=agent_label,
                 reason_codes=reason_codes or [],
             )

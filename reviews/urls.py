@@ -5,4 +5,9 @@ from reviews import views
 app_name = "reviews"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("<str:queue>/", views.queue_view, name="queue"),
+    path("<str:queue>/bulk", views.bulk_view, name="bulk"),
+    path("<str:queue>/<int:item_id>/", views.item_view, name="item"),
+    path("<str:queue>/<int:item_id>/claim", views.claim_view, name="claim"),
+    path("<str:queue>/<int:item_id>/decide", views.decide_view, name="decide"),
 ]

@@ -16,6 +16,7 @@ from reviews.models import Queue, ReasonCode, ReviewItem
 from reviews.registry import QueuePolicy, register_queue
 from skills import selectors, services
 from skills.models import SkillVersion
+from skills.presenters import SkillPublicationPresenter
 
 
 def _version(item: ReviewItem) -> SkillVersion:
@@ -75,5 +76,6 @@ def register() -> None:
             handler=SkillPublicationHandler(),
             verdicts=("approve", "reject"),
             roles=("admin",),
+            presenter=SkillPublicationPresenter(),
         ),
     )

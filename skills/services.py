@@ -252,7 +252,7 @@ def skill_version_upload(
 def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor) -> SkillVersion:
     """draft → in_review, and open a ``skill_publication`` review item for it."""
     with transaction.atomic():
-        _skill, locked = _lock(tenant=tenant, version=version)
+        skill, locked = _lock(tenant=tenant, version=version)
         _guard(locked, VersionStatus.IN_REVIEW)
         locked.status = VersionStatus.IN_REVIEW
         locked.submitted_at = timezone.now()
@@ -266,6 +266,7 @@ def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor)
             target_version=locked.status,
             # Versions that widen what a skill may do go to the top of the queue.
             priority=1 if changes else 0,
+            topic=f"{skill.slug} v{locked.number}",
             agent_label=locked.author_label,
             reason_codes=sorted({change["flag"] for change in changes}),
         )

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.actors import Actor
 from accounts.models import Membership, Role
-from accounts.selectors import audit_trail, membership_for_user
+from accounts.selectors import audit_trail, request_membership
 from common.htmx import render_page
 from common.problems import Problem
 from skills import selectors, services
@@ -39,7 +39,7 @@ FILE_PREVIEW_BYTES = 200_000
 
 
 def _membership(request: HttpRequest) -> Membership:
-    membership = membership_for_user(user=request.user, tenant_id=request.session.get("tenant_id"))
+    membership = request_membership(request)
     if membership is None or membership.role == Role.USER:
         raise PermissionDenied("The skills console is for editors, admins and auditors.")
     return membership

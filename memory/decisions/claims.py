@@ -9,6 +9,7 @@ from django.utils.dateparse import parse_datetime
 from accounts.actors import Actor
 from common.problems import Problem
 from memory.models import Claim, ClaimStatus
+from memory.presenters import ClaimPresenter
 from memory.services.claims import (
     claim_merge_into,
     claim_refresh,
@@ -211,11 +212,22 @@ class StaleHandler(_ClaimHandler):
 def register() -> None:
     register_queue(
         Queue.CANDIDATES,
-        QueuePolicy(handler=CandidateHandler(), verdicts=("approve", "reject", "merge")),
+        QueuePolicy(
+            handler=CandidateHandler(),
+            verdicts=("approve", "reject", "merge"),
+            presenter=ClaimPresenter("memory/review/claim.html"),
+            approve_verdict="approve",
+        ),
     )
     register_queue(
         Queue.CONFLICTS,
-        QueuePolicy(handler=ConflictHandler(), verdicts=("supersede", "keep_both", "reject")),
+        QueuePolicy(
+            handler=ConflictHandler(),
+            verdicts=("supersede", "keep_both", "reject"),
+            presenter=ClaimPresenter(
+                "memory/review/claim.html", decide_fields="memory/review/conflict_fields.html"
+            ),
+        ),
     )
     register_queue(
         Queue.STALE,
@@ -223,5 +235,7 @@ def register() -> None:
             handler=StaleHandler(),
             verdicts=("refresh", "invalidate"),
             negative_verdicts=("invalidate",),
+            presenter=ClaimPresenter("memory/review/claim.html"),
+            approve_verdict="refresh",
         ),
     )

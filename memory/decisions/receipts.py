@@ -6,6 +6,7 @@ from typing import Any
 
 from accounts.actors import Actor
 from memory.models.receipts import ReceiptState
+from memory.presenters import ReceiptPresenter
 from memory.selectors.receipts import receipt_get
 from memory.services.receipts import MANUAL_VERDICTS, receipt_resolve_manual
 from reviews.models import Queue, ReviewItem
@@ -51,5 +52,6 @@ def register() -> None:
                 "external_id": "The outside system's id for the effect (needed for succeeded).",
                 "evidence": "What you checked, e.g. a URL and when you looked.",
             },
+            presenter=ReceiptPresenter(),
         ),
     )

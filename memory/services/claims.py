@@ -182,6 +182,7 @@ def _open_review(
         target_id=claim.id,
         target_version=claim_version(claim),
         subject_key=claim.subject.key,
+        topic=claim.predicate,
         agent_label=actor.label if actor.kind == ActorKind.AGENT else "",
         reason_codes=reasons,
     )

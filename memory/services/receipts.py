@@ -243,6 +243,7 @@ def _move(
             target_type=RECEIPT_TARGET_TYPE,
             target_id=receipt.pk,
             target_version=receipt.version(),
+            topic=receipt.operation,
             agent_label=receipt.agent,
             reason_codes=[reason[:64]] if reason else [],
         )

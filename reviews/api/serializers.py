@@ -2,12 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from reviews.models import Decision, ItemStatus, Queue, ReasonCode, ReviewItem
-
-
-class ReviewListInput(serializers.Serializer):
-    queue = serializers.ChoiceField(choices=Queue.choices, required=False)
-    status = serializers.ChoiceField(choices=ItemStatus.choices, required=False)
+from reviews.models import Decision, ReasonCode, ReviewItem
 
 
 class DecisionOutput(serializers.ModelSerializer):
@@ -29,6 +24,7 @@ class ReviewItemOutput(serializers.ModelSerializer):
             "target_id",
             "priority",
             "subject_key",
+            "topic",
             "agent_label",
             "reason_codes",
             "created_at",

@@ -10,12 +10,8 @@ from accounts.access import api_context, role_required
 from common.pagination import CursorPage
 from common.problems import not_found
 from reviews import selectors, services
-from reviews.api.serializers import (
-    DecideInput,
-    DecisionOutput,
-    ReviewItemOutput,
-    ReviewListInput,
-)
+from reviews.api.serializers import DecideInput, DecisionOutput, ReviewItemOutput
+from reviews.filters import ReviewItemFilter
 from reviews.models import ReviewItem
 
 EDITORS = role_required("editor")
@@ -29,19 +25,18 @@ class ReviewListView(ListAPIView):
     permission_classes = [EDITORS]
     serializer_class = ReviewItemOutput
     pagination_class = ReviewPage
+    filterset_class = ReviewItemFilter
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         if getattr(self, "swagger_fake_view", False):
             return ReviewItem.objects.none()
-        filters = ReviewListInput(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        return selectors.review_items(
-            tenant=api_context(self.request).tenant,
-            queue=filters.validated_data.get("queue"),
-            status=filters.validated_data.get("status"),
-        )
+        return selectors.review_items(tenant=api_context(self.request).tenant)
 
-    @extend_schema(parameters=[ReviewListInput], summary="List review items")
+    @extend_schema(
+        summary="List review items",
+        description="Filters are the console's: queue, status, subject, topic, agent, reason, "
+        "older_than. Errors: `role_required`, `validation_error`.",
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
         return super().get(request, *args, **kwargs)
 

@@ -1,0 +1,109 @@
+"""How the review console shows claims and receipts: list rows and evidence panes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accounts.selectors import audit_trail
+from memory.models import Claim, ClaimStatus
+from memory.models.receipts import Receipt
+from reviews.models import ReviewItem
+
+
+def _claims_by_id(items: list[ReviewItem]) -> dict[str, Claim]:
+    ids = [item.target_id for item in items]
+    if not items:
+        return {}
+    claims = Claim.objects.filter(tenant_id=items[0].tenant_id, pk__in=ids).select_related(
+        "subject"
+    )
+    return {str(claim.pk): claim for claim in claims}
+
+
+def _statement(claim: Claim) -> str:
+    return claim.text or f"{claim.predicate}: {claim.value}"
+
+
+class ClaimPresenter:
+    """Candidates, conflicts and stale claims."""
+
+    def __init__(self, template: str, decide_fields: str | None = None) -> None:
+        self.template = template
+        self.decide_fields = decide_fields
+
+    def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
+        claims = _claims_by_id(items)
+        rows = {}
+        for item in items:
+            claim = claims.get(item.target_id)
+            if claim is not None:
+                rows[item.pk] = {"title": _statement(claim), "status": claim.status}
+        return rows
+
+    def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
+        claim = (
+            Claim.objects.select_related("subject")
+            .prefetch_related("sources__event", "derived_from")
+            .filter(tenant_id=item.tenant_id, pk=item.target_id)
+            .first()
+        )
+        context: dict[str, Any] = {"claim": claim, "decide_fields": self.decide_fields}
+        if claim is None:
+            return self.template, context
+        sides = [claim]
+        if claim.conflicts_with:
+            sides += list(
+                Claim.objects.select_related("subject")
+                .prefetch_related("sources__event")
+                .filter(tenant_id=item.tenant_id, pk__in=claim.conflicts_with)
+            )
+        context["sides"] = sides
+        context["nearest"] = list(
+            Claim.objects.filter(
+                tenant_id=item.tenant_id,
+                subject_id=claim.subject_id,
+                status=ClaimStatus.ACTIVE,
+            )
+            .exclude(pk=claim.pk)
+            .order_by("predicate" if claim.predicate else "-recorded_at")
+            .filter(predicate=claim.predicate)[:5]
+        ) or list(
+            Claim.objects.filter(
+                tenant_id=item.tenant_id, subject_id=claim.subject_id, status=ClaimStatus.ACTIVE
+            ).order_by("-recorded_at")[:5]
+        )
+        context["audit"] = list(
+            audit_trail(tenant=item.tenant, target_type="claim", target_id=claim.pk)
+        )
+        return self.template, context
+
+
+class ReceiptPresenter:
+    """Receipts in manual_review: the whole timeline and every reconciliation read."""
+
+    def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
+        if not items:
+            return {}
+        receipts = Receipt.objects.filter(
+            tenant_id=items[0].tenant_id, pk__in=[i.target_id for i in items]
+        )
+        by_id = {str(r.pk): r for r in receipts}
+        return {
+            item.pk: {"title": f"{r.operation} → {r.target}", "status": r.state}
+            for item in items
+            if (r := by_id.get(item.target_id)) is not None
+        }
+
+    def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
+        receipt = (
+            Receipt.objects.prefetch_related("transitions", "reads")
+            .filter(tenant_id=item.tenant_id, pk=item.target_id)
+            .first()
+        )
+        return "memory/review/receipt.html", {
+            "receipt": receipt,
+            "decide_fields": "memory/review/receipt_fields.html",
+            "audit": list(
+                audit_trail(tenant=item.tenant, target_type="receipt", target_id=item.target_id)
+            ),
+        }
