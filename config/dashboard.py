@@ -1,0 +1,97 @@
+"""Reads behind the dashboard: the governance metrics of DESIGN.md over the last days."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Func
+from django.utils import timezone
+
+from accounts.models import Tenant
+from memory.models import Claim, Receipt
+from memory.services.recovery import recovery_decision_counts
+
+DAYS = 14
+
+
+def _days(tenant: Tenant, sql: str) -> list[tuple[str, int]]:
+    """Run a per-day count over the last DAYS days; `sql` sees %(tenant)s and %(start)s."""
+    start = (timezone.now() - timedelta(days=DAYS - 1)).date()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"tenant": tenant.pk, "start": start})
+        return [(day.strftime("%b %d"), int(n)) for day, n in cursor.fetchall()]
+
+
+def queue_depth_by_day(*, tenant: Tenant) -> list[tuple[str, int]]:
+    return _days(
+        tenant,
+        """
+        SELECT d::date, count(r.id)
+        FROM generate_series(%(start)s::date, current_date, interval '1 day') AS d
+        LEFT JOIN reviews_reviewitem r
+          ON r.tenant_id = %(tenant)s AND r.status <> 'cancelled'
+         AND r.created_at < d + interval '1 day'
+         AND (r.decided_at IS NULL OR r.decided_at >= d + interval '1 day')
+        GROUP BY d ORDER BY d
+        """,
+    )
+
+
+def receipts_by_day(*, tenant: Tenant) -> list[tuple[str, int]]:
+    return _days(
+        tenant,
+        """
+        SELECT d::date, count(r.id)
+        FROM generate_series(%(start)s::date, current_date, interval '1 day') AS d
+        LEFT JOIN memory_receipt r
+          ON r.tenant_id = %(tenant)s
+         AND r.created_at >= d AND r.created_at < d + interval '1 day'
+        GROUP BY d ORDER BY d
+        """,
+    )
+
+
+def receipts_by_state(*, tenant: Tenant) -> list[tuple[str, int]]:
+    rows = (
+        Receipt.objects.filter(tenant=tenant)
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .order_by("-n")
+    )
+    return [(state, n) for state, n in rows]
+
+
+class _Unnest(Func):
+    function = "unnest"
+
+
+def gate_verdicts_by_reason(*, tenant: Tenant) -> list[tuple[str, int]]:
+    since = timezone.now() - timedelta(days=DAYS)
+    rows = (
+        Claim.objects.filter(tenant=tenant, recorded_at__gte=since)
+        .annotate(reason=_Unnest("gate_reasons"))
+        .values_list("gate_decision", "reason")
+        .annotate(n=Count("id"))
+        .order_by("-n")[:12]
+    )
+    return [(f"{decision} · {reason}", n) for decision, reason, n in rows]
+
+
+def recovery_decisions() -> list[tuple[str, int]]:
+    counts = recovery_decision_counts()
+    return sorted(
+        ((f"{decision} · {reason}", n) for (decision, reason), n in counts.items() if n),
+        key=lambda pair: -pair[1],
+    )
+
+
+def dashboard_data(*, tenant: Tenant) -> dict[str, Any]:
+    return {
+        "queue_depth": queue_depth_by_day(tenant=tenant),
+        "receipts_by_day": receipts_by_day(tenant=tenant),
+        "receipts_by_state": receipts_by_state(tenant=tenant),
+        "gate_verdicts": gate_verdicts_by_reason(tenant=tenant),
+        "recovery": recovery_decisions(),
+    }
