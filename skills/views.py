@@ -93,7 +93,14 @@ def _answer(
     """
     if _is_htmx(request):
         context.update(flash=done, flash_error=error)
-        return render(request, f"{template}#{partial}", context)
+        response = render(request, f"{template}#{partial}", context)
+        if done is not None:
+            # A label move or status change shows in several places of the page
+            # (header chip, versions table, history): reload it whole, with the
+            # message carried over, rather than leave parts of it stale.
+            messages.success(request, done)
+            response["HX-Refresh"] = "true"
+        return response
     if done is not None:
         messages.success(request, done)
         return redirect(redirect_to)

@@ -215,7 +215,9 @@ def register() -> None:
         QueuePolicy(
             handler=CandidateHandler(),
             verdicts=("approve", "reject", "merge"),
-            presenter=ClaimPresenter("memory/review/claim.html"),
+            presenter=ClaimPresenter(
+                "memory/review/claim.html", decide_fields="memory/review/candidate_fields.html"
+            ),
             approve_verdict="approve",
         ),
     )

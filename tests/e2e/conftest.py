@@ -1,0 +1,83 @@
+"""Browser tests: Playwright driving Debian's chromium against the live test server.
+
+The demo data (`seed_demo`) is loaded for every test, so these tests log in as
+the demo users exactly as a newcomer would after `make run`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls the
+# tests make for setup and assertions are still plain synchronous code.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+DEMO_PASSWORD = "memdesk-demo"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> None:
+    call_command("seed_demo", stdout=StringIO())
+
+
+@pytest.fixture
+def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[str], Any]]:
+    contexts = []
+
+    def open_as(username: str) -> Any:
+        context = browser.new_context(
+            base_url=live_server.url, viewport={"width": 1400, "height": 900}
+        )
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", DEMO_PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,55 @@
+"""An admin publishes a skill version and rolls it back, in a real browser."""
+
+import pytest
+
+from accounts.actors import Actor
+from accounts.models import Membership
+from skills import services
+from skills.models import EvaluationCategory, SkillLabel, SkillVersion
+from tests.e2e.conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_admin_publishes_and_rolls_back(sign_in):
+    v2 = SkillVersion.objects.get(number=2)
+    tenant = v2.skill.tenant
+    evaluator = Actor.system("ci-evaluator")
+    for category in EvaluationCategory.values:
+        services.evaluation_record(
+            tenant=tenant,
+            version=v2,
+            actor=evaluator,
+            category=category,
+            passed=True,
+            content_hash=v2.content_hash,
+        )
+    admin2 = Membership.objects.get(user__username="admin2")
+    services.skill_version_approve(
+        tenant=tenant,
+        version=v2,
+        actor=Actor.for_user(admin2.user, admin2.role),
+        reason="reviewed the new network script",
+    )
+    page = sign_in("admin")
+    slug = v2.skill.slug
+    page.goto(f"/skills/{slug}/v2/")
+    form = page.locator("form.action-form", has_text="Publish")
+    form.locator("textarea").fill("matrix green, approved by admin2")
+    confirm = form.locator("input[type=checkbox]")
+    if confirm.count():
+        confirm.check()
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector("text=published")
+    screenshot(page, "skill-published")
+    assert SkillLabel.objects.get(skill=v2.skill, name="production").version.number == 2
+
+    page.goto(f"/skills/{slug}/")
+    rollback = page.locator("#production form")
+    rollback.locator("select").select_option("1")
+    rollback.locator("textarea, input[type=text]").first.fill("v2 breaks form filling")
+    rollback.locator("input[type=checkbox]").check()
+    rollback.locator("button[type=submit]").click()
+    page.wait_for_selector("#production >> text=v1")
+    screenshot(page, "skill-rolled-back")
+    assert SkillLabel.objects.get(skill=v2.skill, name="production").version.number == 1
