@@ -330,6 +330,25 @@ class EvaluationListView(GenericAPIView):
 _TRANSITION = OpenApiResponse(description="`illegal_transition` with `allowed` next statuses.")
 
 
+class _ReasonedVersionAction(APIView):
+    """An admin's lifecycle step on one version: a reason in, the version out."""
+
+    permission_classes = [ADMINS]
+    service: Any
+
+    def act(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = self.service(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(VersionOutput(version).data)
+
+
 class SubmitView(APIView):
     permission_classes = [WRITERS]
 
@@ -347,8 +366,8 @@ class SubmitView(APIView):
         return Response(VersionOutput(version).data)
 
 
-class ApproveView(APIView):
-    permission_classes = [ADMINS]
+class ApproveView(_ReasonedVersionAction):
+    service = staticmethod(services.skill_version_approve)
 
     @extend_schema(
         summary="Approve a version in review (admins; not its author)",
@@ -362,20 +381,11 @@ class ApproveView(APIView):
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = services.skill_version_approve(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(VersionOutput(version).data)
+        return self.act(request, slug, number)
 
 
-class RejectView(APIView):
-    permission_classes = [ADMINS]
+class RejectView(_ReasonedVersionAction):
+    service = staticmethod(services.skill_version_reject)
 
     @extend_schema(
         summary="Reject a version in review (admins; a reason is required)",
@@ -390,20 +400,11 @@ class RejectView(APIView):
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = services.skill_version_reject(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(VersionOutput(version).data)
+        return self.act(request, slug, number)
 
 
-class PublishView(APIView):
-    permission_classes = [ADMINS]
+class PublishView(_ReasonedVersionAction):
+    service = staticmethod(services.skill_version_publish)
 
     @extend_schema(
         summary="Publish an approved version and move production to it (admins)",
@@ -422,20 +423,11 @@ class PublishView(APIView):
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = services.skill_version_publish(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(VersionOutput(version).data)
+        return self.act(request, slug, number)
 
 
-class DeprecateView(APIView):
-    permission_classes = [ADMINS]
+class DeprecateView(_ReasonedVersionAction):
+    service = staticmethod(services.skill_version_deprecate)
 
     @extend_schema(
         summary="Deprecate a published version (admins); loads then carry a Warning header",
@@ -444,16 +436,7 @@ class DeprecateView(APIView):
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = services.skill_version_deprecate(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(VersionOutput(version).data)
+        return self.act(request, slug, number)
 
 
 class RevokeView(APIView):
