@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings as django_settings
@@ -176,8 +177,12 @@ class WorkerProcess:
 
 def _database_url() -> str:
     db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    host = db["HOST"] or ""
+    if host.startswith("/"):
+        # The embedded PostgreSQL listens on a Unix socket: the host is its directory.
+        return f"postgres://{db['USER']}{password}@{quote(host, safe='')}/{db['NAME']}"
+    return f"postgres://{db['USER']}{password}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def _forget_queue(queue: str) -> None:
