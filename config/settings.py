@@ -316,3 +316,49 @@ CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = {
     "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
 }
 # ---------------------------------------------------------------------------
+
+# Memory lifecycle -------------------------------------------------------------
+# The queue deletion propagation and consolidation go to (tests isolate it).
+LIFECYCLE_QUEUE = os.environ.get("LIFECYCLE_QUEUE", "celery")
+# How often beat runs a consolidation pass over every tenant, and how often
+# it looks for deletion requests whose message was lost or whose worker died.
+CONSOLIDATE_SWEEP_SECONDS = env_int("CONSOLIDATE_SWEEP_SECONDS", 900)
+DELETION_SWEEP_SECONDS = env_int("DELETION_SWEEP_SECONDS", 30)
+# Recalls that must have returned a stale claim (asked with include_stale)
+# before consolidation opens a `stale` review item for it.
+STALE_ASK_THRESHOLD = env_int("STALE_ASK_THRESHOLD", 3)
+# The window of the stale-claim use rate metric.
+STALE_USE_WINDOW_SECONDS = env_int("STALE_USE_WINDOW_SECONDS", 86400)
+# The hot-memory block consolidation renders again for each subject it changed.
+HOT_MEMORY_BUDGET_CHARS = env_int("HOT_MEMORY_BUDGET_CHARS", 4000)
+# A worker's claim on one deletion request; it must outlive the hard time
+# limit, or a slow erasure loses its request to a second worker mid-pass.
+DELETION_LEASE_SECONDS = env_int("DELETION_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
+DELETION_MAX_ATTEMPTS = env_int("DELETION_MAX_ATTEMPTS", 5)
+DELETION_RETRY_BASE_SECONDS = env_int("DELETION_RETRY_BASE_SECONDS", 30)
+# Distinctive words of the deleted content the probes search for.
+DELETION_PROBE_TERMS = env_int("DELETION_PROBE_TERMS", 24)
+# How long backups are kept: a deletion report says until when a copy of the
+# deleted content may survive in one.
+DELETION_BACKUP_RETENTION_DAYS = env_int("DELETION_BACKUP_RETENTION_DAYS", 30)
+if DELETION_LEASE_SECONDS <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "DELETION_LEASE_SECONDS must exceed CELERY_TASK_TIME_LIMIT, or a running erasure "
+        "loses its request to a second worker."
+    )
+CELERY_BEAT_SCHEDULE["memory-consolidate"] = {
+    "task": "memory.consolidate",
+    "schedule": float(CONSOLIDATE_SWEEP_SECONDS),
+    "options": {"queue": LIFECYCLE_QUEUE, "expires": CONSOLIDATE_SWEEP_SECONDS},
+}
+CELERY_BEAT_SCHEDULE["memory-deletions-dispatch-due"] = {
+    "task": "memory.deletions_dispatch_due",
+    "schedule": float(DELETION_SWEEP_SECONDS),
+    "options": {"queue": LIFECYCLE_QUEUE, "expires": DELETION_SWEEP_SECONDS},
+}
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+    {
+        "DeletionStatusEnum": "memory.models.lifecycle.DeletionStatus.choices",
+        "DeletionScopeEnum": "memory.models.lifecycle.DeletionScope.choices",
+    }
+)

@@ -8,9 +8,13 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from common.metrics import register_collector
         from memory.decisions import claims as claim_decisions
+        from memory.decisions import deletions as deletion_decisions
         from memory.decisions import receipts as receipt_decisions
+        from memory.metrics.lifecycle import collect_lifecycle_metrics
         from memory.metrics.receipts import collect_receipt_metrics
 
         claim_decisions.register()
         receipt_decisions.register()
+        deletion_decisions.register()
         register_collector("receipts", collect_receipt_metrics)
+        register_collector("lifecycle", collect_lifecycle_metrics)

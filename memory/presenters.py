@@ -6,6 +6,7 @@ from typing import Any
 
 from accounts.selectors import audit_trail
 from memory.models import Claim, ClaimStatus
+from memory.models.lifecycle import DeletionRequest
 from memory.models.receipts import Receipt
 from reviews.models import ReviewItem
 
@@ -105,5 +106,39 @@ class ReceiptPresenter:
             "decide_fields": "memory/review/receipt_fields.html",
             "audit": list(
                 audit_trail(tenant=item.tenant, target_type="receipt", target_id=item.target_id)
+            ),
+        }
+
+
+class DeletionPresenter:
+    """Deletions that failed or left something behind: the report with its probes."""
+
+    def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
+        if not items:
+            return {}
+        deletions = DeletionRequest.objects.select_related("subject").filter(
+            tenant_id=items[0].tenant_id, pk__in=[i.target_id for i in items]
+        )
+        by_id = {str(d.pk): d for d in deletions}
+        return {
+            item.pk: {"title": f"{d.scope} deletion of {d.subject.key}", "status": d.status}
+            for item in items
+            if (d := by_id.get(item.target_id)) is not None
+        }
+
+    def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
+        deletion = (
+            DeletionRequest.objects.select_related("subject")
+            .filter(tenant_id=item.tenant_id, pk=item.target_id)
+            .first()
+        )
+        report = deletion.report if deletion else {}
+        return "memory/review/deletion.html", {
+            "deletion": deletion,
+            "probes": report.get("probes", []),
+            "artifacts": report.get("artifacts", {}),
+            "finished": True,
+            "audit": list(
+                audit_trail(tenant=item.tenant, target_type="deletion", target_id=item.target_id)
             ),
         }

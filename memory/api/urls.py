@@ -3,4 +3,5 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("memory.api.claims.urls")),
     path("", include("memory.api.receipts.urls")),
+    path("", include("memory.api.me.urls")),
 ]

@@ -11,11 +11,23 @@ from memory.models.claims import (
     RecallTrace,
 )
 from memory.models.ledger import Event, Sensitivity, Subject
+from memory.models.lifecycle import (
+    DELETION_TRANSITIONS,
+    ConsolidationRun,
+    ConsolidationTrigger,
+    DeletionRequest,
+    DeletionScope,
+    DeletionStatus,
+    Tombstone,
+    TombstoneAction,
+    TombstoneTarget,
+)
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
+    "DELETION_TRANSITIONS",
     "Authority",
     "Basis",
     "Checkpoint",
@@ -23,6 +35,11 @@ __all__ = [
     "ClaimKind",
     "ClaimSource",
     "ClaimStatus",
+    "ConsolidationRun",
+    "ConsolidationTrigger",
+    "DeletionRequest",
+    "DeletionScope",
+    "DeletionStatus",
     "Event",
     "GateDecision",
     "RecallTrace",
@@ -31,4 +48,7 @@ __all__ = [
     "ReceiptTransition",
     "Sensitivity",
     "Subject",
+    "Tombstone",
+    "TombstoneAction",
+    "TombstoneTarget",
 ]

@@ -294,9 +294,15 @@ def _render_hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -
     return HotMemory(text=text, etag=etag, claim_ids=tuple(ids))
 
 
+def hot_memory_cache_prefix(*, tenant_id: int, subject_id: int) -> str:
+    """Every cached block of a subject starts with this, so erasure can purge them all."""
+    return f"hot-memory:{tenant_id}:{subject_id}:"
+
+
 def hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
     version = _hot_memory_version(tenant=tenant, subject=subject)
-    key = f"hot-memory:{tenant.pk}:{subject.pk}:{budget_chars}:{version}"
+    prefix = hot_memory_cache_prefix(tenant_id=tenant.pk, subject_id=subject.pk)
+    key = f"{prefix}{budget_chars}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return HotMemory(**cached)

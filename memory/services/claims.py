@@ -329,6 +329,14 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             _attach_sources(tenant=tenant, claim=claim, sources=sources)
         if parents:
             claim.derived_from.set(parents)
+        if superseded is not None:
+            # What was derived from the old revision restates it (seed 004).
+            # Imported here because consolidation builds on this module.
+            from memory.services.consolidation import claims_invalidate_derived
+
+            claims_invalidate_derived(
+                tenant=tenant, actor=actor, parent_ids=[superseded.id], reason="source_superseded"
+            )
 
         review_item = None
         if verdict.decision in (GateDecision.NEEDS_REVIEW, GateDecision.QUARANTINED):

@@ -1,0 +1,1 @@
+"""Reproducible benchmarks for memdesk: `python -m bench` (`make bench`); see README.md."""

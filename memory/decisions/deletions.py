@@ -1,0 +1,66 @@
+"""The deletions queue: a person looks at a deletion that failed or left a dirty probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accounts.actors import Actor
+from memory.models import DeletionRequest, DeletionStatus
+from memory.presenters import DeletionPresenter
+from memory.services.deletion import deletion_request_create
+from reviews.models import Queue, ReviewItem
+from reviews.registry import QueuePolicy, register_queue
+
+
+def _deletion(item: ReviewItem) -> DeletionRequest | None:
+    return (
+        DeletionRequest.objects.select_related("tenant", "subject", "claim")
+        .filter(tenant_id=item.tenant_id, pk=item.target_id)
+        .first()
+    )
+
+
+class DeletionDecisions:
+    def current_version(self, *, item: ReviewItem) -> str:
+        deletion = _deletion(item)
+        return deletion.version() if deletion is not None else "missing"
+
+    def apply(
+        self,
+        *,
+        item: ReviewItem,
+        verdict: str,
+        reason_code: str,
+        note: str,
+        payload: dict[str, Any],
+        actor: Actor,
+    ) -> None:
+        """`acknowledge` records that a person saw the report. With `retry`, a failed
+        deletion is asked for again as a new request with a fresh report."""
+        deletion = _deletion(item)
+        if deletion is None or not payload.get("retry"):
+            return
+        if deletion.status == DeletionStatus.FAILED:
+            deletion_request_create(
+                tenant=deletion.tenant,
+                actor=actor,
+                subject=deletion.subject,
+                claim=deletion.claim,
+                requested_by=deletion.requested_by,
+            )
+
+
+def register() -> None:
+    """Register the deletions queue's decision handler."""
+    register_queue(
+        Queue.DELETIONS,
+        QueuePolicy(
+            handler=DeletionDecisions(),
+            verdicts=("acknowledge",),
+            negative_verdicts=(),
+            presenter=DeletionPresenter(),
+            payload_fields={
+                "retry": "true to ask again for a failed deletion (a new request and report).",
+            },
+        ),
+    )

@@ -1,0 +1,496 @@
+"""Reads for deletions: who may see which report, and the probes that prove a deletion.
+
+The probes look for deleted content everywhere it could survive: the claims
+table, the full-text and n-gram indexes, the ledger, hot memory (rendered and
+cached), recall, recall traces, the audit log and stored idempotent replies.
+They search for the deleted content's distinctive words, which only the
+worker holds (between reading the content and wiping it); a probe's query
+names them by placeholder and the report keeps their keyed digests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import QuerySet
+from django.utils.crypto import salted_hmac
+
+from accounts.models import AuditEvent, Role, Tenant
+from common.models import IdempotencyRecord
+from memory.models import (
+    Claim,
+    ClaimSource,
+    ClaimStatus,
+    DeletionRequest,
+    Event,
+    RecallTrace,
+    Subject,
+    Tombstone,
+    TombstoneAction,
+    TombstoneTarget,
+)
+from memory.search import _CJK, _WORD, ngrams, normalise
+from memory.selectors.claims import (
+    RecallQuery,
+    claims_recall,
+    hot_memory,
+    hot_memory_cache_prefix,
+)
+from memory.selectors.me import me_subjects
+
+# People who work the deletions queue read every report of their tenant.
+REPORT_READERS = frozenset({Role.EDITOR, Role.ADMIN, Role.AUDITOR})
+# Statuses in which a claim still takes part in recall or review.
+LIVE_CLAIM_STATUSES = (
+    ClaimStatus.ACTIVE,
+    ClaimStatus.CANDIDATE,
+    ClaimStatus.CONFLICTED,
+    ClaimStatus.QUARANTINED,
+)
+MIN_TERM_CHARS = 4
+CANDIDATE_TERMS = 64
+PROBE_BUDGET_CHARS = 4000
+MAX_PROBED_SCOPES = 10
+
+_CLAIM = Claim._meta.db_table
+_SOURCE = ClaimSource._meta.db_table
+_EVENT = Event._meta.db_table
+_TRACE = RecallTrace._meta.db_table
+_IDEMPOTENCY = IdempotencyRecord._meta.db_table
+_AUDIT = AuditEvent._meta.db_table
+
+
+def deletions_visible(*, tenant: Tenant, user: Any, role: str | None) -> QuerySet[DeletionRequest]:
+    """Deletions of the tenant the person may read: an end user those about their own
+    subjects, the people who work the deletions queue all of them."""
+    deletions = DeletionRequest.objects.filter(tenant=tenant).select_related("subject")
+    if role in REPORT_READERS:
+        return deletions
+    return deletions.filter(subject__in=me_subjects(tenant=tenant, user=user))
+
+
+def deletion_get(
+    *, tenant: Tenant, user: Any, role: str | None, deletion_id: Any
+) -> DeletionRequest | None:
+    return deletions_visible(tenant=tenant, user=user, role=role).filter(pk=deletion_id).first()
+
+
+# -- the deleted content's words --------------------------------------------------------
+
+
+def term_digest(term: str) -> str:
+    """A keyed digest of a word: a report can name it without holding it, and without
+    offering a dictionary attack on common words."""
+    digest = salted_hmac("memdesk.deletion.term", term, algorithm="sha256").hexdigest()
+    return f"hmac-sha256:{digest}"
+
+
+def like_patterns(terms: Iterable[str]) -> list[str]:
+    """ILIKE patterns finding each term anywhere in a text."""
+    escaped = (t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in terms)
+    return [f"%{t}%" for t in escaped]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def claim_content(*, text: str, value: Any) -> str:
+    """A claim's searchable content, normalised the way recall normalises it."""
+    return normalise(" ".join([text, *_strings(value)]))
+
+
+def candidate_terms(contents: Iterable[str]) -> list[str]:
+    """Words of the content, the longest and rarest first. Only candidates: a deletion
+    keeps those that occur in no other claim of the tenant."""
+    counts: Counter[str] = Counter()
+    for content in contents:
+        for run in _CJK.findall(content):
+            if len(run) >= 2:
+                counts[run] += 1
+        for word in _WORD.findall(_CJK.sub(" ", content)):
+            if len(word) >= MIN_TERM_CHARS:
+                counts[word] += 1
+    ranked = sorted(counts, key=lambda term: (-len(term), counts[term], term))
+    return ranked[:CANDIDATE_TERMS]
+
+
+# -- hot memory as cached in Redis ------------------------------------------------------
+
+
+def cache_client() -> Any:
+    # Django's cache has no listing by prefix; its own client reaches the same
+    # server and database the blocks were written to.
+    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+
+
+def hot_memory_cache_keys(*, tenant_id: int, subject_id: int) -> list[bytes]:
+    """The full Redis keys of every cached hot-memory block of a subject."""
+    prefix = cache.make_key(hot_memory_cache_prefix(tenant_id=tenant_id, subject_id=subject_id))
+    return list(cache_client().scan_iter(match=f"{prefix}*", count=1000))
+
+
+def cached_hot_memory_blocks(*, tenant_id: int, subject_id: int) -> list[dict[str, Any]]:
+    offset = len(cache.make_key(""))
+    blocks = []
+    for key in hot_memory_cache_keys(tenant_id=tenant_id, subject_id=subject_id):
+        block = cache.get(key.decode()[offset:])
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
+# -- probes -------------------------------------------------------------------------------
+
+
+def _count(sql: str, params: list[Any]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return int(cursor.fetchone()[0])
+
+
+def _probe(
+    name: str, query: str, result: dict[str, Any], clean: bool, *, per_word: int | None = None
+) -> dict[str, Any]:
+    if per_word is not None:
+        query = f"{query}, for each of {per_word} distinctive words (digests in the report)"
+    return {"name": name, "query": query, "result": result, "clean": clean}
+
+
+def _has_terms(content: str, terms: list[str]) -> bool:
+    folded = normalise(content)
+    return any(term in folded for term in terms)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one deletion touched, read back from its tombstones."""
+
+    tenant: Tenant
+    deletion: DeletionRequest
+    erased: list[UUID]
+    invalidated: list[UUID]
+    events: list[UUID]
+    traces: list[UUID]
+    subjects: list[Subject]
+    terms: list[str]
+
+    @property
+    def patterns(self) -> list[str]:
+        return like_patterns(self.terms)
+
+
+def _scope(*, tenant: Tenant, deletion: DeletionRequest, terms: list[str]) -> _Scope:
+    rows = Tombstone.objects.filter(tenant=tenant, deletion=deletion).values_list(
+        "target_type", "action", "target_id"
+    )
+    by_kind: dict[tuple[str, str], list[UUID]] = {}
+    for target_type, action, target_id in rows:
+        by_kind.setdefault((target_type, action), []).append(target_id)
+    erased = by_kind.get((TombstoneTarget.CLAIM, TombstoneAction.ERASED), [])
+    subject_ids = {deletion.subject_id, *deletion.report.get("subjects", [])}
+    return _Scope(
+        tenant=tenant,
+        deletion=deletion,
+        erased=erased,
+        invalidated=by_kind.get((TombstoneTarget.CLAIM, TombstoneAction.INVALIDATED), []),
+        events=by_kind.get((TombstoneTarget.EVENT, TombstoneAction.REDACTED), []),
+        traces=by_kind.get((TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED), []),
+        subjects=list(Subject.objects.filter(tenant=tenant, pk__in=subject_ids).order_by("pk")),
+        terms=terms,
+    )
+
+
+def _probe_words(terms: list[str] | None) -> dict[str, Any]:
+    if terms is None:
+        return _probe(
+            "distinctive_words",
+            "words of the deleted content, read before the wipe",
+            {"available": False, "why": "an earlier attempt wiped the content and then stopped"},
+            False,
+        )
+    return _probe(
+        "distinctive_words",
+        "words of the deleted content that occur in no other claim of the tenant",
+        {"available": True, "count": len(terms), "digests": [term_digest(t) for t in terms]},
+        True,
+    )
+
+
+def _probe_claims(s: _Scope) -> dict[str, Any]:
+    with_content = _count(
+        f"SELECT count(*) FROM {_CLAIM} WHERE tenant_id = %s AND id = ANY(%s::uuid[]) "  # noqa: S608
+        "AND (status <> 'erased' OR value IS NOT NULL OR text <> '' "
+        "OR search_vector IS NOT NULL OR cardinality(ngrams) > 0)",
+        [s.tenant.pk, s.erased],
+    )
+    still_live = _count(
+        f"SELECT count(*) FROM {_CLAIM} WHERE tenant_id = %s AND id = ANY(%s::uuid[]) "  # noqa: S608
+        "AND status = ANY(%s)",
+        [s.tenant.pk, s.invalidated, list(LIVE_CLAIM_STATUSES)],
+    )
+    return _probe(
+        "claims_table",
+        "SELECT count(*) FROM memory_claim WHERE id = ANY(:erased) AND (status <> 'erased' "
+        "OR value IS NOT NULL OR text <> '' OR search_vector IS NOT NULL OR ngrams <> '{}'); "
+        "and :invalidated still active, candidate, conflicted or quarantined",
+        {
+            "erased_checked": len(s.erased),
+            "with_content": with_content,
+            "invalidated_checked": len(s.invalidated),
+            "still_live": still_live,
+        },
+        with_content == 0 and still_live == 0,
+    )
+
+
+def _probe_sources(s: _Scope) -> dict[str, Any]:
+    uri_sources = _count(
+        f"SELECT count(*) FROM {_SOURCE} WHERE tenant_id = %s "  # noqa: S608
+        "AND claim_id = ANY(%s::uuid[]) AND event_id IS NULL",
+        [s.tenant.pk, s.erased],
+    )
+    return _probe(
+        "claim_sources",
+        "SELECT count(*) FROM memory_claimsource WHERE claim_id = ANY(:erased) "
+        "AND event_id IS NULL",
+        {"uri_sources": uri_sources},
+        uri_sources == 0,
+    )
+
+
+def _probe_indexes(s: _Scope) -> list[dict[str, Any]]:
+    full_text = 0
+    trigrams = 0
+    for term in s.terms:
+        full_text += _count(
+            f"SELECT count(*) FROM {_CLAIM} WHERE tenant_id = %s "  # noqa: S608
+            "AND numnode(plainto_tsquery('english', %s)) > 0 "
+            "AND search_vector @@ plainto_tsquery('english', %s)",
+            [s.tenant.pk, term, term],
+        )
+        grams = ngrams(term)
+        if grams:
+            trigrams += _count(
+                f"SELECT count(*) FROM {_CLAIM} WHERE tenant_id = %s "  # noqa: S608
+                "AND ngrams @> %s::varchar[]",
+                [s.tenant.pk, grams],
+            )
+    return [
+        _probe(
+            "full_text_index",
+            "SELECT count(*) FROM memory_claim WHERE tenant_id = :tenant AND "
+            "search_vector @@ plainto_tsquery('english', :word)",
+            {"words": len(s.terms), "matches": full_text},
+            full_text == 0,
+            per_word=len(s.terms),
+        ),
+        _probe(
+            "trigram_index",
+            "SELECT count(*) FROM memory_claim WHERE tenant_id = :tenant AND "
+            "ngrams @> ngrams(:word)",
+            {"words": len(s.terms), "matches": trigrams},
+            trigrams == 0,
+            per_word=len(s.terms),
+        ),
+    ]
+
+
+def _probe_events(s: _Scope) -> dict[str, Any]:
+    with_content = _count(
+        f"SELECT count(*) FROM {_EVENT} WHERE tenant_id = %s AND id = ANY(%s::uuid[]) "  # noqa: S608
+        "AND (redacted_at IS NULL OR text <> '' OR body <> '{}'::jsonb OR source_uri <> '')",
+        [s.tenant.pk, s.events],
+    )
+    quoting = 0
+    if s.terms:
+        patterns = s.patterns
+        quoting = _count(
+            f"SELECT count(*) FROM {_EVENT} WHERE tenant_id = %s AND redacted_at IS NULL "  # noqa: S608
+            "AND (subject_id = %s OR echo_of && %s::uuid[] "
+            f"OR id IN (SELECT event_id FROM {_SOURCE} WHERE claim_id = ANY(%s::uuid[]))) "
+            "AND (text ILIKE ANY(%s) OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
+            [
+                s.tenant.pk,
+                s.deletion.subject_id,
+                s.erased,
+                s.erased,
+                patterns,
+                patterns,
+                patterns,
+            ],
+        )
+    return _probe(
+        "ledger_events",
+        "SELECT count(*) FROM memory_event WHERE id = ANY(:redacted) AND (redacted_at IS NULL "
+        "OR text <> '' OR body <> '{}' OR source_uri <> ''); and unredacted events of the "
+        "subject, sources of :erased or events quoting :erased (echo_of) containing :word, ",
+        {"redacted_checked": len(s.events), "with_content": with_content, "quoting": quoting},
+        with_content == 0 and quoting == 0,
+        per_word=len(s.terms),
+    )
+
+
+def _probe_hot_memory(s: _Scope) -> dict[str, Any]:
+    erased = {str(i) for i in s.erased}
+    rendered_dirty = cached = cached_dirty = 0
+    for subject in s.subjects:
+        block = hot_memory(tenant=s.tenant, subject=subject, budget_chars=PROBE_BUDGET_CHARS)
+        if erased & set(block.claim_ids) or _has_terms(block.text, s.terms):
+            rendered_dirty += 1
+        for entry in cached_hot_memory_blocks(tenant_id=s.tenant.pk, subject_id=subject.pk):
+            cached += 1
+            if erased & set(entry.get("claim_ids", ())) or _has_terms(
+                entry.get("text", ""), s.terms
+            ):
+                cached_dirty += 1
+    key = cache.make_key(hot_memory_cache_prefix(tenant_id=s.tenant.pk, subject_id=0))
+    return _probe(
+        "hot_memory",
+        "render each touched subject's hot memory, then read every cached block under "
+        f"`{key.removesuffix('0:')}<subject>:*`, looking for :erased ids and :word",
+        {
+            "subjects": len(s.subjects),
+            "rendered_with_content": rendered_dirty,
+            "cached_blocks": cached,
+            "cached_with_content": cached_dirty,
+        },
+        rendered_dirty == 0 and cached_dirty == 0,
+        per_word=len(s.terms),
+    )
+
+
+def _probe_recall(s: _Scope) -> dict[str, Any]:
+    gone = {str(i) for i in [*s.erased, *s.invalidated]}
+    scopes: dict[int, list[dict[str, str]]] = {}
+    for subject_id, scope in (
+        Claim.objects.filter(tenant=s.tenant, id__in=[*s.erased, *s.invalidated][:5000])
+        .values_list("subject_id", "scope")
+        .distinct()
+    ):
+        known = scopes.setdefault(subject_id, [{}])
+        if scope not in known and len(known) < MAX_PROBED_SCOPES:
+            known.append(scope)
+    recalls = returned_gone = returned_for_words = 0
+    for subject in s.subjects:
+        for scope in scopes.get(subject.pk, [{}]):
+            for query in ["", *s.terms]:
+                result = claims_recall(
+                    tenant=s.tenant,
+                    q=RecallQuery(
+                        subject=subject, scope=scope, query=query, include_stale=True, limit=100
+                    ),
+                )
+                recalls += 1
+                returned_gone += len({str(item.claim.id) for item in result.items} & gone)
+                if query:
+                    returned_for_words += len(result.items)
+    return _probe(
+        "recall",
+        "claims_recall, the selector behind POST /api/v1/recall (no trace is written), for "
+        "each touched subject and each scope the deleted claims had, include_stale=true, once "
+        "without a query and once per :word",
+        {
+            "recalls": recalls,
+            "erased_or_invalidated_returned": returned_gone,
+            "returned_for_words": returned_for_words,
+        },
+        returned_gone == 0 and returned_for_words == 0,
+        per_word=len(s.terms),
+    )
+
+
+def _probe_traces(s: _Scope) -> dict[str, Any]:
+    with_content = _count(
+        f"SELECT count(*) FROM {_TRACE} WHERE tenant_id = %s AND id = ANY(%s::uuid[]) "  # noqa: S608
+        "AND (redacted_at IS NULL OR query <> '' OR filters <> '{}'::jsonb)",
+        [s.tenant.pk, s.traces],
+    )
+    unredacted = _count(
+        f"SELECT count(*) FROM {_TRACE} WHERE tenant_id = %s AND subject_id = ANY(%s) "  # noqa: S608
+        "AND redacted_at IS NULL AND (chosen && %s::uuid[] OR query ILIKE ANY(%s))",
+        [s.tenant.pk, [subject.pk for subject in s.subjects], s.erased, s.patterns],
+    )
+    return _probe(
+        "recall_traces",
+        "SELECT count(*) FROM memory_recalltrace WHERE id = ANY(:redacted) AND "
+        "(redacted_at IS NULL OR query <> ''); and unredacted traces of the touched subjects "
+        "that chose :erased or asked for :word",
+        {"redacted_checked": len(s.traces), "with_content": with_content, "unredacted": unredacted},
+        with_content == 0 and unredacted == 0,
+        per_word=len(s.terms),
+    )
+
+
+def _probe_audit(s: _Scope) -> dict[str, Any]:
+    matches = 0
+    if s.terms:
+        touched = [str(i) for i in [*s.erased, *s.invalidated, *s.events, s.deletion.pk]]
+        matches = _count(
+            f"SELECT count(*) FROM {_AUDIT} WHERE tenant_id = %s AND target_id = ANY(%s) "  # noqa: S608
+            "AND (data::text ILIKE ANY(%s) OR reason ILIKE ANY(%s))",
+            [s.tenant.pk, touched, s.patterns, s.patterns],
+        )
+    return _probe(
+        "audit_log",
+        "SELECT count(*) FROM accounts_auditevent WHERE target_id = ANY(:touched) AND "
+        "(data::text ILIKE :word OR reason ILIKE :word)",
+        {"matches": matches},
+        matches == 0,
+        per_word=len(s.terms),
+    )
+
+
+def _probe_replies(s: _Scope) -> dict[str, Any]:
+    matches = 0
+    if s.terms:
+        matches = _count(
+            f"SELECT count(*) FROM {_IDEMPOTENCY} WHERE tenant_id = %s "  # noqa: S608
+            "AND response_body::text ILIKE ANY(%s)",
+            [s.tenant.pk, s.patterns],
+        )
+    return _probe(
+        "idempotency_replies",
+        "SELECT count(*) FROM common_idempotencyrecord WHERE tenant_id = :tenant AND "
+        "response_body::text ILIKE :word",
+        {"matches": matches},
+        matches == 0,
+        per_word=len(s.terms),
+    )
+
+
+def deletion_probes(
+    *, tenant: Tenant, deletion: DeletionRequest, terms: list[str] | None
+) -> list[dict[str, Any]]:
+    """Look for a deletion's content everywhere it could survive; each probe with its query,
+    result and verdict. `terms` are the distinctive words (None if they were lost with an
+    earlier attempt: the word searches then prove nothing and say so). Writes nothing but
+    a freshly rendered hot-memory block."""
+    scope = _scope(tenant=tenant, deletion=deletion, terms=list(terms or []))
+    return [
+        _probe_words(terms),
+        _probe_claims(scope),
+        _probe_sources(scope),
+        *_probe_indexes(scope),
+        _probe_events(scope),
+        _probe_hot_memory(scope),
+        _probe_recall(scope),
+        _probe_traces(scope),
+        _probe_audit(scope),
+        _probe_replies(scope),
+    ]

@@ -1,0 +1,63 @@
+"""Celery tasks for the memory lifecycle: deletion propagation and consolidation.
+
+Tasks carry ids only; the rows hold the work. A deletion message delivered
+twice finds its request leased or finished; a lost one is found again by the
+due-deletions sweep. Consolidation is idempotent, so a repeated pass is free.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+from celery import shared_task
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from memory.models import ConsolidationTrigger
+from memory.services.consolidation import consolidation_run, consolidation_run_all
+from memory.services.deletion import deletion_run, deletions_dispatch_due
+
+logger = logging.getLogger(__name__)
+
+
+def lifecycle_actor() -> Actor:
+    """Who propagates deletions in this process, as audit rows will show it."""
+    return Actor.system(f"lifecycle {socket.gethostname()}:{os.getpid()}")
+
+
+# acks_late + reject_on_worker_lost: a request whose worker dies is delivered
+# again; the attempt counter fences the dead worker and caps a poison request.
+@shared_task(name="memory.deletion_run", acks_late=True, reject_on_worker_lost=True)
+def deletion_run_task(deletion_id: str) -> str | None:
+    """Propagate and verify one deletion request."""
+    deletion = deletion_run(deletion_id=deletion_id, worker=lifecycle_actor())
+    if deletion is None:
+        return None
+    logger.info(
+        "deletion finished",
+        extra={
+            "deletion": str(deletion.pk),
+            "status": deletion.status,
+            "clean": deletion.report.get("clean"),
+        },
+    )
+    return deletion.status
+
+
+@shared_task(name="memory.deletions_dispatch_due", acks_late=True, reject_on_worker_lost=True)
+def dispatch_due_deletions() -> int:
+    """Beat's safety net: wake a worker for every unfinished request without a live lease."""
+    return deletions_dispatch_due()
+
+
+@shared_task(name="memory.consolidate", acks_late=True, reject_on_worker_lost=True)
+def consolidate(tenant_id: int | None = None, trigger: str = ConsolidationTrigger.BEAT) -> dict:
+    """One consolidation pass over one tenant, or over every tenant."""
+    if tenant_id is None:
+        runs = consolidation_run_all(trigger=trigger)
+    else:
+        tenant = Tenant.objects.filter(pk=tenant_id).first()
+        runs = [] if tenant is None else [consolidation_run(tenant=tenant, trigger=trigger)]
+    return {str(run.tenant_id): run.changes.get("counts", {}) for run in runs}
