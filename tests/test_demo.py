@@ -17,6 +17,13 @@ def test_seed_demo_loads_once_and_fills_the_queues():
     assert Membership.objects.filter(tenant__slug="demo").count() == 6
     assert Claim.objects.filter(status="active").exists()
     queues = set(ReviewItem.objects.values_list("queue", flat=True))
-    assert {"candidates", "conflicts", "skill_publication"} <= queues
+    assert queues == {
+        "candidates",
+        "conflicts",
+        "manual_review",
+        "skill_publication",
+        "deletions",
+        "stale",
+    }
     call_command("seed_demo", stdout=StringIO())
     assert AgentToken.objects.filter(tenant__slug="demo").count() == 1

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import AgentToken, Tenant
+from accounts.models import AgentToken, Role, SubjectOwnership, Tenant
+from memory.selectors.claims import RecallQuery, subject_get
 from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.consolidation import consolidation_run
+from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.events import event_record
+from memory.services.recall import recall_run
 
 
 def seed_memory(*, tenant: Tenant, token: AgentToken) -> None:
@@ -95,3 +100,78 @@ def seed_memory(*, tenant: Tenant, token: AgentToken) -> None:
         refresh_after=now - timedelta(days=1),
         sources=[SourceInput(uri="mdm://devices/alice", observed_at=now - timedelta(days=200))],
     )
+
+
+def seed_memory_lifecycle(*, tenant: Tenant, token: AgentToken) -> None:
+    """Work for the stale and deletions queues, made the way production makes it."""
+    agent = Actor.for_token(token)
+    now = timezone.now()
+    alice = subject_get(tenant=tenant, key="user:alice")
+    # Agents keep asking for the stale phone model: consolidation flags it.
+    for _ in range(settings.STALE_ASK_THRESHOLD):
+        recall_run(
+            tenant=tenant,
+            actor=agent,
+            subject_key="user:alice",
+            q=RecallQuery(subject=alice, query="phone", include_stale=True),
+        )
+    consolidation_run(tenant=tenant)
+
+    # Alice asks to forget her locker code, but an agent's CRM note quotes it:
+    # the verification probe finds the copy and a person is asked to look.
+    locker = event_record(
+        tenant=tenant,
+        actor=agent,
+        subject_key="user:alice",
+        kind="user_statement",
+        text="My gym locker code is quokka-2291.",
+        source_uri="chat://demo/s2/m3",
+        observed_at=now - timedelta(days=1),
+    )
+    result = claim_submit(
+        tenant=tenant,
+        actor=agent,
+        candidate=CandidateInput(
+            subject="user:alice",
+            kind="fact",
+            predicate="locker_code",
+            value="quokka-2291",
+            text="Alice's gym locker code is quokka-2291",
+            authority="user_explicit",
+            basis="verified",
+            sources=[SourceInput(event=locker.id)],
+        ),
+    )
+    # A front-desk note quotes the code, and a CRM summary was derived from both.
+    note = event_record(
+        tenant=tenant,
+        actor=agent,
+        subject_key="project:crm",
+        kind="note",
+        text="Front desk: Alice's locker code quokka-2291 is on the key board.",
+        source_uri="crm://notes/8812",
+        observed_at=now - timedelta(hours=20),
+    )
+    claim_submit(
+        tenant=tenant,
+        actor=agent,
+        candidate=CandidateInput(
+            subject="project:crm",
+            kind="summary",
+            predicate="member_access",
+            text="Members' locker codes are kept at the front desk",
+            authority="tool_verified",
+            basis="verified",
+            sources=[SourceInput(event=note.id)],
+            derived_from=[result.claim.id],
+        ),
+    )
+    owner = SubjectOwnership.objects.filter(tenant=tenant, subject_key="user:alice").first()
+    deletion, _ = deletion_request_create(
+        tenant=tenant,
+        actor=Actor.for_user(owner.user, Role.USER) if owner else agent,
+        subject=result.claim.subject,
+        claim=result.claim,
+        requested_by=owner.user if owner else None,
+    )
+    deletion_run(deletion_id=deletion.pk, worker=Actor.system("demo-worker"))

@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+# Real Celery workers for the tests that watch background work finish.
+from tests.memory.conftest import celery_workers  # noqa: F401
+
 # Playwright's sync API runs an event loop in the test thread; the ORM calls the
 # tests make for setup and assertions are still plain synchronous code.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

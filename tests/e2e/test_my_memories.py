@@ -5,13 +5,12 @@ import pytest
 from memory.models import Claim
 from memory.models.lifecycle import DeletionRequest
 from tests.e2e.conftest import screenshot
-from tests.memory.conftest import celery_workers  # noqa: F401 - a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 def test_end_user_deletes_a_memory_and_the_report_completes_clean(
-    sign_in, celery_workers, settings  # noqa: F811
+    sign_in, celery_workers, settings
 ):
     settings.LIFECYCLE_QUEUE = celery_workers.queue
     celery_workers.env["LIFECYCLE_QUEUE"] = celery_workers.queue
@@ -27,7 +26,7 @@ def test_end_user_deletes_a_memory_and_the_report_completes_clean(
     page.wait_for_selector("#probes")
     screenshot(page, "deletion-report")
     assert "found something" not in page.inner_text("#probes")
-    deletion = DeletionRequest.objects.get()
+    deletion = DeletionRequest.objects.get(claim=claim)
     assert deletion.status == "completed"
     claim.refresh_from_db()
     assert claim.status == "erased" and claim.text == ""

@@ -44,9 +44,12 @@ def test_correct_inline(alice, login, alice_memory):
     form = client.get(f"/me/memories/{alice_memory['id']}/?edit=1", **HTMX).content.decode()
     assert "Save correction" in form
     token = csrf(client)
-    response = client.post(f"/me/memories/{alice_memory['id']}/correct",
-                           {"text": "Alice lives in Hangzhou", "value": "Hangzhou"},
-                           HTTP_X_CSRFTOKEN=token, **HTMX)
+    response = client.post(
+        f"/me/memories/{alice_memory['id']}/correct",
+        {"text": "Alice lives in Hangzhou", "value": "Hangzhou"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    )
     assert "Alice lives in Hangzhou" in response.content.decode()
     assert Claim.objects.get(pk=alice_memory["id"]).status == "superseded"
     assert Claim.objects.get(status="active").value == "Hangzhou"
@@ -56,16 +59,19 @@ def test_other_users_memories_are_404(bob, login, alice_memory):
     client = login(bob)
     assert client.get(f"/me/memories/{alice_memory['id']}/").status_code == 404
     token = csrf(client)
-    assert client.post(f"/me/memories/{alice_memory['id']}/delete",
-                       HTTP_X_CSRFTOKEN=token).status_code == 404
+    assert (
+        client.post(f"/me/memories/{alice_memory['id']}/delete", HTTP_X_CSRFTOKEN=token).status_code
+        == 404
+    )
     assert DeletionRequest.objects.count() == 0
 
 
 def test_delete_one_starts_a_deletion_and_shows_its_page(alice, login, alice_memory):
     client = login(alice)
     token = csrf(client)
-    response = client.post(f"/me/memories/{alice_memory['id']}/delete", HTTP_X_CSRFTOKEN=token,
-                           **HTMX)
+    response = client.post(
+        f"/me/memories/{alice_memory['id']}/delete", HTTP_X_CSRFTOKEN=token, **HTMX
+    )
     deletion = DeletionRequest.objects.get()
     assert response["HX-Redirect"] == f"/me/deletions/{deletion.pk}/"
     page = client.get(f"/me/deletions/{deletion.pk}/").content.decode()
@@ -76,10 +82,14 @@ def test_delete_one_starts_a_deletion_and_shows_its_page(alice, login, alice_mem
 def test_delete_everything_needs_the_subject_typed(alice, login, alice_memory):
     client = login(alice)
     token = csrf(client)
-    client.post("/me/delete-everything", {"subject": "user:alice", "confirm": "yes"},
-                HTTP_X_CSRFTOKEN=token)
+    client.post(
+        "/me/delete-everything", {"subject": "user:alice", "confirm": "yes"}, HTTP_X_CSRFTOKEN=token
+    )
     assert DeletionRequest.objects.count() == 0
-    client.post("/me/delete-everything", {"subject": "user:alice", "confirm": "user:alice"},
-                HTTP_X_CSRFTOKEN=token)
+    client.post(
+        "/me/delete-everything",
+        {"subject": "user:alice", "confirm": "user:alice"},
+        HTTP_X_CSRFTOKEN=token,
+    )
     deletion = DeletionRequest.objects.get()
     assert deletion.scope == "subject"

@@ -188,3 +188,35 @@ def test_queue_page_query_count_is_flat(editor, login, agent, django_assert_max_
     with django_assert_max_num_queries(14):
         response = client.get("/review/candidates/")
     assert response.content.decode().count("data-row") == 25
+
+
+def test_every_demo_queue_renders_its_evidence_and_deletions_can_be_acknowledged(login):
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=StringIO())
+    client = login(get_user_model().objects.get(username="editor"))
+    for queue, evidence in [
+        ("candidates", "Nearest active claims"),
+        ("conflicts", "Both sides of the conflict"),
+        ("manual_review", "Reconciliation reads"),
+        ("skill_publication", "Evaluation matrix"),
+        ("deletions", "Verification probes"),
+        ("stale", "Alice uses a Pixel 7"),
+    ]:
+        item = ReviewItem.objects.filter(queue=queue, status="open").order_by("id").first()
+        page = client.get(f"/review/{queue}/?item={item.pk}")
+        assert page.status_code == 200, queue
+        assert evidence in page.content.decode(), queue
+    item = ReviewItem.objects.get(queue="deletions")
+    token = client.cookies["csrftoken"].value
+    client.post(
+        f"/review/deletions/{item.pk}/decide",
+        {"verdict": "acknowledge"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    )
+    item.refresh_from_db()
+    assert item.status == "decided"

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from accounts.models import AgentToken, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
-from config.demo.memory import seed_memory
+from config.demo.memory import seed_memory, seed_memory_lifecycle
 from config.demo.receipts import seed_receipts
 from config.demo.skills import seed_skills
 
@@ -47,5 +47,6 @@ class Command(BaseCommand):
             seed_memory(tenant=demo, token=issued.token)
             seed_receipts(tenant=demo)
             seed_skills(tenant=demo, author=members["admin"], approver=members["admin2"])
+            seed_memory_lifecycle(tenant=demo, token=issued.token)
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")
