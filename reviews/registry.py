@@ -15,20 +15,23 @@ if TYPE_CHECKING:
     from reviews.models import ReviewItem
 
 
+@dataclass(frozen=True)
+class DecisionInput:
+    """One verdict on one item, as a person gave it."""
+
+    item: ReviewItem
+    verdict: str
+    reason_code: str
+    note: str
+    payload: dict[str, Any]
+    actor: Actor
+
+
 class DecisionHandler(Protocol):
     def current_version(self, *, item: ReviewItem) -> str:
         """The target's state now; compared with the state when the item opened."""
 
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
+    def apply(self, decision: DecisionInput) -> None:
         """Carry the verdict out on the target. Raise a Problem to refuse it."""
 
 

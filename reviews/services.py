@@ -14,7 +14,7 @@ from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
 from reviews.models import OPEN_STATUSES, Decision, ItemStatus, ReasonCode, ReviewItem
-from reviews.registry import policy_for
+from reviews.registry import DecisionInput, policy_for
 
 
 def review_open(
@@ -178,12 +178,14 @@ def review_decide(
                 status_code=409,
             )
         policy.handler.apply(
-            item=item,
-            verdict=verdict,
-            reason_code=reason_code,
-            note=note,
-            payload=payload,
-            actor=actor,
+            DecisionInput(
+                item=item,
+                verdict=verdict,
+                reason_code=reason_code,
+                note=note,
+                payload=payload,
+                actor=actor,
+            )
         )
         decision = Decision.objects.create(
             tenant=tenant,

@@ -8,12 +8,9 @@ audit trail are identical whichever door the admin came through.
 
 from __future__ import annotations
 
-from typing import Any
-
-from accounts.actors import Actor
 from common.problems import Problem
 from reviews.models import Queue, ReasonCode, ReviewItem
-from reviews.registry import QueuePolicy, register_queue
+from reviews.registry import DecisionInput, QueuePolicy, register_queue
 from skills import selectors, services
 from skills.models import SkillVersion
 from skills.presenters import SkillPublicationPresenter
@@ -38,35 +35,29 @@ class SkillPublicationHandler:
         version = selectors.skill_version_by_id(tenant=item.tenant, version_id=int(item.target_id))
         return version.status if version is not None else ""
 
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
-        version = _version(item)
-        if verdict == "approve":
+    def apply(self, decision: DecisionInput) -> None:
+        version = _version(decision.item)
+        if decision.verdict == "approve":
             services.skill_version_approve(
-                tenant=item.tenant,
+                tenant=decision.item.tenant,
                 version=version,
-                actor=actor,
-                reason=_reason(reason_code, note),
-                review_item_id=item.pk,
+                actor=decision.actor,
+                reason=_reason(decision.reason_code, decision.note),
+                review_item_id=decision.item.pk,
             )
-        elif verdict == "reject":
+        elif decision.verdict == "reject":
             services.skill_version_reject(
-                tenant=item.tenant,
+                tenant=decision.item.tenant,
                 version=version,
-                actor=actor,
-                reason=_reason(reason_code, note),
-                review_item_id=item.pk,
+                actor=decision.actor,
+                reason=_reason(decision.reason_code, decision.note),
+                review_item_id=decision.item.pk,
             )
         else:  # pragma: no cover - review_decide checks verdicts against the policy
-            raise Problem("invalid_verdict", f"`{verdict}` is not a skill_publication verdict.")
+            raise Problem(
+                "invalid_verdict",
+                f"`{decision.verdict}` is not a skill_publication verdict.",
+            )
 
 
 def register() -> None:

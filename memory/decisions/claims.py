@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils.dateparse import parse_datetime
 
-from accounts.actors import Actor
 from common.problems import Problem
 from memory.models import Claim, ClaimStatus
 from memory.presenters import ClaimPresenter
@@ -17,7 +14,7 @@ from memory.services.claims import (
     claim_version,
 )
 from reviews.models import Queue, ReviewItem
-from reviews.registry import QueuePolicy, register_queue
+from reviews.registry import DecisionInput, QueuePolicy, register_queue
 
 REVIEWABLE = {ClaimStatus.CANDIDATE, ClaimStatus.QUARANTINED}
 
@@ -33,37 +30,28 @@ class _ClaimHandler:
 
 
 class CandidateHandler(_ClaimHandler):
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
-        tenant = item.tenant
-        if verdict == "approve":
+    def apply(self, decision: DecisionInput) -> None:
+        tenant = decision.item.tenant
+        if decision.verdict == "approve":
             claim_set_status(
                 tenant=tenant,
-                actor=actor,
-                claim_id=item.target_id,
+                actor=decision.actor,
+                claim_id=decision.item.target_id,
                 to=ClaimStatus.ACTIVE,
                 allowed_from=REVIEWABLE,
-                reason=reason_code or "approved",
+                reason=decision.reason_code or "approved",
             )
-        elif verdict == "reject":
+        elif decision.verdict == "reject":
             claim_set_status(
                 tenant=tenant,
-                actor=actor,
-                claim_id=item.target_id,
+                actor=decision.actor,
+                claim_id=decision.item.target_id,
                 to=ClaimStatus.REJECTED,
                 allowed_from=REVIEWABLE,
-                reason=reason_code,
+                reason=decision.reason_code,
             )
-        elif verdict == "merge":
-            into = payload.get("winner") or payload.get("into")
+        elif decision.verdict == "merge":
+            into = decision.payload.get("winner") or decision.payload.get("into")
             if not into:
                 raise Problem(
                     "merge_target_required",
@@ -72,10 +60,10 @@ class CandidateHandler(_ClaimHandler):
                 )
             claim_merge_into(
                 tenant=tenant,
-                actor=actor,
-                claim_id=item.target_id,
+                actor=decision.actor,
+                claim_id=decision.item.target_id,
                 into_id=into,
-                reason=reason_code or "duplicate",
+                reason=decision.reason_code or "duplicate",
             )
 
 
@@ -89,22 +77,13 @@ class ConflictHandler(_ClaimHandler):
         others = Claim.objects.filter(tenant_id=item.tenant_id, pk__in=claim.conflicts_with)
         return [claim, *others]
 
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
-        tenant = item.tenant
-        sides = self._sides(item)
+    def apply(self, decision: DecisionInput) -> None:
+        tenant = decision.item.tenant
+        sides = self._sides(decision.item)
         ids = {str(c.id) for c in sides}
         live = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED}
-        if verdict == "supersede":
-            winner = str(payload.get("winner") or "")
+        if decision.verdict == "supersede":
+            winner = str(decision.payload.get("winner") or "")
             if winner not in ids:
                 raise Problem(
                     "winner_required",
@@ -113,7 +92,7 @@ class ConflictHandler(_ClaimHandler):
                 )
             claim_set_status(
                 tenant=tenant,
-                actor=actor,
+                actor=decision.actor,
                 claim_id=winner,
                 to=ClaimStatus.ACTIVE,
                 allowed_from=live,
@@ -123,14 +102,14 @@ class ConflictHandler(_ClaimHandler):
                 if str(side.id) != winner and side.status == ClaimStatus.CONFLICTED:
                     claim_set_status(
                         tenant=tenant,
-                        actor=actor,
+                        actor=decision.actor,
                         claim_id=side.id,
                         to=ClaimStatus.SUPERSEDED,
                         allowed_from={ClaimStatus.CONFLICTED},
                         reason="lost_conflict",
                     )
-        elif verdict == "keep_both":
-            scopes = payload.get("scopes") or {}
+        elif decision.verdict == "keep_both":
+            scopes = decision.payload.get("scopes") or {}
             if not scopes or not set(scopes) <= ids:
                 raise Problem(
                     "scopes_required",
@@ -149,30 +128,30 @@ class ConflictHandler(_ClaimHandler):
             for side in sorted(sides, key=lambda c: c.status != ClaimStatus.ACTIVE):
                 claim_set_status(
                     tenant=tenant,
-                    actor=actor,
+                    actor=decision.actor,
                     claim_id=side.id,
                     to=ClaimStatus.ACTIVE,
                     allowed_from=live,
                     reason="kept_with_narrower_scope",
                     scope=scopes.get(str(side.id)),
                 )
-        elif verdict == "reject":
-            loser = str(payload.get("loser") or item.target_id)
+        elif decision.verdict == "reject":
+            loser = str(decision.payload.get("loser") or decision.item.target_id)
             if loser not in ids:
                 raise Problem("loser_required", "Name the rejected side in `loser`.")
             claim_set_status(
                 tenant=tenant,
-                actor=actor,
+                actor=decision.actor,
                 claim_id=loser,
                 to=ClaimStatus.REJECTED,
                 allowed_from=live,
-                reason=reason_code,
+                reason=decision.reason_code,
             )
             for side in sides:
                 if str(side.id) != loser:
                     claim_set_status(
                         tenant=tenant,
-                        actor=actor,
+                        actor=decision.actor,
                         claim_id=side.id,
                         to=ClaimStatus.ACTIVE,
                         allowed_from=live,
@@ -181,31 +160,22 @@ class ConflictHandler(_ClaimHandler):
 
 
 class StaleHandler(_ClaimHandler):
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
-        if verdict == "invalidate":
+    def apply(self, decision: DecisionInput) -> None:
+        if decision.verdict == "invalidate":
             claim_set_status(
-                tenant=item.tenant,
-                actor=actor,
-                claim_id=item.target_id,
+                tenant=decision.item.tenant,
+                actor=decision.actor,
+                claim_id=decision.item.target_id,
                 to=ClaimStatus.INVALIDATED,
                 allowed_from={ClaimStatus.ACTIVE},
-                reason=reason_code or "outdated",
+                reason=decision.reason_code or "outdated",
             )
         else:
             claim_refresh(
-                tenant=item.tenant,
-                actor=actor,
-                claim_id=item.target_id,
-                refresh_after=parse_datetime(str(payload.get("refresh_after") or "")),
+                tenant=decision.item.tenant,
+                actor=decision.actor,
+                claim_id=decision.item.target_id,
+                refresh_after=parse_datetime(str(decision.payload.get("refresh_after") or "")),
             )
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from accounts.actors import Actor
 from memory.models import DeletionRequest, DeletionStatus
 from memory.presenters import DeletionPresenter
 from memory.services.deletion import deletion_request_create
 from reviews.models import Queue, ReviewItem
-from reviews.registry import QueuePolicy, register_queue
+from reviews.registry import DecisionInput, QueuePolicy, register_queue
 
 
 def _deletion(item: ReviewItem) -> DeletionRequest | None:
@@ -25,25 +22,16 @@ class DeletionDecisions:
         deletion = _deletion(item)
         return deletion.version() if deletion is not None else "missing"
 
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
+    def apply(self, decision: DecisionInput) -> None:
         """`acknowledge` records that a person saw the report. With `retry`, a failed
         deletion is asked for again as a new request with a fresh report."""
-        deletion = _deletion(item)
-        if deletion is None or not payload.get("retry"):
+        deletion = _deletion(decision.item)
+        if deletion is None or not decision.payload.get("retry"):
             return
         if deletion.status == DeletionStatus.FAILED:
             deletion_request_create(
                 tenant=deletion.tenant,
-                actor=actor,
+                actor=decision.actor,
                 subject=deletion.subject,
                 claim=deletion.claim,
                 requested_by=deletion.requested_by,

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from accounts.actors import Actor
 from memory.models.receipts import ReceiptState
 from memory.presenters import ReceiptPresenter
 from memory.selectors.receipts import receipt_get
 from memory.services.receipts import MANUAL_VERDICTS, receipt_resolve_manual
 from reviews.models import Queue, ReviewItem
-from reviews.registry import QueuePolicy, register_queue
+from reviews.registry import DecisionInput, QueuePolicy, register_queue
 
 
 class ManualReviewDecisions:
@@ -18,25 +15,18 @@ class ManualReviewDecisions:
         receipt = receipt_get(tenant=item.tenant, receipt_id=item.target_id)
         return receipt.version() if receipt is not None else "missing"
 
-    def apply(
-        self,
-        *,
-        item: ReviewItem,
-        verdict: str,
-        reason_code: str,
-        note: str,
-        payload: dict[str, Any],
-        actor: Actor,
-    ) -> None:
+    def apply(self, decision: DecisionInput) -> None:
         receipt_resolve_manual(
-            tenant=item.tenant,
-            receipt_id=item.target_id,
-            actor=actor,
-            verdict=verdict,
-            reason=" — ".join(part for part in (reason_code, note.strip()) if part),
-            external_id=str(payload.get("external_id") or ""),
-            evidence=payload.get("evidence") or {},
-            review_item_id=item.pk,
+            tenant=decision.item.tenant,
+            receipt_id=decision.item.target_id,
+            actor=decision.actor,
+            verdict=decision.verdict,
+            reason=" — ".join(
+                part for part in (decision.reason_code, decision.note.strip()) if part
+            ),
+            external_id=str(decision.payload.get("external_id") or ""),
+            evidence=decision.payload.get("evidence") or {},
+            review_item_id=decision.item.pk,
         )
 
 
