@@ -59,19 +59,13 @@ class ClaimPresenter:
                 .filter(tenant_id=item.tenant_id, pk__in=claim.conflicts_with)
             )
         context["sides"] = sides
-        context["nearest"] = list(
-            Claim.objects.filter(
-                tenant_id=item.tenant_id,
-                subject_id=claim.subject_id,
-                status=ClaimStatus.ACTIVE,
-            )
-            .exclude(pk=claim.pk)
-            .order_by("predicate" if claim.predicate else "-recorded_at")
-            .filter(predicate=claim.predicate)[:5]
-        ) or list(
-            Claim.objects.filter(
-                tenant_id=item.tenant_id, subject_id=claim.subject_id, status=ClaimStatus.ACTIVE
-            ).order_by("-recorded_at")[:5]
+        active = Claim.objects.filter(
+            tenant_id=item.tenant_id, subject_id=claim.subject_id, status=ClaimStatus.ACTIVE
+        ).exclude(pk=claim.pk)
+        # The same predicate (other scopes, or the fact a candidate would replace)
+        # first; failing that, the subject's most recent facts for context.
+        context["nearest"] = list(active.filter(predicate=claim.predicate)[:5]) or list(
+            active.order_by("-recorded_at")[:5]
         )
         context["audit"] = list(
             audit_trail(tenant=item.tenant, target_type="claim", target_id=claim.pk)

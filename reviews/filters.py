@@ -8,7 +8,7 @@ import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from reviews.models import ItemStatus, Queue, ReasonCode, ReviewItem
+from reviews.models import ItemStatus, Queue, ReviewItem
 
 AGE_CHOICES = (("1h", "older than 1 hour"), ("1d", "older than 1 day"), ("7d", "older than 7 days"))
 _AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
@@ -32,6 +32,3 @@ class ReviewItemFilter(django_filters.FilterSet):
 
     def filter_age(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(created_at__lt=timezone.now() - _AGES[value])
-
-
-REASON_CHOICES = ReasonCode.choices

@@ -144,11 +144,12 @@ def item_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     item = _item(membership, _queue(queue), item_id)
     htmx = getattr(request, "htmx", None)
     if htmx and not htmx.boosted:
+        policy = policy_for(queue)
         context = {
             "queue": queue,
-            "policy": policy_for(queue),
+            "policy": policy,
             "reason_codes": ReasonCode.choices,
-            "can_decide": membership.role in (policy_for(queue).roles if policy_for(queue) else ()),
+            "can_decide": membership.role in (policy.roles if policy else ()),
             **_detail_context(membership, item),
         }
         return render_page(request, "reviews/queue.html", context, partial="detail")
@@ -238,11 +239,12 @@ def _refused(
         "note_required": "Add a note explaining the reason.",
     }.get(problem.code, "")
     if getattr(request, "htmx", None):
+        policy = policy_for(queue)
         context = {
             "queue": queue,
-            "policy": policy_for(queue),
+            "policy": policy,
             "reason_codes": ReasonCode.choices,
-            "can_decide": True,
+            "can_decide": membership.role in (policy.roles if policy else ()),
             "decision_error": f"{problem.detail} {advice}".strip(),
             "error_code": problem.code,
             "posted": request.POST,
