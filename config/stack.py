@@ -150,7 +150,7 @@ def run() -> int:
         signal.signal(signal.SIGTERM, stop)
         if _wait_for_http(f"http://127.0.0.1:{port}/healthz"):
             _say(f"memdesk is up: http://127.0.0.1:{port}/  (API docs at /api/docs/)")
-            _say("demo logins (password: memdesk-demo): editor, editor2, admin, admin2, alice")
+            _say("demo logins, password memdesk-demo: editor editor2 admin admin2 auditor alice")
             _say("Ctrl-C stops the web server, worker, beat and embedded services.")
         try:
             while not stopping:
