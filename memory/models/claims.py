@@ -136,6 +136,9 @@ class Claim(models.Model):
                 name="claim_active_by_subject",
             ),
             models.Index(fields=["tenant", "subject", "status", "-recorded_at"]),
+            # The tenant-wide claim list (cursor on recorded_at, id) and the
+            # dashboard's recent gate verdicts read the newest claims first.
+            models.Index(fields=["tenant", "-recorded_at", "-id"], name="claim_tenant_recent"),
             GinIndex(fields=["search_vector"], name="claim_search_vector"),
             GinIndex(fields=["ngrams"], name="claim_ngrams"),
         ]
