@@ -35,19 +35,24 @@ def _scope_resolver() -> Callable[[Request], tuple[int, str]]:
     return import_string(settings.IDEMPOTENCY_SCOPE_RESOLVER)
 
 
+def _fingerprintable(value: Any) -> Any:
+    """Uploaded files count by their content, everything else as parsed."""
+    if not hasattr(value, "chunks"):
+        return value
+    digest = hashlib.sha256()
+    for chunk in value.chunks():
+        digest.update(chunk)
+    value.seek(0)
+    return "file:" + digest.hexdigest()
+
+
 def request_fingerprint(request: Request) -> str:
-    payload: dict[str, Any] = {}
-    for name, value in request.data.items() if hasattr(request.data, "items") else []:
-        if hasattr(value, "chunks"):
-            digest = hashlib.sha256()
-            for chunk in value.chunks():
-                digest.update(chunk)
-            value.seek(0)
-            payload[name] = "file:" + digest.hexdigest()
-        else:
-            payload[name] = value
-    if not hasattr(request.data, "items"):
-        payload = {"_": request.data}
+    data = request.data
+    payload = (
+        {name: _fingerprintable(value) for name, value in data.items()}
+        if hasattr(data, "items")
+        else {"_": data}
+    )
     body = canonical_json(payload).decode()
     return fingerprint({"method": request.method, "path": request.path, "body": body})
 

@@ -231,6 +231,10 @@ IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 48)
 # A request holding a key longer than this is taken to have died with its
 # transaction rolled back, so the key may be used again.
 IDEMPOTENCY_IN_FLIGHT_SECONDS = env_int("IDEMPOTENCY_IN_FLIGHT_SECONDS", 120)
+# Keys are scoped per tenant and caller; accounts knows who that is, common does not.
+IDEMPOTENCY_SCOPE_RESOLVER = "accounts.access.idempotency_scope"
+# When set, /metrics asks for it as a bearer token.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 AGENT_TOKEN_TOUCH_SECONDS = 60
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
@@ -251,8 +255,6 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
     },
 }
-IDEMPOTENCY_SCOPE_RESOLVER = "accounts.access.idempotency_scope"
-METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
     "task": "common.purge_idempotency_records",
     "schedule": 3600.0,

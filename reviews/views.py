@@ -63,7 +63,7 @@ def _workspace(
     request: HttpRequest, membership: Membership, queue: str, selected: ReviewItem | None
 ) -> dict[str, Any]:
     filterset = ReviewItemFilter(
-        request.GET, queryset=ReviewItem.objects.filter(tenant=membership.tenant)
+        request.GET, queryset=selectors.review_items(tenant=membership.tenant)
     )
     sort = "priority" if request.GET.get("sort") == "priority" else "age"
     page = selectors.queue_page(
