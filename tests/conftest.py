@@ -13,6 +13,12 @@ from accounts.models import Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    # PBKDF2 is slow on purpose to protect stored passwords; test users need no protection.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def acme(db) -> Tenant:
     return tenant_create(slug="acme", name="Acme")[0]
