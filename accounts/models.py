@@ -81,6 +81,18 @@ class Capability(models.TextChoices):
     EVALUATIONS_WRITE = "evaluations:write"
 
 
+class AuthorityCeiling(models.TextChoices):
+    """The strongest authority a token's claims may carry (DESIGN.md, trust model).
+
+    Ordered weakest first. An agent's own claim about its authority never
+    raises it above this; only an admin sets it, when the token is made.
+    """
+
+    AGENT_INFERRED = "agent_inferred"
+    TOOL_VERIFIED = "tool_verified"
+    USER_EXPLICIT = "user_explicit"
+
+
 class AgentToken(models.Model):
     """A bearer token for an agent. Only a sha256 of the secret is stored."""
 
@@ -94,6 +106,13 @@ class AgentToken(models.Model):
         default=list,
         blank=True,
         help_text="Subject keys this token may touch; empty means every subject of the tenant.",
+    )
+    max_authority = models.CharField(
+        max_length=16,
+        choices=AuthorityCeiling.choices,
+        default=AuthorityCeiling.AGENT_INFERRED,
+        db_default=AuthorityCeiling.AGENT_INFERRED,
+        help_text="The strongest authority this token's claims may carry.",
     )
     created_at = models.DateTimeField(db_default=Now())
     last_used_at = models.DateTimeField(null=True, blank=True)

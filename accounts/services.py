@@ -18,6 +18,7 @@ from accounts.actors import Actor
 from accounts.models import (
     AgentToken,
     AuditEvent,
+    AuthorityCeiling,
     Capability,
     Membership,
     Role,
@@ -133,6 +134,7 @@ def agent_token_create(
     name: str,
     capabilities: Iterable[str] | None = None,
     allowed_subjects: Iterable[str] = (),
+    max_authority: str = AuthorityCeiling.AGENT_INFERRED,
     actor: Actor | None = None,
 ) -> IssuedToken:
     """Issue a token. The secret is returned once and never stored."""
@@ -140,6 +142,8 @@ def agent_token_create(
     unknown = set(caps) - set(Capability.values)
     if unknown:
         raise ValueError(f"unknown capabilities: {', '.join(sorted(unknown))}")
+    if max_authority not in AuthorityCeiling.values:
+        raise ValueError(f"unknown authority ceiling: {max_authority}")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         token = AgentToken.objects.create(
@@ -149,6 +153,7 @@ def agent_token_create(
             secret_hash=hash_token_secret(secret),
             capabilities=caps,
             allowed_subjects=sorted(set(allowed_subjects)),
+            max_authority=max_authority,
         )
         audit_record(
             tenant=tenant,
@@ -156,7 +161,11 @@ def agent_token_create(
             verb="agent_token.created",
             target_type="agent_token",
             target_id=token.pk,
-            data={"capabilities": caps, "allowed_subjects": token.allowed_subjects},
+            data={
+                "capabilities": caps,
+                "allowed_subjects": token.allowed_subjects,
+                "max_authority": max_authority,
+            },
         )
     return IssuedToken(token=token, secret=secret)
 

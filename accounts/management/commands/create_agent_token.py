@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.management.commands._lookup import tenant_by_slug
-from accounts.models import AgentToken, Capability
+from accounts.models import AgentToken, AuthorityCeiling, Capability
 from accounts.services import agent_token_create
 
 
@@ -28,6 +28,13 @@ class Command(BaseCommand):
             default=[],
             help="Limit the token to these subjects (kind:ref); repeatable.",
         )
+        parser.add_argument(
+            "--max-authority",
+            choices=AuthorityCeiling.values,
+            default=AuthorityCeiling.AGENT_INFERRED,
+            help="The strongest authority the token's claims may carry (default: "
+            "agent_inferred). user_explicit is for front-ends that talk to the user.",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         tenant = tenant_by_slug(str(options["tenant"]))
@@ -42,7 +49,11 @@ class Command(BaseCommand):
             name=name,
             capabilities=options["capabilities"],  # type: ignore[arg-type]
             allowed_subjects=options["subjects"],  # type: ignore[arg-type]
+            max_authority=str(options["max_authority"]),
         )
         caps = ", ".join(issued.token.capabilities)
-        self.stdout.write(f"token {name} for {tenant.slug} with {caps} (shown once):")
+        self.stdout.write(
+            f"token {name} for {tenant.slug} with {caps}, authority up to "
+            f"{issued.token.max_authority} (shown once):"
+        )
         self.stdout.write(issued.secret)
