@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint format migrations check-deploy bench clean
+.PHONY: install run test test-fast lint format migrations check-deploy bench clean
 
 install: $(STAMP)
 
@@ -24,7 +24,11 @@ lint: install
 test: install lint
 	DEBUG=1 $(BIN)/python -m config.stack exec -- sh -c '\
 	  $(BIN)/python manage.py makemigrations --check --dry-run && \
-	  $(BIN)/python -m pytest $(PYTEST_ARGS)'
+	  $(BIN)/python -m pytest --durations=15 $(PYTEST_ARGS)'
+
+# The suite without the tests marked slow (a killed-worker soak, a 10,000-claim deletion).
+test-fast: install
+	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -420,6 +420,7 @@ def test_verification_without_the_words_says_so(agent, acme):
     assert ReviewItem.objects.filter(queue=Queue.DELETIONS, target_id=str(deletion.pk)).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_subject_with_10000_claims_is_erased_in_one_pass_with_a_complete_report(acme):
     project = Subject.objects.create(tenant=acme, kind="project", ref="bulk")

@@ -80,6 +80,7 @@ ROUNDS = 10
 CHUNK = 6
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
     celery_workers, platform, make_receipt, settings
 ):
