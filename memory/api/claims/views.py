@@ -153,8 +153,11 @@ class ClaimListCreateView(ListAPIView):
         responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
         summary="Submit a candidate claim through the write gate",
         description=(
-            "Returns the gate's verdict. Errors: `source_required`, `source_not_found`, "
-            "`scope_invalid`, `subject_invalid`, `validation_error`."
+            "Returns the gate's verdict. `authority` and `basis` are upper bounds: the token's "
+            "ceiling and the sources (a user-channel event for `user_explicit`, a tool result "
+            "for `tool_verified` and `basis: verified`) decide what is stored, and each "
+            "lowering adds a reason code (see `/gate/rules`). Errors: `source_required`, "
+            "`source_not_found`, `scope_invalid`, `subject_invalid`, `validation_error`."
         ),
     )
     @idempotent
