@@ -23,6 +23,7 @@ from memory.models import (
     AUTHORITY_RANK,
     Authority,
     Claim,
+    ClaimKind,
     ClaimSource,
     ClaimStatus,
     Event,
@@ -186,7 +187,7 @@ def _evidence(*, tenant: Tenant, events: list[Event]) -> Evidence:
 
 def _outcome_receipt_state(*, tenant: Tenant, kind: str, value: Any) -> str | None:
     """The state of the receipt an experience names as evidence of its outcome."""
-    if kind != "experience" or not isinstance(value, dict):
+    if kind != ClaimKind.EXPERIENCE or not isinstance(value, dict):
         return None
     try:
         receipt_id = uuid.UUID(str(value.get("receipt")))

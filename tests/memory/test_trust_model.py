@@ -328,3 +328,21 @@ def test_gate_rules_list_the_trust_model_codes(plain):
     assert rules["supersedes_stronger"]["decision"] == "conflict"
     assert "`user_statement`" in rules["user_channel_required"]["description"]
     assert "`tool_result`" in rules["tool_source_required"]["description"]
+
+
+def test_deriving_without_sources_uses_only_the_parents_evidence_the_token_may_see(
+    acme, make_agent, agent
+):
+    alices = post_event(agent)
+    bobs = post_event(agent, subject="user:bob", text="Bob says Alice moved")
+    parent = post(agent, candidate(sources=[{"event": alices["id"]}, {"event": bobs["id"]}]))
+    alice_only = make_agent(acme, name="alice-only", subjects=["user:alice"])
+
+    derived = post(
+        alice_only,
+        candidate(predicate="timezone", value="Asia/Shanghai", text="China time", sources=[]),
+        path=f"/api/v1/claims/{parent['id']}/derive",
+    )
+
+    sources = Claim.objects.get(pk=derived["id"]).sources.values_list("event_id", flat=True)
+    assert [str(s) for s in sources] == [alices["id"]]

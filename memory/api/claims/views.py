@@ -299,9 +299,11 @@ class ClaimDeriveView(APIView):
         payload = dict(request.data)
         if not payload.get("sources"):
             # A derivation's evidence is its parents' evidence.
+            # A parent's evidence about a subject outside the token stays out of sight.
             payload["sources"] = [
                 {"event": str(s.event_id)} if s.event_id else {"uri": s.uri}
-                for s in parent.sources.all()
+                for s in parent.sources.select_related("event__subject")
+                if s.event_id is None or context.may_touch_subject(s.event.subject.key)
             ]
         data = DeriveIn(data=payload)
         data.is_valid(raise_exception=True)
