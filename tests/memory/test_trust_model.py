@@ -120,8 +120,13 @@ def test_user_explicit_needs_a_user_channel_event(frontend, plain, source):
 
 def test_basis_verified_without_a_tool_source_is_not_verified(tools, plain):
     weak_result = tool_result(plain)  # a "tool result" from a token that cannot verify
-    for sources in ([{"uri": "crm://contacts/alice"}], [{"event": weak_result["id"]}]):
-        verdict = post(tools, candidate(sources=sources, authority="tool_verified"))
+    for predicate, sources in (
+        ("home_city", [{"uri": "crm://contacts/alice"}]),
+        ("work_city", [{"event": weak_result["id"]}]),
+    ):
+        verdict = post(
+            tools, candidate(sources=sources, predicate=predicate, authority="tool_verified")
+        )
         assert verdict["decision"] == "needs_review"
         assert verdict["reasons"] == [
             "unverified_authority",
@@ -130,10 +135,10 @@ def test_basis_verified_without_a_tool_source_is_not_verified(tools, plain):
         ]
         claim = stored(verdict)
         assert (claim.authority, claim.basis) == ("agent_inferred", "reported")
-        Claim.objects.filter(pk=claim.pk).delete()
 
     verified = post(
-        tools, candidate(tool_result(tools)["id"], authority="tool_verified", basis="verified")
+        tools,
+        candidate(tool_result(tools)["id"], predicate="billing_city", authority="tool_verified"),
     )
     assert (verified["decision"], verified["reasons"]) == ("accepted", ["tool_verified"])
     claim = stored(verified)
