@@ -18,6 +18,11 @@ class Actor:
     label: str
     role: str | None = None
     capabilities: frozenset[str] = field(default_factory=frozenset)
+    # Only tokens have these. A token's ceiling bounds the authority of every
+    # claim it writes; people and memdesk itself have none (None). Allowed
+    # subjects: None means every subject of the tenant.
+    max_authority: str | None = None
+    allowed_subjects: frozenset[str] | None = None
 
     @classmethod
     def system(cls, label: str = "memdesk") -> Actor:
@@ -34,7 +39,12 @@ class Actor:
             id=str(token.pk),
             label=token.name,
             capabilities=frozenset(token.capabilities),
+            max_authority=token.max_authority,
+            allowed_subjects=frozenset(token.allowed_subjects) or None,
         )
+
+    def may_touch_subject(self, subject_key: str) -> bool:
+        return self.allowed_subjects is None or subject_key in self.allowed_subjects
 
     @property
     def is_admin(self) -> bool:

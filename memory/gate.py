@@ -9,12 +9,43 @@ The rules are data (`GATE_RULES`) so an admin can read what each reason means.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from common.secrets import SecretFinding, find_secrets_in_text, find_secrets_in_value
-from memory.models.claims import AUTHORITY_RANK, Authority, ClaimKind, ClaimStatus, GateDecision
+from memory.models.claims import (
+    AUTHORITY_RANK,
+    Authority,
+    Basis,
+    ClaimKind,
+    ClaimStatus,
+    GateDecision,
+)
+
+# Where evidence comes from (DESIGN.md, trust model). An agent chooses an
+# event's `kind` freely, so a kind counts only together with who recorded the
+# event: a person in the console, or a token whose ceiling reaches that far.
+# `user_correction` is what the console writes when an end user corrects a memory.
+USER_CHANNEL_KINDS: frozenset[str] = frozenset(
+    {"user_statement", "user_message", "user_correction"}
+)
+TOOL_RESULT_KINDS: frozenset[str] = frozenset({"tool_result"})
+
+# Seed 003: an experience may shape future work only once its result was
+# observed, so its outcome is one of a fixed vocabulary, and it carries evidence
+# of that outcome: a tool result in its sources, or a receipt (`value.receipt`)
+# whose settled state shows it.
+EXPERIENCE_OUTCOMES: frozenset[str] = frozenset({"success", "failure", "partial"})
+OUTCOME_RECEIPT_STATES: dict[str, frozenset[str]] = {
+    "success": frozenset({"succeeded"}),
+    "partial": frozenset({"succeeded"}),
+    "failure": frozenset({"rejected"}),
+}
+
+
+def _kinds(kinds: frozenset[str]) -> str:
+    return ", ".join(f"`{kind}`" for kind in sorted(kinds))
 
 
 @dataclass(frozen=True)
@@ -79,11 +110,55 @@ GATE_RULES: tuple[GateRule, ...] = (
     GateRule(
         "experience_without_outcome",
         GateDecision.NEEDS_REVIEW,
-        "An experience needs outcome evidence (`value.outcome`) to be trusted.",
+        "An experience needs an observed outcome: `value.outcome` is one of "
+        f"{_kinds(EXPERIENCE_OUTCOMES)}.",
+    ),
+    GateRule(
+        "experience_without_evidence",
+        GateDecision.NEEDS_REVIEW,
+        "An experience's outcome needs evidence: a tool result among its sources, or "
+        "`value.receipt` naming a receipt of this tenant that settled that way "
+        "(`succeeded` for success or partial, `rejected` for failure).",
+    ),
+    GateRule(
+        "supersedes_stronger",
+        GateDecision.CONFLICT,
+        "The candidate names an active claim of higher authority as the one it corrects: "
+        "a weaker claim never replaces a stronger one without a person.",
+    ),
+    GateRule(
+        "authority_capped",
+        GateDecision.NEEDS_REVIEW,
+        "The candidate asked for more authority than its token's ceiling; it is judged and "
+        "stored at the ceiling, so inferred facts wait for an editor.",
+    ),
+    GateRule(
+        "user_channel_required",
+        GateDecision.NEEDS_REVIEW,
+        "`user_explicit` needs a source event from the user channel (kind "
+        f"{_kinds(USER_CHANNEL_KINDS)}, recorded by a person or a token whose ceiling is "
+        "`user_explicit`); without one the claim keeps only what its other evidence supports.",
+    ),
+    GateRule(
+        "tool_source_required",
+        GateDecision.NEEDS_REVIEW,
+        "`tool_verified` needs a tool result among the sources (kind "
+        f"{_kinds(TOOL_RESULT_KINDS)}, recorded by a token whose ceiling is at least "
+        "`tool_verified`); without one the claim is stored as `agent_inferred`.",
+    ),
+    GateRule(
+        "basis_unverified",
+        GateDecision.NEEDS_REVIEW,
+        "`basis: verified` needs a tool result among the sources; without one the basis is "
+        "stored as `reported`. The decision follows the claim's other rules.",
     ),
     GateRule("user_explicit_verified", GateDecision.ACCEPTED, "Stated by the user."),
     GateRule("tool_verified", GateDecision.ACCEPTED, "Verified by a tool against its source."),
-    GateRule("experience_with_outcome", GateDecision.ACCEPTED, "An experience with its outcome."),
+    GateRule(
+        "experience_with_outcome",
+        GateDecision.ACCEPTED,
+        "An experience with an observed outcome and evidence of it.",
+    ),
 )
 RULES_BY_CODE = {rule.code: rule for rule in GATE_RULES}
 
@@ -132,6 +207,13 @@ class Candidate:
     source_count: int = 0
     # True when every source is an event whose `echo_of` is non-empty.
     sources_all_echo: bool = False
+    # Who speaks and with what evidence. The defaults trust nothing: a caller
+    # that forgets to say gets the weakest reading, never the strongest.
+    ceiling: str = Authority.AGENT_INFERRED
+    user_channel_source: bool = False
+    tool_source: bool = False
+    # The state of the receipt named in an experience's `value.receipt`, if any.
+    outcome_receipt_state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +225,9 @@ class Verdict:
     supersede: Any = None
     merge_into: Any = None
     secrets: tuple[SecretFinding, ...] = field(default=())
+    # The authority and basis the claim is stored with, after the trust model.
+    authority: str = ""
+    basis: str = ""
 
 
 _STATUS_FOR = {
@@ -188,10 +273,12 @@ def _identity_rules(candidate: Candidate, active: ActiveClaimFacts) -> Verdict:
     """Same identity as an active claim: merge, supersede, or leave it to an editor."""
     if candidate.value == active.value:
         return _verdict("duplicate", merge_into=active.id)
-    if candidate.supersedes is not None and str(candidate.supersedes) == str(active.id):
-        return _verdict("explicit_supersedes", supersede=active.id)
     new_rank = AUTHORITY_RANK[Authority(candidate.authority)]
     old_rank = AUTHORITY_RANK[Authority(active.authority)]
+    if candidate.supersedes is not None and str(candidate.supersedes) == str(active.id):
+        if new_rank < old_rank:
+            return _verdict("supersedes_stronger", conflict_with=(active.id,))
+        return _verdict("explicit_supersedes", supersede=active.id)
     if candidate.authority == Authority.USER_EXPLICIT and old_rank < new_rank:
         return _verdict("user_correction", supersede=active.id)
     if (
@@ -215,8 +302,7 @@ def _trust_rules(candidate: Candidate) -> Verdict:
     if candidate.kind == ClaimKind.PREFERENCE and candidate.authority != Authority.USER_EXPLICIT:
         return _verdict("preference_not_user_explicit")
     if candidate.kind == ClaimKind.EXPERIENCE:
-        has_outcome = isinstance(candidate.value, dict) and bool(candidate.value.get("outcome"))
-        return _verdict("experience_with_outcome" if has_outcome else "experience_without_outcome")
+        return _experience_rules(candidate)
     if candidate.authority in (Authority.AGENT_INFERRED, Authority.REPORTED):
         return _verdict("unverified_authority")
     if candidate.authority == Authority.USER_EXPLICIT:
@@ -224,11 +310,66 @@ def _trust_rules(candidate: Candidate) -> Verdict:
     return _verdict("tool_verified")
 
 
+def experience_outcome(value: Any) -> str | None:
+    """The outcome an experience claims, if it is one of the fixed vocabulary."""
+    outcome = value.get("outcome") if isinstance(value, dict) else None
+    return outcome if isinstance(outcome, str) and outcome in EXPERIENCE_OUTCOMES else None
+
+
+def _experience_rules(candidate: Candidate) -> Verdict:
+    outcome = experience_outcome(candidate.value)
+    if outcome is None:
+        return _verdict("experience_without_outcome")
+    receipt_shows_it = candidate.outcome_receipt_state in OUTCOME_RECEIPT_STATES[outcome]
+    if not (candidate.tool_source or receipt_shows_it):
+        return _verdict("experience_without_evidence")
+    return _verdict("experience_with_outcome")
+
+
+def effective_authority(candidate: Candidate) -> tuple[str, str, tuple[str, ...]]:
+    """The authority and basis the evidence supports, and the reasons for any lowering.
+
+    What the candidate says about itself is an upper bound, never a grant: the
+    token's ceiling bounds it, `user_explicit` needs the user channel, and both
+    `tool_verified` and `basis: verified` need a tool result.
+    """
+    reasons: list[str] = []
+    authority = Authority(candidate.authority)
+    ceiling = Authority(candidate.ceiling)
+    if AUTHORITY_RANK[authority] > AUTHORITY_RANK[ceiling]:
+        authority = ceiling
+        reasons.append("authority_capped")
+    if authority == Authority.USER_EXPLICIT and not candidate.user_channel_source:
+        authority = Authority.TOOL_VERIFIED if candidate.tool_source else Authority.AGENT_INFERRED
+        reasons.append("user_channel_required")
+    if authority == Authority.TOOL_VERIFIED and not candidate.tool_source:
+        authority = Authority.AGENT_INFERRED
+        reasons.append("tool_source_required")
+    basis = Basis(candidate.basis)
+    if basis == Basis.VERIFIED and not candidate.tool_source:
+        basis = Basis.REPORTED
+        reasons.append("basis_unverified")
+    return authority.value, basis.value, tuple(reasons)
+
+
 def evaluate(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdict:
-    """Judge one candidate. `active` is the active claim on the same identity, if any."""
-    verdict = _content_rules(candidate)
+    """Judge one candidate. `active` is the active claim on the same identity, if any.
+
+    The rules see the candidate at the authority and basis its evidence
+    supports; the verdict carries them, and why they were lowered, after the
+    reasons for the decision itself.
+    """
+    authority, basis, lowered = effective_authority(candidate)
+    judged = replace(candidate, authority=authority, basis=basis)
+    verdict = _content_rules(judged)
     if verdict is not None:
-        return verdict
+        # Rejected or quarantined for what it says: who said it changes nothing.
+        return replace(verdict, authority=authority, basis=basis)
+    verdict = _judge(judged, active=active)
+    return replace(verdict, reasons=(*verdict.reasons, *lowered), authority=authority, basis=basis)
+
+
+def _judge(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdict:
     trust = _trust_rules(candidate)
     if active is None:
         return trust

@@ -83,12 +83,15 @@ def make_agent(db) -> Callable[..., APIClient]:
         name: str | None = None,
         capabilities: list[str] | None = None,
         subjects: list[str] = (),  # type: ignore[assignment]
+        max_authority: str = "agent_inferred",
     ) -> APIClient:
         issued = agent_token_create(
             tenant=tenant,
-            name=name or f"agent-{tenant.slug}-{len(capabilities or [])}-{id(subjects)}",
+            name=name
+            or f"agent-{tenant.slug}-{len(capabilities or [])}-{id(subjects)}-{max_authority}",
             capabilities=capabilities,
             allowed_subjects=subjects,
+            max_authority=max_authority,
         )
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
@@ -101,12 +104,15 @@ def make_agent(db) -> Callable[..., APIClient]:
 
 @pytest.fixture
 def agent(acme, make_agent) -> APIClient:
-    return make_agent(acme, name="acme-agent")
+    """A front-end agent that talks to the user: an admin gave it the `user_explicit` ceiling,
+    so what it records from the user channel may become the user's word. Tests of the trust
+    model itself make their own tokens with `make_agent(..., max_authority=...)`."""
+    return make_agent(acme, name="acme-agent", max_authority="user_explicit")
 
 
 @pytest.fixture
 def globex_agent(globex, make_agent) -> APIClient:
-    return make_agent(globex, name="globex-agent")
+    return make_agent(globex, name="globex-agent", max_authority="user_explicit")
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import AgentToken, Membership
-from memory.models import Claim
+from memory.models import Claim, ClaimSource
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db
@@ -16,6 +16,24 @@ def test_seed_demo_loads_once_and_fills_the_queues():
     assert "mdk_" in out.getvalue()
     assert Membership.objects.filter(tenant__slug="demo").count() == 6
     assert Claim.objects.filter(status="active").exists()
+    # Alice's own words became user_explicit memories only through the chat front-end,
+    # whose ceiling an admin set, and a user-channel event; the demo agent has no such reach.
+    tokens = dict(
+        AgentToken.objects.filter(tenant__slug="demo").values_list("name", "max_authority")
+    )
+    assert tokens == {
+        "demo-agent": "agent_inferred",
+        "demo-chat-frontend": "user_explicit",
+        "demo-tool-runner": "tool_verified",
+    }
+    stated = Claim.objects.filter(status="active", authority="user_explicit")
+    assert stated.count() >= 3
+    for claim in stated:
+        assert claim.agent == "demo-chat-frontend"
+        assert ClaimSource.objects.filter(claim=claim, event__kind="user_statement").exists()
+    assert not Claim.objects.filter(
+        agent="demo-agent", authority__in=["user_explicit", "tool_verified"]
+    ).exists()
     queues = set(ReviewItem.objects.values_list("queue", flat=True))
     assert queues == {
         "candidates",
@@ -26,4 +44,4 @@ def test_seed_demo_loads_once_and_fills_the_queues():
         "stale",
     }
     call_command("seed_demo", stdout=StringIO())
-    assert AgentToken.objects.filter(tenant__slug="demo").count() == 1
+    assert AgentToken.objects.filter(tenant__slug="demo").count() == 3

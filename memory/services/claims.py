@@ -13,13 +13,24 @@ from django.db.models import Max, Value
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import ActorKind, Tenant
+from accounts.models import ActorKind, AgentToken, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
 from common.secrets import find_secrets_in_text
 from memory import gate
-from memory.models import Claim, ClaimSource, ClaimStatus, Event, GateDecision, Subject
+from memory.models import (
+    AUTHORITY_RANK,
+    Authority,
+    Claim,
+    ClaimKind,
+    ClaimSource,
+    ClaimStatus,
+    Event,
+    GateDecision,
+    Receipt,
+    Subject,
+)
 from memory.search import ngrams, searchable_text
 from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
@@ -98,7 +109,9 @@ def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_js
         )
 
 
-def _resolve_sources(*, tenant: Tenant, sources: list[SourceInput]) -> list[Event | SourceInput]:
+def _resolve_sources(
+    *, tenant: Tenant, actor: Actor, sources: list[SourceInput]
+) -> list[Event | SourceInput]:
     if not sources:
         raise Problem(
             "source_required",
@@ -106,7 +119,13 @@ def _resolve_sources(*, tenant: Tenant, sources: list[SourceInput]) -> list[Even
             errors={"sources": ["Give at least one source."]},
         )
     event_ids = [s.event for s in sources if s.event is not None]
-    events = {e.id: e for e in Event.objects.filter(tenant=tenant, id__in=event_ids)}
+    # An event of a subject outside the token's subjects is, for this caller,
+    # an event that does not exist: same problem, no hint that it does.
+    events = {
+        e.id: e
+        for e in Event.objects.filter(tenant=tenant, id__in=event_ids).select_related("subject")
+        if actor.may_touch_subject(e.subject.key)
+    }
     resolved: list[Event | SourceInput] = []
     for index, source in enumerate(sources):
         if source.event is not None:
@@ -127,6 +146,62 @@ def _resolve_sources(*, tenant: Tenant, sources: list[SourceInput]) -> list[Even
                 errors={f"sources.{index}": ["Give an event id or a uri."]},
             )
     return resolved
+
+
+@dataclass(frozen=True)
+class Evidence:
+    user_channel: bool
+    tool_result: bool
+
+
+def _evidence(*, tenant: Tenant, events: list[Event]) -> Evidence:
+    """What the source events prove, judged by their kind and by who recorded them.
+
+    An agent picks an event's `kind` freely, so a kind counts only when its
+    recorder could have asserted that much itself: a person (events written
+    by the console carry no token) or a token whose ceiling reaches it.
+    """
+    live = [e for e in events if e.redacted_at is None]
+    token_ids = {e.token_id for e in live if e.token_id is not None}
+    ceilings = dict(
+        AgentToken.objects.filter(tenant=tenant, pk__in=token_ids).values_list(
+            "pk", "max_authority"
+        )
+    )
+
+    def reaches(event: Event, authority: Authority) -> bool:
+        if event.token_id is None:
+            return True
+        ceiling = ceilings.get(event.token_id, Authority.AGENT_INFERRED)
+        return AUTHORITY_RANK[Authority(ceiling)] >= AUTHORITY_RANK[authority]
+
+    return Evidence(
+        user_channel=any(
+            e.kind in gate.USER_CHANNEL_KINDS and reaches(e, Authority.USER_EXPLICIT) for e in live
+        ),
+        tool_result=any(
+            e.kind in gate.TOOL_RESULT_KINDS and reaches(e, Authority.TOOL_VERIFIED) for e in live
+        ),
+    )
+
+
+def _outcome_receipt_state(*, tenant: Tenant, kind: str, value: Any) -> str | None:
+    """The state of the receipt an experience names as evidence of its outcome."""
+    if kind != ClaimKind.EXPERIENCE or not isinstance(value, dict):
+        return None
+    try:
+        receipt_id = uuid.UUID(str(value.get("receipt")))
+    except ValueError:
+        return None
+    return (
+        Receipt.objects.filter(tenant=tenant, pk=receipt_id).values_list("state", flat=True).first()
+    )
+
+
+def _ceiling(actor: Actor) -> str:
+    # People (end users correcting their memories, editors) and memdesk's own
+    # workers are not bounded by a token; the evidence rules still apply.
+    return actor.max_authority or Authority.USER_EXPLICIT
 
 
 def _attach_sources(*, tenant: Tenant, claim: Claim, sources: list[Event | SourceInput]) -> int:
@@ -197,12 +272,14 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
     available_at = candidate.available_at or now
     with transaction.atomic():
         subject = subject_resolve(tenant=tenant, key=candidate.subject)
-        sources = _resolve_sources(tenant=tenant, sources=candidate.sources)
-        parents = list(
-            Claim.objects.filter(tenant=tenant, id__in=candidate.derived_from).exclude(
-                status=ClaimStatus.ERASED
-            )
-        )
+        sources = _resolve_sources(tenant=tenant, actor=actor, sources=candidate.sources)
+        parents = [
+            parent
+            for parent in Claim.objects.filter(tenant=tenant, id__in=candidate.derived_from)
+            .exclude(status=ClaimStatus.ERASED)
+            .select_related("subject")
+            if actor.may_touch_subject(parent.subject.key)
+        ]
         if len(parents) != len(set(candidate.derived_from)):
             raise Problem(
                 "derived_from_not_found",
@@ -220,6 +297,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             status=ClaimStatus.ACTIVE,
         ).first()
         events = [s for s in sources if isinstance(s, Event)]
+        evidence = _evidence(tenant=tenant, events=events)
         verdict = gate.evaluate(
             gate.Candidate(
                 kind=candidate.kind,
@@ -234,6 +312,12 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 sources_all_echo=bool(events)
                 and len(events) == len(sources)
                 and all(e.echo_of for e in events),
+                ceiling=_ceiling(actor),
+                user_channel_source=evidence.user_channel,
+                tool_source=evidence.tool_result,
+                outcome_receipt_state=_outcome_receipt_state(
+                    tenant=tenant, kind=candidate.kind, value=candidate.value
+                ),
             ),
             active=None
             if active is None
@@ -250,6 +334,8 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 reasons=("secret_detected",),
                 status=ClaimStatus.REJECTED,
                 secrets=tuple(uri_secrets),
+                authority=verdict.authority,
+                basis=verdict.basis,
             )
         secret_found = "secret_detected" in verdict.reasons
 
@@ -302,8 +388,8 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             scope_size=len(scope),
             value=value,
             text=text,
-            authority=candidate.authority,
-            basis=candidate.basis,
+            authority=verdict.authority,
+            basis=verdict.basis,
             valid_from=candidate.valid_from,
             valid_to=candidate.valid_to,
             available_at=available_at,

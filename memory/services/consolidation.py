@@ -62,7 +62,6 @@ GONE_PARENT_STATUSES = (
     ClaimStatus.REJECTED,
     ClaimStatus.ERASED,
 )
-VERIFIED_AUTHORITIES = (Authority.USER_EXPLICIT, Authority.TOOL_VERIFIED)
 MAX_LINEAGE_DEPTH = 32
 AUDIT_IDS = 200
 
@@ -378,9 +377,18 @@ def _detect_conflicts(*, tenant: Tenant, actor: Actor) -> Changed:
     return changed
 
 
+def _verified(claim: Claim) -> bool:
+    # The gate stores `user_explicit` only with a source from the user channel
+    # (whose basis is the user's report, not a tool's check) and `tool_verified`
+    # only with a tool result; a tool claim must also say it checked its source.
+    if claim.authority == Authority.USER_EXPLICIT:
+        return True
+    return claim.authority == Authority.TOOL_VERIFIED and claim.basis == Basis.VERIFIED
+
+
 def _winner(sides: list[Claim]) -> tuple[Claim, str] | None:
     """The side authority and then observation time prefer, or None if they cannot tell."""
-    if not all(s.authority in VERIFIED_AUTHORITIES and s.basis == Basis.VERIFIED for s in sides):
+    if not all(_verified(s) for s in sides):
         return None
     ranked = sorted(
         sides, key=lambda s: (AUTHORITY_RANK[Authority(s.authority)], s.available_at), reverse=True

@@ -105,8 +105,10 @@ def memory_correct(
                 subject=old.subject.key,
                 kind=old.kind,
                 predicate=old.predicate,
+                # The user's own statement (a user-channel event written here)
+                # is what makes this `user_explicit`; no tool checked it.
                 authority=Authority.USER_EXPLICIT,
-                basis=Basis.VERIFIED,
+                basis=Basis.REPORTED,
                 value=value,
                 text=text,
                 scope=old.scope,

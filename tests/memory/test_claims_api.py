@@ -34,12 +34,14 @@ def test_event_with_secret_is_refused_and_not_stored(agent):
 
 def test_user_explicit_claim_is_accepted_with_sources(agent):
     event = post_event(agent)
-    verdict = submit(agent, event_id=event["id"])
+    # The user said it; no tool checked it, so its basis is the user's report.
+    verdict = submit(agent, event_id=event["id"], basis="reported")
     assert verdict["decision"] == "accepted"
     assert verdict["status"] == "active"
     assert verdict["reasons"] == ["user_explicit_verified"]
     detail = agent.get(f"/api/v1/claims/{verdict['id']}").json()
     assert detail["sources"][0]["event"] == event["id"]
+    assert (detail["authority"], detail["basis"]) == ("user_explicit", "reported")
     assert detail["gate"] == {"decision": "accepted", "reasons": ["user_explicit_verified"]}
 
 
@@ -68,7 +70,7 @@ def test_inferred_fact_opens_a_candidates_review_item(agent):
 
 
 def test_duplicate_merges_evidence_without_a_new_claim(agent):
-    first = submit(agent)
+    first = submit(agent, basis="reported")
     second = submit(agent, sources=[{"uri": "chat://s2/m1"}])
     assert second["decision"] == "merged"
     assert second["merged_into"] == first["id"]
@@ -133,7 +135,7 @@ def test_injection_is_quarantined_and_self_echo_rejected(agent):
 
 
 def test_batch_judges_each_item_alone(agent):
-    good = candidate()
+    good = candidate(post_event(agent)["id"], basis="reported")
     bad = candidate()
     del bad["kind"]
     no_source = candidate(predicate="employer", sources=[])

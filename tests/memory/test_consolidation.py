@@ -29,7 +29,7 @@ from memory.services.deletion import deletion_request_create, deletion_run
 from memory.tasks.lifecycle import consolidate
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_decide
-from tests.memory.helpers import recall, submit
+from tests.memory.helpers import evidence, recall, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,11 @@ def test_duplicate_candidates_fold_into_the_oldest_with_their_evidence(agent, ac
 
 def test_a_candidate_repeating_the_active_claim_folds_into_it(agent, acme):
     early = submit(agent, authority="reported", basis="reported")
-    active = submit(agent, authority="tool_verified", sources=[{"uri": "gov://registry/alice"}])
+    active = submit(
+        agent,
+        authority="tool_verified",
+        sources=[*evidence(agent, "tool_verified"), {"uri": "gov://registry/alice"}],
+    )
     assert status_of(active) == ClaimStatus.ACTIVE
 
     run = consolidation_run(tenant=acme)
@@ -204,7 +208,19 @@ def test_two_tools_are_settled_by_observation_time_never_by_arrival_order(agent,
         "sources": [{"uri": "cloud://projects/web-1"}],
     }
     order = [catalog, cloud] if arrival == "older_first" else [cloud, catalog]
-    verdicts = [submit(agent, **body) for body in order]
+    verdicts = [
+        submit(
+            agent,
+            **{
+                **body,
+                "sources": [
+                    *evidence(agent, "tool_verified", subject=body["subject"]),
+                    *body["sources"],
+                ],
+            },
+        )
+        for body in order
+    ]
 
     consolidation_run(tenant=acme)
 

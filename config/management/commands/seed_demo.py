@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from accounts.models import AgentToken, Role
+from accounts.models import AgentToken, AuthorityCeiling, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
-from config.demo.memory import seed_memory, seed_memory_lifecycle
+from config.demo.memory import DemoTokens, seed_memory, seed_memory_lifecycle
 from config.demo.receipts import seed_receipts
 from config.demo.skills import seed_skills
 
@@ -22,6 +22,10 @@ DEMO_PEOPLE = [
     ("alice", Role.USER),
 ]
 DEMO_AGENT = "demo-agent"
+# A chat front-end that talks to the user and a tool runner: an admin gives such
+# tokens their ceiling when making them (DESIGN.md, trust model).
+DEMO_CHAT = "demo-chat-frontend"
+DEMO_TOOLS = "demo-tool-runner"
 
 
 class Command(BaseCommand):
@@ -44,9 +48,18 @@ class Command(BaseCommand):
             }
             subject_link(tenant=demo, user=members["alice"].user, subject_key="user:alice")
             issued = agent_token_create(tenant=demo, name=DEMO_AGENT)
-            seed_memory(tenant=demo, token=issued.token)
+            tokens = DemoTokens(
+                agent=issued.token,
+                chat=agent_token_create(
+                    tenant=demo, name=DEMO_CHAT, max_authority=AuthorityCeiling.USER_EXPLICIT
+                ).token,
+                tools=agent_token_create(
+                    tenant=demo, name=DEMO_TOOLS, max_authority=AuthorityCeiling.TOOL_VERIFIED
+                ).token,
+            )
+            seed_memory(tenant=demo, tokens=tokens)
             seed_receipts(tenant=demo)
             seed_skills(tenant=demo, author=members["admin"], approver=members["admin2"])
-            seed_memory_lifecycle(tenant=demo, token=issued.token)
+            seed_memory_lifecycle(tenant=demo, tokens=tokens)
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")

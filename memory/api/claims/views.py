@@ -153,8 +153,11 @@ class ClaimListCreateView(ListAPIView):
         responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
         summary="Submit a candidate claim through the write gate",
         description=(
-            "Returns the gate's verdict. Errors: `source_required`, `source_not_found`, "
-            "`scope_invalid`, `subject_invalid`, `validation_error`."
+            "Returns the gate's verdict. `authority` and `basis` are upper bounds: the token's "
+            "ceiling and the sources (a user-channel event for `user_explicit`, a tool result "
+            "for `tool_verified` and `basis: verified`) decide what is stored, and each "
+            "lowering adds a reason code (see `/gate/rules`). Errors: `source_required`, "
+            "`source_not_found`, `scope_invalid`, `subject_invalid`, `validation_error`."
         ),
     )
     @idempotent
@@ -296,9 +299,11 @@ class ClaimDeriveView(APIView):
         payload = dict(request.data)
         if not payload.get("sources"):
             # A derivation's evidence is its parents' evidence.
+            # A parent's evidence about a subject outside the token stays out of sight.
             payload["sources"] = [
                 {"event": str(s.event_id)} if s.event_id else {"uri": s.uri}
-                for s in parent.sources.all()
+                for s in parent.sources.select_related("event__subject")
+                if s.event_id is None or context.may_touch_subject(s.event.subject.key)
             ]
         data = DeriveIn(data=payload)
         data.is_valid(raise_exception=True)
