@@ -15,6 +15,7 @@ DNS without touching the machine's name service.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 
@@ -66,11 +67,22 @@ def address_is_internal(address: IPAddress) -> bool:
     return not address.is_global or address.is_multicast
 
 
+# The numeric spellings C resolvers accept for IPv4 (`2130706433`, `0x7f.1`, `127.1`).
+_NUMERIC_IPV4 = re.compile(r"[0-9a-fA-FxX.]+")
+
+
 def literal_address(host: str) -> IPAddress | None:
+    """The address `host` spells out, in any form a resolver would read as one."""
     try:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return None
+        pass
+    if _NUMERIC_IPV4.fullmatch(host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
 
 
 def resolve(host: str, port: int) -> list[IPAddress]:
