@@ -90,7 +90,7 @@ class Receipt(models.Model):
     # The registered platform an http lookup reads from; the reconciler
     # re-checks the lookup against it (and its address policy) on every read.
     platform = models.ForeignKey(
-        Platform, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        Platform, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     run_id = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=100, blank=True)

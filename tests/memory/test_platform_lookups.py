@@ -9,8 +9,10 @@ import uuid
 
 import pytest
 import trustme
+from django.db.models import RestrictedError
 
 from accounts.actors import Actor
+from memory.models.platforms import Platform
 from memory.models.receipts import Receipt, ReceiptState, ReconciliationRead
 from memory.reconcilers import http as http_reconciler
 from memory.services.platforms import platform_register
@@ -439,3 +441,10 @@ def test_https_reads_refuse_a_certificate_for_another_name(agent, acme, actors, 
     reconcile(receipt, actors)
     assert reads(receipt)[0].error_code == "connection_error"
     assert server.reads == 0
+
+
+def test_a_platform_receipts_read_from_cannot_be_deleted(agent, platform):
+    receipt = unknown_outcome(agent, {"platform": "fake", "lookup_path": LOOKUP_PATH})
+    with pytest.raises(RestrictedError):
+        Receipt.objects.get(pk=receipt["id"]).platform.delete()
+    assert Platform.objects.filter(name="fake").exists()
