@@ -14,10 +14,13 @@ DNS without touching the machine's name service.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 from django.conf import settings
 from django.utils.module_loading import import_string
@@ -36,7 +39,7 @@ class AddressRefused(Exception):
 
 
 class Unresolvable(Exception):
-    """The host has no address (NXDOMAIN, no records, resolver failure)."""
+    """The host has no address (NXDOMAIN, no records, resolver failure, too slow an answer)."""
 
 
 def system_resolve(host: str, port: int) -> list[str]:
@@ -85,14 +88,45 @@ def literal_address(host: str) -> IPAddress | None:
     return None
 
 
-def resolve(host: str, port: int) -> list[IPAddress]:
-    """The addresses of `host`: the literal itself, or what the configured resolver says."""
+# Special-use names (RFC 6761) answered here, whatever a resolver would say:
+# `localhost` is loopback, `invalid` never exists.
+_LOOPBACK = [ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")]
+
+
+def _special_use(host: str) -> list[IPAddress] | None:
+    if host == "localhost" or host.endswith(".localhost"):
+        return list(_LOOPBACK)
+    if host == "invalid" or host.endswith(".invalid"):
+        raise Unresolvable(host)
+    return None
+
+
+@functools.cache
+def _resolver_pool() -> ThreadPoolExecutor:
+    # A resolver call cannot be interrupted; a pool thread waits it out while
+    # the caller gives up on time. Created on first use, in the worker process.
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="platform-resolver")
+
+
+def resolve(host: str, port: int, *, timeout: float | None = None) -> list[IPAddress]:
+    """The addresses of `host`: the literal itself, or what the configured resolver says
+    within `timeout` seconds (`Unresolvable` when it says nothing in time)."""
     literal = literal_address(host)
     if literal is not None:
         return [literal]
+    special = _special_use(host.lower().rstrip("."))
+    if special is not None:
+        return special
     resolver: Resolver = import_string(settings.PLATFORM_RESOLVER)
+    if timeout is None:
+        answer = resolver(host, port)
+    else:
+        try:
+            answer = _resolver_pool().submit(resolver, host, port).result(timeout=timeout)
+        except FutureTimeout:
+            raise Unresolvable(host) from None
     addresses: list[IPAddress] = []
-    for raw in resolver(host, port):
+    for raw in answer:
         # A scope id (`fe80::1%eth0`) is not part of the address being judged.
         address = literal_address(raw.split("%", 1)[0])
         if address is not None and address not in addresses:
@@ -102,13 +136,15 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[IPAddress]:
+def resolve_checked(
+    host: str, port: int, *, allow_private: bool, timeout: float | None = None
+) -> list[IPAddress]:
     """Resolve `host` and judge every address; one internal address refuses them all.
 
     Refusing the whole answer (not just skipping the bad address) stops a
     resolver that mixes a public and an internal address from winning by order.
     """
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, timeout=timeout)
     if not allow_private:
         for address in addresses:
             if address_is_internal(address):

@@ -240,10 +240,15 @@ class HttpReconciler(Reconciler):
                 ReadOutcome.NEEDS_PERSON, error_code=PLATFORM_NOT_REGISTERED, evidence=evidence
             )
         evidence["platform"] = platform.name
+        timeout = min(
+            config.get("timeout_seconds") or settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
+            settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
+        )
+        # One budget for the whole read: resolving the name, connecting, the body.
         started = time.monotonic()
         try:
             addresses = resolve_checked(
-                parsed.host, parsed.port, allow_private=platform.allow_private
+                parsed.host, parsed.port, allow_private=platform.allow_private, timeout=timeout
             )
         except AddressRefused as refused:
             evidence["address"] = refused.address
@@ -252,12 +257,11 @@ class HttpReconciler(Reconciler):
             return self._inconclusive("unresolvable", evidence, started)
         address = addresses[0]
         evidence["address"] = str(address)
-        timeout = min(
-            config.get("timeout_seconds") or settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
-            settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
-        )
+        remaining = timeout - (time.monotonic() - started)
+        if remaining <= 0:
+            return self._inconclusive("timeout", evidence, started)
         try:
-            status, body, complete = self._get(parsed, address, timeout)
+            status, body, complete = self._get(parsed, address, remaining)
         except httpx.TimeoutException:
             return self._inconclusive("timeout", evidence, started)
         except httpx.HTTPError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from accounts.actors import Actor
@@ -46,7 +47,12 @@ def platform_register(
         raise Problem("invalid_base_url", str(exc), errors={"base_url": [str(exc)]}) from None
     parsed = parse_platform_url(normalised)
     try:
-        resolve_checked(parsed.host, parsed.port, allow_private=allow_private)
+        resolve_checked(
+            parsed.host,
+            parsed.port,
+            allow_private=allow_private,
+            timeout=settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
+        )
     except AddressRefused as refused:
         raise Problem(
             PLATFORM_ADDRESS_REFUSED,

@@ -8,12 +8,15 @@ is counted, so a test can prove how often memdesk asked.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from memory.reconcilers.addresses import Unresolvable
 
 RECORDS: dict[str, list[list[str]]] = {}
 ASKED: Counter[str] = Counter()
+# Seconds a name's answer takes, for a resolver that is slow to say anything.
+DELAYS: dict[str, float] = {}
 
 
 def answer(host: str, *answers: list[str]) -> None:
@@ -24,12 +27,14 @@ def answer(host: str, *answers: list[str]) -> None:
 def reset() -> None:
     RECORDS.clear()
     ASKED.clear()
+    DELAYS.clear()
 
 
 def resolve(host: str, port: int) -> list[str]:
     answers = RECORDS.get(host.lower())
     if not answers:
         raise Unresolvable(host)
+    time.sleep(DELAYS.get(host.lower(), 0))
     asked = ASKED[host.lower()]
     ASKED[host.lower()] += 1
     return answers[min(asked, len(answers) - 1)]

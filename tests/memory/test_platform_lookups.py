@@ -5,6 +5,7 @@ on loopback, with names answered by the fake DNS."""
 from __future__ import annotations
 
 import ssl
+import time
 import uuid
 
 import pytest
@@ -278,6 +279,27 @@ def test_the_read_connects_to_the_address_it_checked_not_a_rebound_one(
     assert checked.hosts == {f"rebind.example:{checked.port}": 1}
     assert reads(receipt)[0].evidence["address"] == "127.0.0.1"
     assert dns.ASKED["rebind.example"] == 2  # asked once for the read, never again
+
+
+def test_a_slow_resolver_counts_against_the_read_time_limit(agent, acme, actors, servers, dns):
+    server = servers()
+    key = "pub-slow-dns"
+    server.seed(key)
+    dns.answer("slow.example", ["127.0.0.1"])
+    platform_register(
+        tenant=acme,
+        actor=Actor.system("t"),
+        name="slow",
+        base_url=f"http://slow.example:{server.port}/",
+        allow_private=True,
+    )
+    receipt = unknown_outcome(agent, {"platform": "slow", "lookup_path": LOOKUP_PATH}, key)
+    dns.DELAYS["slow.example"] = 3  # the read's whole budget is 1 s (fast_reconcile)
+    started = time.monotonic()
+    reconcile(receipt, actors)
+    assert time.monotonic() - started < 2.5
+    assert reads(receipt)[0].error_code == "unresolvable"
+    assert server.reads == 0
 
 
 def test_a_redirect_is_not_followed(agent, acme, actors, servers):

@@ -11,8 +11,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
+from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from memory.models.platforms import Platform
+from memory.services.platforms import platform_register
 from tests.memory.conftest import PUBLIC_ADDRESS
 
 pytestmark = pytest.mark.django_db
@@ -109,6 +111,7 @@ def test_another_tenants_platforms_are_invisible(admin_api, globex, make_member,
     [
         "http://127.0.0.1:8000/",
         "http://localhost.:8000/",  # resolved by memdesk: loopback
+        "http://app.localhost/",  # special-use name: loopback whatever DNS says
         "http://10.0.0.5/",
         "http://172.16.0.1/",
         "http://192.168.1.1/",
@@ -309,9 +312,6 @@ def test_the_page_is_for_admins_only(login, editor, acme, make_member):
 
 
 def test_the_page_lists_only_this_tenants_platforms(login, admin_user, globex, acme):
-    from accounts.actors import Actor
-    from memory.services.platforms import platform_register
-
     platform_register(
         tenant=globex, actor=Actor.system("t"), name="theirs", base_url="https://10.0.0.1/",
         allow_private=True,
