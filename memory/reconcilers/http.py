@@ -102,7 +102,7 @@ def _tls_verification() -> ssl.SSLContext | bool:
 
 @functools.cache
 def lookup_client() -> httpx.Client:
-    """One client per process: building one (TLS context, CA bundle) costs ~35 ms.
+    """One client per process: building one (TLS context, CA bundle) takes tens of ms.
 
     Connections are not kept alive: a pooled connection is keyed by address,
     and reusing one opened (and TLS-verified) for another host name would send
