@@ -49,6 +49,8 @@ STATUS_404 = "status_404"
 EMPTY_LIST = "empty_list"
 ABSENCE_PROOFS = (STATUS_404, EMPTY_LIST)
 USER_AGENT = "memdesk-reconciler/1"
+# Longest lookup_url or lookup_path accepted; real lookups are far shorter.
+MAX_LOOKUP_LENGTH = 2000
 # What may become a receipt's external_id: the platform's id for the effect,
 # never free text (it is shown to people and handed back to agents).
 EXTERNAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -146,13 +148,16 @@ class HttpReconciler(Reconciler):
         name = config.get("platform")
         path = config.get("lookup_path")
         if name is not None:
-            if not isinstance(name, str) or not name.strip():
+            if not isinstance(name, str) or not name.strip() or len(name) > 64:
                 errors["platform"] = ["Name a registered platform."]
             else:
                 normalised["platform"] = name
         if path is not None:
-            if not isinstance(path, str) or name is None:
-                errors["lookup_path"] = ["Give lookup_path as text, with `platform`."]
+            if not isinstance(path, str) or name is None or len(path) > MAX_LOOKUP_LENGTH:
+                errors["lookup_path"] = [
+                    f"Give lookup_path as text of at most {MAX_LOOKUP_LENGTH} characters, "
+                    "with `platform`."
+                ]
             else:
                 problem = self._placeholder_problem(path)
                 if problem:
@@ -165,8 +170,11 @@ class HttpReconciler(Reconciler):
                 "The http reconciler needs a lookup_url, or a platform and a lookup_path."
             ]
         elif url is not None:
-            if not isinstance(url, str) or not url.strip():
-                errors["lookup_url"] = ["Give the lookup_url as an absolute http(s) URL."]
+            if not isinstance(url, str) or not url.strip() or len(url) > MAX_LOOKUP_LENGTH:
+                errors["lookup_url"] = [
+                    f"Give the lookup_url as an absolute http(s) URL of at most "
+                    f"{MAX_LOOKUP_LENGTH} characters."
+                ]
             else:
                 problem = self._url_problem(url)
                 if problem:

@@ -171,6 +171,8 @@ def test_a_platform_and_a_lookup_path_name_the_lookup(agent):
             "lookup_path",
         ),
         ({"lookup_path": "x"}, "invalid_reconciler", "lookup_path"),
+        ({"platform": "p" * 65, "lookup_path": "x"}, "invalid_reconciler", "platform"),
+        ({"platform": "blog", "lookup_path": "x" * 2001}, "invalid_reconciler", "lookup_path"),
     ],
 )
 def test_a_named_platform_must_hold_the_lookup(agent, reconciler, code, field):
