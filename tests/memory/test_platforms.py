@@ -100,7 +100,10 @@ def test_editors_auditors_and_agents_are_refused(
 
 def test_another_tenants_platforms_are_invisible(admin_api, globex, make_member, session_api):
     globex_admin = session_api(make_member(globex, "gina", Role.ADMIN))
-    assert register(globex_admin, name="internal", base_url="https://10.1.2.3/", allow_private=True)
+    theirs = register(
+        globex_admin, name="internal", base_url="https://10.1.2.3/", allow_private=True
+    )
+    assert theirs.status_code == 201
     assert register(admin_api, name="mine", base_url="https://93.184.215.14/").status_code == 201
     assert [p["name"] for p in admin_api.get("/api/v1/platforms").json()] == ["mine"]
     assert [p["name"] for p in globex_admin.get("/api/v1/platforms").json()] == ["internal"]
