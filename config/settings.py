@@ -279,11 +279,20 @@ RECONCILE_LEASE_SECONDS = env_int("RECONCILE_LEASE_SECONDS", 60)
 RECONCILE_CHUNK_SIZE = env_int("RECONCILE_CHUNK_SIZE", 50)
 RECONCILE_BACKOFF_BASE_SECONDS = env_int("RECONCILE_BACKOFF_BASE_SECONDS", 30)
 RECONCILE_BACKOFF_MAX_SECONDS = env_int("RECONCILE_BACKOFF_MAX_SECONDS", 3600)
+# Platforms: an http lookup reads only from a platform an admin registered.
+# One read (connect, wait, body) ends after RECONCILE_HTTP_TIMEOUT_SECONDS in
+# total, and an answer larger than RECONCILE_HTTP_MAX_RESPONSE_BYTES is
+# refused unread: a lookup answer is one small JSON document.
 RECONCILE_HTTP_TIMEOUT_SECONDS = env_int("RECONCILE_HTTP_TIMEOUT_SECONDS", 10)
-RECONCILE_HTTP_MAX_RESPONSE_BYTES = env_int("RECONCILE_HTTP_MAX_RESPONSE_BYTES", 1024 * 1024)
-# Hosts the http reconciler may read from; empty allows any host. Set it in
-# production so an agent cannot point lookups at internal services.
-RECONCILE_HTTP_ALLOWED_HOSTS = env_list("RECONCILE_HTTP_ALLOWED_HOSTS", [])
+RECONCILE_HTTP_MAX_RESPONSE_BYTES = env_int("RECONCILE_HTTP_MAX_RESPONSE_BYTES", 64 * 1024)
+# Resolves platform host names (a dotted path to `f(host, port) -> [address]`).
+# memdesk judges every address it returns and connects to the one it judged.
+PLATFORM_RESOLVER = os.environ.get(
+    "PLATFORM_RESOLVER", "memory.reconcilers.addresses.system_resolve"
+)
+# CA certificates (a PEM file) platform certificates are verified against;
+# empty: the public roots. Set it for platforms behind an internal CA.
+RECONCILE_HTTP_CA_BUNDLE = os.environ.get("RECONCILE_HTTP_CA_BUNDLE", "")
 RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
 if RECONCILE_LEASE_SECONDS <= RECONCILE_HTTP_TIMEOUT_SECONDS:
     raise ImproperlyConfigured(

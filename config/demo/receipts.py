@@ -10,6 +10,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, AgentToken, Tenant
 from common.fingerprints import fingerprint
 from memory.models.receipts import Receipt, ReceiptState
+from memory.services.platforms import platform_register
 from memory.services.receipts import receipt_create, receipt_transition, receipts_reconcile
 from memory.services.recovery import checkpoint_save
 
@@ -17,6 +18,8 @@ BLOG = "https://blog.example/api/articles"
 # `.invalid` never resolves (RFC 2606): should a demo receipt's outcome become
 # unknown (the in-flight one, once its day-long lease lapses), its reads fail
 # harmlessly, are retried with backoff, and the receipt ends in manual_review.
+# Lookups read only from registered platforms, so the demo registers this one.
+BLOG_PLATFORM = {"name": "demo-blog", "base_url": "https://blog.invalid/api/"}
 LOOKUP = {
     "adapter": "http",
     "lookup_url": "https://blog.invalid/api/articles?key={idempotency_key}",
@@ -35,6 +38,7 @@ def _agent(tenant: Tenant) -> Actor:
 def seed_receipts(*, tenant: Tenant) -> None:
     """Receipts in several states, including one waiting in manual_review."""
     agent = _agent(tenant)
+    platform_register(tenant=tenant, actor=Actor.system("demo"), **BLOG_PLATFORM)
 
     def plan(key: str, operation: str, intent: dict, reconciler: dict | None = None) -> Receipt:
         receipt, _ = receipt_create(

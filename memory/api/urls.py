@@ -4,4 +4,5 @@ urlpatterns = [
     path("", include("memory.api.claims.urls")),
     path("", include("memory.api.receipts.urls")),
     path("", include("memory.api.me.urls")),
+    path("", include("memory.api.platforms.urls")),
 ]

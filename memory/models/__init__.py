@@ -22,6 +22,7 @@ from memory.models.lifecycle import (
     TombstoneAction,
     TombstoneTarget,
 )
+from memory.models.platforms import Platform
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "DeletionStatus",
     "Event",
     "GateDecision",
+    "Platform",
     "RecallTrace",
     "Receipt",
     "ReceiptState",

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
+from memory.models.platforms import Platform
 
 
 class ReceiptState(models.TextChoices):
@@ -86,6 +87,11 @@ class Receipt(models.Model):
     external_id = models.CharField(max_length=255, blank=True)
     error_code = models.CharField(max_length=100, blank=True)
     reconciler = models.JSONField(default=dict)
+    # The registered platform an http lookup reads from; the reconciler
+    # re-checks the lookup against it (and its address policy) on every read.
+    platform = models.ForeignKey(
+        Platform, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     run_id = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=100, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)

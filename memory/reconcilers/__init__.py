@@ -7,6 +7,7 @@ from typing import Any
 from memory.reconcilers.base import (
     LookupResult,
     LookupTarget,
+    PlatformAccess,
     Reconciler,
     ReconcilerConfigError,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "DEFAULT_RECONCILER",
     "LookupResult",
     "LookupTarget",
+    "PlatformAccess",
     "Reconciler",
     "ReconcilerConfigError",
     "reconciler_config_validate",

@@ -29,6 +29,15 @@ class ReconcilerConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class PlatformAccess:
+    """The registered platform a lookup reads from, as the reconciler needs it."""
+
+    name: str
+    base_url: str
+    allow_private: bool
+
+
+@dataclass(frozen=True)
 class LookupTarget:
     """What a reconciler may know about the receipt it settles (a snapshot, not a row)."""
 
@@ -39,6 +48,7 @@ class LookupTarget:
     external_id: str
     config: dict[str, Any]
     attempt: int
+    platform: PlatformAccess | None = None
 
 
 @dataclass(frozen=True)

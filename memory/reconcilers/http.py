@@ -1,26 +1,46 @@
 """Settle an unknown outcome by looking the effect up over HTTP — GET only.
 
 The receipt says where to look: `lookup_url` with `{idempotency_key}`,
-`{external_id}` or `{operation_id}` placeholders, the JSON field holding the
+`{external_id}` or `{operation_id}` placeholders (or a registered `platform`
+and a `lookup_path` under its base URL), the JSON field holding the
 platform's id, and whether the platform can prove that a write never
 happened (`absence_proof`). Only a configured proof of absence allows a
 retry; anything the adapter cannot interpret is inconclusive, never "absent".
+
+Agents do not choose hosts: every read re-checks that the URL lies under the
+receipt's registered platform, resolves the host itself, refuses internal
+addresses unless the platform allows them, and connects to the very address
+it checked (the name is sent as `Host` and TLS server name only), so a DNS
+answer that changes between check and connect cannot redirect the read.
+Redirects are not followed; the answer is capped in size and time, and only
+an id of a conservative shape is taken from it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import ssl
 import string
 import time
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 from django.conf import settings
 
 from common.fingerprints import sha256_hex
 from memory.models.receipts import ReadOutcome
+from memory.reconcilers.addresses import (
+    AddressRefused,
+    IPAddress,
+    Unresolvable,
+    literal_address,
+    resolve_checked,
+)
 from memory.reconcilers.base import LookupResult, LookupTarget, Reconciler
+from memory.reconcilers.urls import PlatformURL, URLRefused, parse_platform_url
 
 PLACEHOLDERS = ("idempotency_key", "external_id", "operation_id")
 # The platform guarantees a 404 from the lookup means "never written".
@@ -29,6 +49,14 @@ STATUS_404 = "status_404"
 EMPTY_LIST = "empty_list"
 ABSENCE_PROOFS = (STATUS_404, EMPTY_LIST)
 USER_AGENT = "memdesk-reconciler/1"
+# Longest lookup_url or lookup_path accepted; real lookups are far shorter.
+MAX_LOOKUP_LENGTH = 2000
+# What may become a receipt's external_id: the platform's id for the effect,
+# never free text (it is shown to people and handed back to agents).
+EXTERNAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# Why a platform refuses a lookup at creation and at read time.
+PLATFORM_NOT_REGISTERED = "platform_not_registered"
+PLATFORM_ADDRESS_REFUSED = "platform_address_refused"
 
 
 class LookupValueMissing(Exception):
@@ -62,10 +90,34 @@ def lookup_url_render(url: str, target: LookupTarget) -> str:
     return url.format_map({name: quote(value, safe="") for name, value in values.items()})
 
 
-def host_allowed(url: str) -> bool:
-    allowed = settings.RECONCILE_HTTP_ALLOWED_HOSTS
-    host = (urlsplit(url).hostname or "").lower()
-    return not allowed or host in {h.lower() for h in allowed}
+def lookup_url_probe(url: str) -> PlatformURL:
+    """The lookup URL parsed with a stand-in for each placeholder, or `URLRefused`."""
+    names = lookup_url_placeholders(url)
+    return parse_platform_url(url.format_map(dict.fromkeys(names, "x")))
+
+
+def _tls_verification() -> ssl.SSLContext | bool:
+    """Certificates are checked against RECONCILE_HTTP_CA_BUNDLE, or httpx's public roots."""
+    bundle = settings.RECONCILE_HTTP_CA_BUNDLE
+    return ssl.create_default_context(cafile=bundle) if bundle else True
+
+
+@functools.cache
+def lookup_client() -> httpx.Client:
+    """One client per process: building one (TLS context, CA bundle) takes tens of ms.
+
+    Connections are not kept alive: a pooled connection is keyed by address,
+    and reusing one opened (and TLS-verified) for another host name would send
+    that host's read over a connection that never proved to be it.
+    """
+    return httpx.Client(
+        follow_redirects=False,
+        # Proxies and CA paths from the environment would change where reads go.
+        trust_env=False,
+        verify=_tls_verification(),
+        limits=httpx.Limits(max_keepalive_connections=0),
+        timeout=settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
+    )
 
 
 def _dig(data: Any, path: str) -> Any:
@@ -78,18 +130,56 @@ def _dig(data: Any, path: str) -> Any:
 
 class HttpReconciler(Reconciler):
     name = "http"
-    fields = frozenset({"lookup_url", "absence_proof", "external_id_field", "timeout_seconds"})
+    fields = frozenset(
+        {
+            "lookup_url",
+            "platform",
+            "lookup_path",
+            "absence_proof",
+            "external_id_field",
+            "timeout_seconds",
+        }
+    )
 
     def validate_adapter(self, config: dict[str, Any], errors: dict[str, list[str]]) -> dict:
+        """Check the shape; which platform the lookup belongs to is the receipt service's call."""
         normalised: dict[str, Any] = {}
         url = config.get("lookup_url")
-        if not isinstance(url, str) or not url.strip():
-            errors["lookup_url"] = ["The http reconciler needs a lookup_url."]
-        else:
-            problem = self._url_problem(url)
-            if problem:
-                errors["lookup_url"] = [problem]
-            normalised["lookup_url"] = url
+        name = config.get("platform")
+        path = config.get("lookup_path")
+        if name is not None:
+            if not isinstance(name, str) or not name.strip() or len(name) > 64:
+                errors["platform"] = ["Name a registered platform."]
+            else:
+                normalised["platform"] = name
+        if path is not None:
+            if not isinstance(path, str) or name is None or len(path) > MAX_LOOKUP_LENGTH:
+                errors["lookup_path"] = [
+                    f"Give lookup_path as text of at most {MAX_LOOKUP_LENGTH} characters, "
+                    "with `platform`."
+                ]
+            else:
+                problem = self._placeholder_problem(path)
+                if problem:
+                    errors["lookup_path"] = [problem]
+                normalised["lookup_path"] = path
+        if url is not None and path is not None:
+            errors["lookup_path"] = ["Give a lookup_url or a lookup_path, not both."]
+        elif url is None and path is None:
+            errors["lookup_url"] = [
+                "The http reconciler needs a lookup_url, or a platform and a lookup_path."
+            ]
+        elif url is not None:
+            if not isinstance(url, str) or not url.strip() or len(url) > MAX_LOOKUP_LENGTH:
+                errors["lookup_url"] = [
+                    f"Give the lookup_url as an absolute http(s) URL of at most "
+                    f"{MAX_LOOKUP_LENGTH} characters."
+                ]
+            else:
+                problem = self._url_problem(url)
+                if problem:
+                    errors["lookup_url"] = [problem]
+                normalised["lookup_url"] = url
         proof = config.get("absence_proof") or ""
         if proof not in ("", *ABSENCE_PROOFS):
             errors["absence_proof"] = [f"Choose one of: {', '.join(ABSENCE_PROOFS)}, or omit it."]
@@ -110,20 +200,22 @@ class HttpReconciler(Reconciler):
         return normalised
 
     @staticmethod
-    def _url_problem(url: str) -> str:
+    def _placeholder_problem(text: str) -> str:
         try:
-            names = lookup_url_placeholders(url)
+            lookup_url_placeholders(text)
         except ValueError as exc:
             return str(exc)
-        probe = url.format_map(dict.fromkeys(names, "x"))
-        parts = urlsplit(probe)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return "The lookup_url must be an absolute http(s) URL."
-        if parts.username or parts.password:
-            # Credentials would be stored with the receipt; memdesk never keeps them.
-            return "The lookup_url must not carry credentials."
-        if not host_allowed(probe):
-            return f"Reconciliation may not read from {parts.hostname}."
+        return ""
+
+    @classmethod
+    def _url_problem(cls, url: str) -> str:
+        problem = cls._placeholder_problem(url)
+        if problem:
+            return problem
+        try:
+            lookup_url_probe(url)
+        except URLRefused as exc:
+            return str(exc)
         return ""
 
     def lookup(self, target: LookupTarget) -> LookupResult:
@@ -141,17 +233,43 @@ class HttpReconciler(Reconciler):
                 ReadOutcome.NEEDS_PERSON, error_code="lookup_value_missing", evidence=evidence
             )
         evidence["url"] = url
-        if not host_allowed(url):
-            return LookupResult(
-                ReadOutcome.NEEDS_PERSON, error_code="host_not_allowed", evidence=evidence
+        platform = target.platform
+        try:
+            parsed = parse_platform_url(url)
+            registered = platform is not None and parsed.is_under(
+                parse_platform_url(platform.base_url)
             )
+        except URLRefused:
+            registered = False
+        if platform is None or not registered:
+            # Created before platforms were registered, or a placeholder value
+            # moved the URL out of the platform: only a person can tell.
+            return LookupResult(
+                ReadOutcome.NEEDS_PERSON, error_code=PLATFORM_NOT_REGISTERED, evidence=evidence
+            )
+        evidence["platform"] = platform.name
         timeout = min(
             config.get("timeout_seconds") or settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
             settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
         )
+        # One budget for the whole read: resolving the name, connecting, the body.
         started = time.monotonic()
         try:
-            status, body, complete = self._get(url, timeout)
+            addresses = resolve_checked(
+                parsed.host, parsed.port, allow_private=platform.allow_private, timeout=timeout
+            )
+        except AddressRefused as refused:
+            evidence["address"] = refused.address
+            return self._inconclusive(PLATFORM_ADDRESS_REFUSED, evidence, started)
+        except Unresolvable:
+            return self._inconclusive("unresolvable", evidence, started)
+        address = addresses[0]
+        evidence["address"] = str(address)
+        remaining = timeout - (time.monotonic() - started)
+        if remaining <= 0:
+            return self._inconclusive("timeout", evidence, started)
+        try:
+            status, body, complete = self._get(parsed, address, remaining)
         except httpx.TimeoutException:
             return self._inconclusive("timeout", evidence, started)
         except httpx.HTTPError as exc:
@@ -170,17 +288,35 @@ class HttpReconciler(Reconciler):
         return self._interpret(status, body, config, evidence)
 
     @staticmethod
-    def _get(url: str, timeout: float) -> tuple[int, bytes, bool]:
-        """GET `url` once; the body is capped in size and the whole read in time."""
+    def _get(url: PlatformURL, address: IPAddress, timeout: float) -> tuple[int, bytes, bool]:
+        """GET `url` from `address` once; the body is capped in size and the read in time.
+
+        The connection goes to the checked address; the name travels only as
+        `Host` and as the TLS server name, against which the certificate is
+        verified, so there is no second resolution to rebind.
+        """
         limit = settings.RECONCILE_HTTP_MAX_RESPONSE_BYTES
         deadline = time.monotonic() + timeout
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        with (
-            httpx.Client(timeout=timeout, follow_redirects=False, headers=headers) as client,
-            client.stream("GET", url) as response,
-        ):
+        headers = {
+            "Host": url.host_header,
+            "Accept": "application/json",
+            # Raw bytes are counted against the limit; a compressed answer
+            # could otherwise expand far past it inside one chunk.
+            "Accept-Encoding": "identity",
+            "User-Agent": USER_AGENT,
+        }
+        extensions = {}
+        if url.scheme == "https" and literal_address(url.host) is None:
+            extensions["sni_hostname"] = url.host
+        request_url = url.url.copy_with(host=str(address))
+        with lookup_client().stream(
+            "GET", request_url, headers=headers, extensions=extensions, timeout=timeout
+        ) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                return response.status_code, b"", False
             body = bytearray()
-            for chunk in response.iter_bytes():
+            for chunk in response.iter_raw():
                 body.extend(chunk)
                 if len(body) > limit:
                     return response.status_code, bytes(body[:limit]), False
@@ -204,6 +340,12 @@ class HttpReconciler(Reconciler):
                 return LookupResult(ReadOutcome.ABSENT, evidence=evidence)
             return LookupResult(
                 ReadOutcome.UNDETERMINED, error_code="not_found_unproven", evidence=evidence
+            )
+        if 300 <= status < 400:
+            # Following would let the platform (or whoever answers for it)
+            # send the read to a host nobody registered.
+            return LookupResult(
+                ReadOutcome.UNDETERMINED, error_code="redirect_not_followed", evidence=evidence
             )
         if status != 200:
             return LookupResult(
@@ -234,4 +376,14 @@ class HttpReconciler(Reconciler):
             return LookupResult(
                 ReadOutcome.UNDETERMINED, error_code="external_id_missing", evidence=evidence
             )
-        return LookupResult(ReadOutcome.FOUND, external_id=str(value)[:255], evidence=evidence)
+        external_id = str(value)
+        if not EXTERNAL_ID_PATTERN.fullmatch(external_id):
+            # Not an id: nothing of it is stored, only that it was refused.
+            evidence["external_id_refused"] = {
+                "length": len(external_id),
+                "sha256": "sha256:" + sha256_hex(external_id.encode("utf-8", "replace")),
+            }
+            return LookupResult(
+                ReadOutcome.UNDETERMINED, error_code="external_id_invalid", evidence=evidence
+            )
+        return LookupResult(ReadOutcome.FOUND, external_id=external_id, evidence=evidence)

@@ -34,6 +34,7 @@ from accounts.services import audit_record
 from common.fingerprints import fingerprint
 from common.problems import InvalidTransition, Problem, not_found
 from common.secrets import find_secrets_in_value
+from memory.models.platforms import Platform
 from memory.models.receipts import (
     ReadOutcome,
     Receipt,
@@ -46,10 +47,14 @@ from memory.models.receipts import (
 from memory.reconcilers import (
     LookupResult,
     LookupTarget,
+    PlatformAccess,
     ReconcilerConfigError,
     reconciler_config_validate,
     reconciler_for,
 )
+from memory.reconcilers.http import PLATFORM_NOT_REGISTERED, HttpReconciler, lookup_url_probe
+from memory.reconcilers.urls import URLRefused, parse_platform_url
+from memory.selectors.platforms import platform_for_url, platform_get
 from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 
@@ -290,6 +295,9 @@ def receipt_create(
             "The reconciler block cannot settle this receipt; see `errors`.",
             errors={f"reconciler.{name}": messages for name, messages in exc.errors.items()},
         ) from exc
+    platform = None
+    if config["adapter"] == HttpReconciler.name:
+        platform, config = _lookup_platform(tenant=tenant, config=config)
     intent_fingerprint = fingerprint(intent)
     existing = Receipt.objects.filter(tenant=tenant, idempotency_key=idempotency_key).first()
     if existing is not None:
@@ -305,6 +313,7 @@ def receipt_create(
                 intent_fingerprint=intent_fingerprint,
                 idempotency_key=idempotency_key,
                 reconciler=config,
+                platform=platform,
                 run_id=run_id,
                 agent=agent or actor.label[:100],
                 token_id=int(actor.id) if actor.kind == ActorKind.AGENT and actor.id else None,
@@ -335,6 +344,50 @@ def receipt_create(
             raise
         return _same_request(existing, operation, target, intent_fingerprint), False
     return receipt, True
+
+
+def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platform, dict]:
+    """The registered platform an http lookup reads from, and the config naming it.
+
+    Agents never choose hosts: the lookup URL must lie under a platform an
+    admin registered for this tenant, either spelled out (`lookup_url`) or as
+    a `lookup_path` under a named `platform`.
+    """
+    name = config.get("platform")
+    field = "reconciler.lookup_url"
+    platform = None
+    if name is not None:
+        platform = platform_get(tenant=tenant, name=name)
+        if platform is None:
+            raise Problem(
+                PLATFORM_NOT_REGISTERED,
+                f"No platform named `{name}` is registered; an admin registers it first.",
+                errors={"reconciler.platform": ["Not a registered platform."]},
+            )
+        if "lookup_path" in config:
+            field = "reconciler.lookup_path"
+            config = {**config, "lookup_url": platform.base_url + config["lookup_path"].lstrip("/")}
+    try:
+        probe = lookup_url_probe(config["lookup_url"])
+    except URLRefused as exc:
+        raise Problem(
+            "invalid_reconciler",
+            "The reconciler block cannot settle this receipt; see `errors`.",
+            errors={field: [str(exc)]},
+        ) from None
+    if platform is None:
+        platform = platform_for_url(tenant=tenant, url=probe)
+    elif not probe.is_under(parse_platform_url(platform.base_url)):
+        platform = None
+    if platform is None:
+        raise Problem(
+            PLATFORM_NOT_REGISTERED,
+            "memdesk reads only from registered platforms: the lookup must start with a "
+            "registered platform's base URL (or name `platform` with a `lookup_path`). An "
+            "admin registers platforms.",
+            errors={field: ["Not under a registered platform's base URL."]},
+        )
+    return platform, {**config, "platform": platform.name}
 
 
 def _same_request(existing: Receipt, operation: str, target: str, intent_fp: str) -> Receipt:
@@ -538,7 +591,7 @@ def receipt_reconcile_claim(
     with transaction.atomic():
         receipt = (
             Receipt.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("tenant")
+            .select_related("tenant", "platform")
             .filter(condition, pk=receipt_id)
             .first()
         )
@@ -583,7 +636,16 @@ def receipt_reconcile_claim(
             external_id=receipt.external_id,
             config=receipt.reconciler,
             attempt=receipt.reconcile_attempts,
+            platform=_platform_access(receipt.platform),
         ),
+    )
+
+
+def _platform_access(platform: Platform | None) -> PlatformAccess | None:
+    if platform is None:
+        return None
+    return PlatformAccess(
+        name=platform.name, base_url=platform.base_url, allow_private=platform.allow_private
     )
 
 

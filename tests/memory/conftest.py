@@ -24,19 +24,62 @@ from django.db import connection
 
 from accounts.actors import Actor
 from accounts.models import Role
+from memory.models.platforms import Platform
 from memory.models.receipts import RECEIPT_TRANSITIONS, Receipt, ReceiptState, TransitionRole
+from memory.services.platforms import platform_register
 from memory.services.receipts import receipt_create, receipt_transition
+from tests.memory import fake_dns
 from tests.memory.fake_platform import FakePlatform
 
 # When a move is open to several roles, walk it as the first of these.
 ROLE_PREFERENCE = (TransitionRole.AGENT, TransitionRole.WORKER, TransitionRole.EDITOR)
 
 
+# A public address (documentation ranges are not public, so this is a real one)
+# that tests let names resolve to; nothing ever connects to it.
+PUBLIC_ADDRESS = "93.184.215.14"
+BLOG_BASE_URL = "https://blog.example/api/"
+
+
+@pytest.fixture(autouse=True)
+def dns(settings) -> Iterator[Any]:
+    """Platform host names resolve through the fake DNS; unknown names do not resolve."""
+    settings.PLATFORM_RESOLVER = "tests.memory.fake_dns.resolve"
+    fake_dns.reset()
+    yield fake_dns
+    fake_dns.reset()
+
+
 @pytest.fixture
-def platform() -> Iterator[FakePlatform]:
+def platform(acme) -> Iterator[FakePlatform]:
+    """The fake platform, registered for acme: it listens on loopback, so allow_private."""
     fake = FakePlatform().start()
+    fake.registered = register_fake_platform(fake, tenant=acme)  # type: ignore[attr-defined]
     yield fake
     fake.stop()
+
+
+def register_fake_platform(fake: FakePlatform, *, tenant: Any, name: str = "fake") -> Platform:
+    platform, _ = platform_register(
+        tenant=tenant,
+        actor=Actor.system("test setup"),
+        name=name,
+        base_url=fake.url,
+        allow_private=True,
+    )
+    return platform
+
+
+@pytest.fixture
+def blog_platform(acme, globex, dns) -> dict[str, Platform]:
+    """`blog` registered at https://blog.example/api/ for acme and globex (never contacted)."""
+    dns.answer("blog.example", [PUBLIC_ADDRESS])
+    return {
+        tenant.slug: platform_register(
+            tenant=tenant, actor=Actor.system("test setup"), name="blog", base_url=BLOG_BASE_URL
+        )[0]
+        for tenant in (acme, globex)
+    }
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections import Counter
@@ -26,7 +27,9 @@ WRITE_DROP_BEFORE_COMMIT = "drop_before_commit"
 
 
 class FakePlatform:
-    def __init__(self) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self.articles: dict[str, dict[str, Any]] = {}
         self.requests: Counter[str] = Counter()
@@ -42,8 +45,16 @@ class FakePlatform:
         self.read_delay = 0.0
         # Keys whose search answers two matches (an ambiguous lookup).
         self.duplicated_keys: set[str] = set()
+        # Every read answers `302 Location: redirect_to` when set.
+        self.redirect_to = ""
+        # The `Host` header of every request, to see which name a read was sent for.
+        self.hosts: Counter[str] = Counter()
         self._next_id = 1000
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self.scheme = "http"
+        if tls is not None:
+            self.scheme = "https"
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -62,7 +73,7 @@ class FakePlatform:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def lookup_url(self, path: str = "articles") -> str:
         return f"{self.url}/{path}?key={{idempotency_key}}"
@@ -77,14 +88,18 @@ class FakePlatform:
     def writes_attempted(self) -> int:
         return sum(count for method, count in self.requests.items() if method != "GET")
 
-    def seed(self, key: str) -> str:
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    def seed(self, key: str, article_id: Any = None) -> str:
         """An article the platform already holds, as if written in an earlier run."""
         with self._lock:
-            return self._store(key, {"seeded": True})["id"]
+            return self._store(key, {"seeded": True}, article_id)["id"]
 
-    def _store(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _store(self, key: str, body: dict[str, Any], article_id: Any = None) -> dict[str, Any]:
         self._next_id += 1
-        article = {"id": f"art_{self._next_id}", "key": key, **body}
+        article = {"id": article_id or f"art_{self._next_id}", "key": key, **body}
         self.articles[key] = article
         return article
 
@@ -115,6 +130,7 @@ class FakePlatform:
                 with platform._lock:
                     platform.requests["GET"] += 1
                     platform.reads_by_key[key] += 1
+                    platform.hosts[self.headers.get("Host", "")] += 1
                     failing = platform.failing_reads > 0
                     if failing:
                         platform.failing_reads -= 1
@@ -122,7 +138,12 @@ class FakePlatform:
                     duplicated = key in platform.duplicated_keys
                 if platform.read_delay:
                     time.sleep(platform.read_delay)
-                if failing:
+                if platform.redirect_to:
+                    self.send_response(302)
+                    self.send_header("Location", platform.redirect_to)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif failing:
                     if platform.stall_seconds:
                         time.sleep(platform.stall_seconds)
                     self._send(platform.failing_status, {"error": "unavailable"})

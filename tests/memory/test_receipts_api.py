@@ -14,7 +14,8 @@ from memory.services.receipts import receipt_resolve_manual
 from memory.services.recovery import recovery_decide
 from reviews.models import Decision, ItemStatus, ReviewItem
 
-pytestmark = pytest.mark.django_db
+# Receipts here look up on `blog`, registered at https://blog.example/api/.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("blog_platform")]
 
 INTENT = {"title": "Receipts before calls", "slug": "receipts-before-calls", "tags": ["a", "b"]}
 
@@ -59,9 +60,11 @@ def test_it_records_a_planned_receipt_with_the_intent_fingerprint(agent):
         "lookup_url": "https://blog.example/api/articles?key={idempotency_key}",
         "absence_proof": "status_404",
         "external_id_field": "id",
+        "platform": "blog",
     }
     assert response.headers["Location"] == f"/api/v1/receipts/{body['id']}"
     receipt = Receipt.objects.get(pk=body["id"])
+    assert receipt.platform.name == "blog"
     assert receipt.agent == "acme-agent"
     assert receipt.token_id == agent.token.pk
     assert AuditEvent.objects.filter(verb="receipt.created", target_id=body["id"]).exists()
@@ -169,8 +172,7 @@ def test_a_reconciler_that_cannot_work_is_refused(agent, reconciler, field):
     assert not Receipt.objects.exists()
 
 
-def test_lookup_hosts_can_be_restricted(agent, settings):
-    settings.RECONCILE_HTTP_ALLOWED_HOSTS = ["blog.example"]
+def test_a_lookup_outside_every_registered_platform_is_refused(agent):
     assert create(agent).status_code == 201
     other = create(
         agent,
@@ -178,7 +180,9 @@ def test_lookup_hosts_can_be_restricted(agent, settings):
         reconciler={"adapter": "http", "lookup_url": "http://169.254.169.254/{idempotency_key}"},
     )
     assert other.status_code == 400
+    assert other.json()["code"] == "platform_not_registered"
     assert "reconciler.lookup_url" in other.json()["errors"]
+    assert not Receipt.objects.filter(idempotency_key="k2").exists()
 
 
 def test_without_a_reconciler_a_person_settles_unknown_outcomes(agent):

@@ -40,7 +40,10 @@ class ReceiptCreateInput(serializers.Serializer):
             '"external_id_field": "id", "key_retention_seconds": 86400} or '
             '{"adapter": "manual"} (the default). Placeholders in lookup_url: '
             "{idempotency_key}, {external_id}, {operation_id} (this receipt's id), each "
-            "URL-encoded. Only GET requests are ever sent."
+            "URL-encoded. Only GET requests are ever sent. The lookup_url must start with "
+            'the base URL of a platform an admin registered, or name it: {"platform": '
+            '"blog", "lookup_path": "articles?key={idempotency_key}"} (relative to its base '
+            "URL); otherwise 400 platform_not_registered."
         ),
     )
     run_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

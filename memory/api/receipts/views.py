@@ -85,7 +85,8 @@ class ReceiptListCreateView(ListAPIView):
             ),
             400: OpenApiResponse(
                 description="Problem details: validation_error, secret_in_intent, "
-                "invalid_reconciler, idempotency_key_invalid"
+                "invalid_reconciler, platform_not_registered (an http lookup outside every "
+                "platform an admin registered), idempotency_key_invalid"
             ),
             409: OpenApiResponse(
                 description="Problem details: idempotency_key_reused (same key, another "
@@ -97,7 +98,8 @@ class ReceiptListCreateView(ListAPIView):
         description=(
             "Commit the receipt in `planned` before touching the outside world. The "
             "`intent_fingerprint` is sha256 over the canonical JSON of `intent`. Errors: "
-            "`secret_in_intent`, `invalid_reconciler`, `idempotency_key_reused`, "
+            "`secret_in_intent`, `invalid_reconciler`, `platform_not_registered`, "
+            "`idempotency_key_reused`, "
             "`validation_error`. The Idempotency-Key header is honoured too (a replay "
             "returns the original response) and stands in for a missing body "
             "`idempotency_key`."

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from memory.api.platforms import views
+
+urlpatterns = [
+    path("platforms", views.PlatformListCreateView.as_view(), name="platform-list"),
+]
