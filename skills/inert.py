@@ -45,5 +45,7 @@ def inert_file_response(*, path: str, content: bytes, sha256: str) -> HttpRespon
     response["Content-Security-Policy"] = INERT_POLICY
     # Another site may not embed these bytes either (e.g. as an image or script).
     response["Cross-Origin-Resource-Policy"] = "same-origin"
+    # A tenant's files are behind a login: no shared cache may keep a copy.
+    response["Cache-Control"] = "private, no-cache"
     response["ETag"] = f'"sha256:{sha256}"'
     return response

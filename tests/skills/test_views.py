@@ -327,6 +327,7 @@ def test_it_downloads_a_hostile_file_inert(login, editor, upload, robot, path):
     assert response["Content-Disposition"] == f'attachment; filename="{name}"'
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Security-Policy"] == "sandbox; default-src 'none'"
+    assert response["Cache-Control"] == "private, no-cache"
 
 
 def test_it_downloads_a_text_file_as_plain_text(login, editor, published_v2):
