@@ -1,6 +1,12 @@
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_replace
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from common import views as common_views
 from config import views as console_views
@@ -22,8 +28,22 @@ console = (
 urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    # The split view loads its start-up script from a URL instead of inline, so
+    # Swagger UI runs under the console's strict policy unchanged.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html"),
+        name="api-docs",
+    ),
+    # Redoc styles itself by injecting <style> elements and parses the schema in
+    # a blob: worker; this page alone allows that. Scripts stay 'self' only.
+    path(
+        "api/redoc/",
+        csp_replace({"style-src": [SELF, UNSAFE_INLINE], "worker-src": [SELF, "blob:"]})(
+            SpectacularRedocView.as_view(url_name="schema", template_name="api/redoc.html")
+        ),
+        name="api-redoc",
+    ),
     path("healthz", common_views.healthz, name="healthz"),
     path("metrics", common_views.metrics, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),

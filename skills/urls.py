@@ -17,6 +17,11 @@ urlpatterns = [
         name="file",
     ),
     path(
+        "<slug:slug>/v<int:number>/download/<path:path>",
+        views.file_download,
+        name="file-download",
+    ),
+    path(
         "<slug:slug>/v<int:number>/<slug:action>/",
         views.version_action,
         name="action",

@@ -27,7 +27,8 @@ from common.htmx import render_page
 from common.problems import Problem
 from skills import selectors, services
 from skills.forms import ACTIONS, ActionForm, CompareForm, RollbackForm, SkillCreateForm, UploadForm
-from skills.models import Skill, SkillVersion, VersionStatus
+from skills.inert import inert_file_response, is_text
+from skills.models import Skill, SkillFile, SkillVersion, VersionStatus
 from skills.sidebyside import side_by_side
 
 HISTORY_PAGE_SIZE = 20
@@ -432,20 +433,32 @@ def version_action(request: HttpRequest, slug: str, number: int, action: str) ->
     )
 
 
-@login_required
-@require_GET
-def file_detail(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
+def _file(
+    request: HttpRequest, slug: str, number: int, path: str
+) -> tuple[Skill, SkillVersion, SkillFile]:
     membership = _membership(request)
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
     file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
     if file is None:
         raise Http404("No such file.")
+    return skill, version, file
+
+
+@login_required
+@require_GET
+def file_detail(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
+    """A file as escaped text inside the console page; bytes that are not UTF-8 are never shown.
+
+    A package's files come from an agent: nothing in them is rendered as HTML,
+    SVG or an image here. The raw bytes are only offered as an inert download.
+    """
+    skill, version, file = _file(request, slug, number, path)
     content = bytes(file.content)
-    try:
-        text: str | None = content[:FILE_PREVIEW_BYTES].decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
+    text = None
+    if is_text(content):
+        # The cut may split a character; the whole file was checked above.
+        text = content[:FILE_PREVIEW_BYTES].decode("utf-8", errors="replace")
     context = {
         "skill": skill,
         "version": version,
@@ -454,6 +467,14 @@ def file_detail(request: HttpRequest, slug: str, number: int, path: str) -> Http
         "truncated": text is not None and file.size > FILE_PREVIEW_BYTES,
     }
     return render_page(request, "skills/file.html", context, partial="content")
+
+
+@login_required
+@require_GET
+def file_download(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
+    """The raw bytes as an attachment that cannot run (see skills.inert)."""
+    *_, file = _file(request, slug, number, path)
+    return inert_file_response(path=file.path, content=bytes(file.content), sha256=file.sha256)
 
 
 # --- diff -------------------------------------------------------------------------------------

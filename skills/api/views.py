@@ -15,7 +15,6 @@ HTTP it cannot happen today; it guards every other caller of the service.
 
 from __future__ import annotations
 
-import mimetypes
 from typing import Any
 
 from django.http import HttpResponse
@@ -50,6 +49,7 @@ from skills.api.serializers import (
     VersionOutput,
     VersionUploadInput,
 )
+from skills.inert import inert_file_response
 from skills.models import EvaluationRun, LabelMove, Skill, SkillVersion, VersionStatus
 
 INSTANCE_HEADER = "X-Skill-Instance"
@@ -250,8 +250,13 @@ class VersionFileView(APIView):
 
     @extend_schema(
         summary="Read one file of a version on demand",
-        description="Any version but a revoked one, so evaluators can read drafts.",
+        description="Any version but a revoked one, so evaluators can read drafts. The bytes "
+        "come as an attachment, `text/plain; charset=utf-8` when they are UTF-8 and "
+        "`application/octet-stream` otherwise (never a type guessed from the name), with "
+        "`X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox; "
+        "default-src 'none'`: a package's files are data and never run in memdesk's origin.",
         responses={
+            (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
             404: _NOT_FOUND,
             410: OpenApiResponse(description="`version_revoked`"),
@@ -270,15 +275,7 @@ class VersionFileView(APIView):
         file = selectors.version_file_get(tenant=tenant, version=version, path=path)
         if file is None:
             raise Problem("not_found", "No such file in this version.", status_code=404)
-        content = bytes(file.content)
-        try:
-            content.decode("utf-8")
-            content_type = "text/plain; charset=utf-8"
-        except UnicodeDecodeError:
-            content_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
-        response = HttpResponse(content, content_type=content_type)
-        response["ETag"] = f'"sha256:{file.sha256}"'
-        return response
+        return inert_file_response(path=file.path, content=bytes(file.content), sha256=file.sha256)
 
 
 # --- evaluations ------------------------------------------------------------------------------

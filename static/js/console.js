@@ -55,6 +55,15 @@
     }
   });
 
+  // A button with data-opens="<dialog id>" opens that dialog (no inline handlers:
+  // the Content-Security-Policy refuses them).
+  document.addEventListener("click", (event) => {
+    const opener = event.target instanceof Element && event.target.closest("[data-opens]");
+    if (!opener) return;
+    const dialog = document.getElementById(opener.dataset.opens);
+    if (dialog instanceof HTMLDialogElement) dialog.showModal();
+  });
+
   // After a decision the workspace is replaced: put focus on the next item.
   document.body.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target && event.detail.target.id === "workspace") {

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import Error as PlaywrightError
 
 # Real Celery workers for the tests that watch background work finish.
 from tests.memory.conftest import celery_workers  # noqa: F401
@@ -56,16 +57,56 @@ def demo(transactional_db: None) -> None:
     call_command("seed_demo", stdout=StringIO())
 
 
+# Runs in every document before its own scripts (Playwright injects it past the
+# page's policy): remembers each Content-Security-Policy violation the page sees.
+RECORD_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  const where = event.sourceFile ? ` at ${event.sourceFile}:${event.lineNumber}` : "";
+  const what = event.target instanceof Element ? ` on ${event.target.outerHTML.slice(0, 120)}` : "";
+  window.__violations.push(
+    `${event.violatedDirective} blocked ${event.blockedURI || "inline"}${where}${what}`
+  );
+});
+"""
+
+
+def watch(page: Any) -> list[str]:
+    """Collect the page's console messages; Chromium reports every refusal there too."""
+    seen: list[str] = []
+    page.on("console", lambda message: seen.append(f"console {message.type}: {message.text}"))
+    page.on("pageerror", lambda error: seen.append(f"page error: {error}"))
+    page.context.add_init_script(RECORD_VIOLATIONS)
+    return seen
+
+
+def violations(page: Any, seen: list[str]) -> list[str]:
+    """What the policy refused: from the console, and as events in the document shown now."""
+    try:
+        current = [] if page.is_closed() else page.evaluate("window.__violations || []")
+    except PlaywrightError:  # mid-navigation: the console lines still hold every refusal
+        current = []
+    return [
+        line
+        for line in [*seen, *current]
+        if "Content Security Policy" in line or " blocked " in line
+    ]
+
+
 @pytest.fixture
 def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[str], Any]]:
+    """A signed-in page per persona; no flow may trip the Content-Security-Policy."""
     contexts = []
+    watched: list[tuple[Any, list[str]]] = []
 
-    def open_as(username: str) -> Any:
+    def open_as(username: str, *, width: int = 1400) -> Any:
         context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1400, "height": 900}
+            base_url=live_server.url, viewport={"width": width, "height": 900}
         )
         contexts.append(context)
         page = context.new_page()
+        page.console_lines = watch(page)
+        watched.append((page, page.console_lines))
         page.set_default_timeout(15_000)
         page.goto("/accounts/login/")
         page.fill("#id_username", username)
@@ -75,8 +116,10 @@ def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[st
         return page
 
     yield open_as
+    refused = [line for page, seen in watched for line in violations(page, seen)]
     for context in contexts:
         context.close()
+    assert not refused, f"the Content-Security-Policy refused something: {refused}"
 
 
 def screenshot(page: Any, name: str) -> Path:

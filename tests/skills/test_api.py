@@ -12,6 +12,7 @@ import pytest
 from accounts.actors import Actor
 from skills import services
 from skills.models import EvaluationRun, Skill, SkillFile, SkillVersion
+from tests.skills import hostile
 from tests.skills.conftest import SLUG, build_zip, package, package_v2, skill_md, upload_file
 
 BASE = "/api/v1/skills"
@@ -288,6 +289,43 @@ def test_it_serves_a_draft_file_to_evaluators(evaluator, upload, ada):
     assert response["Content-Type"] == "text/plain; charset=utf-8"
     assert response.content.startswith(b"import httpx")
     assert evaluator.get(f"{V1}/files/scripts/missing.py").status_code == 404
+
+
+INERT_POLICY = "sandbox; default-src 'none'"
+
+
+@pytest.mark.parametrize("path", sorted(hostile.FILES))
+def test_it_serves_an_agents_hostile_file_inert_to_an_admin(writer, ada_api, reader, path):
+    """A non-UTF-8 .html/.svg never comes back with a type taken from its name."""
+    writer.post(BASE, {"slug": SLUG, "name": "PDF tools"}, format="json")
+    uploaded = writer.post(
+        f"{BASE}/{SLUG}/versions",
+        {"package": upload_file(hostile.hostile_package(SLUG))},
+        format="multipart",
+    )
+    assert uploaded.status_code == 201, uploaded.content
+    for client in (ada_api, reader):
+        response = client.get(f"{V1}/files/{path}")
+        assert response.status_code == 200
+        assert response.content == hostile.FILES[path]
+        assert response["Content-Type"] == "application/octet-stream"
+        name = path.rsplit("/", 1)[1]
+        assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert response["Content-Security-Policy"] == INERT_POLICY
+    # JSON lists a file by path and digest; its bytes only travel through the endpoint above.
+    listed = {file["path"]: file for file in reader.get(V1).json()["files"]}
+    assert set(listed[path]) == {"path", "sha256", "size"}
+
+
+def test_it_serves_text_files_as_plain_text_attachments(evaluator, upload, ada):
+    upload(package(files={"assets/page.html": "<script>alert(1)</script>"}), actor=ada)
+    response = evaluator.get(f"{V1}/files/assets/page.html")
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="page.html"'
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Security-Policy"] == INERT_POLICY
+    assert response.content == b"<script>alert(1)</script>"
 
 
 def test_it_diffs_two_versions_with_capability_changes_flagged(reader, published_v2):

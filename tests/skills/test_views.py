@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from accounts.models import Role
 from skills import services
 from skills.models import EvaluationCategory, Skill, SkillVersion, VersionStatus
+from tests.skills import hostile
 from tests.skills.conftest import SLUG, package, package_v2, upload_file
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -309,3 +310,59 @@ def test_it_walks_the_publication_flow_through_the_console(
         assert text in history
     skill = Skill.objects.get(slug=SLUG)
     assert skill.label_moves.count() == 3
+
+
+# --- files leave the console inert ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(hostile.FILES))
+def test_it_downloads_a_hostile_file_inert(login, editor, upload, robot, path):
+    """An agent's non-UTF-8 .html/.svg comes back as opaque bytes to save, never as a page."""
+    upload(hostile.hostile_package(SLUG), actor=robot)
+    response = login(editor).get(f"/skills/{SLUG}/v1/download/{path}")
+    assert response.status_code == 200
+    assert response.content == hostile.FILES[path]
+    assert response["Content-Type"] == "application/octet-stream"
+    name = path.rsplit("/", 1)[1]
+    assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Security-Policy"] == "sandbox; default-src 'none'"
+    assert response["Cache-Control"] == "private, no-cache"
+
+
+def test_it_downloads_a_text_file_as_plain_text(login, editor, published_v2):
+    response = login(editor).get(f"/skills/{SLUG}/v2/download/scripts/fetch.py")
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="fetch.py"'
+    assert response["Content-Security-Policy"] == "sandbox; default-src 'none'"
+    assert response.content.startswith(b"import httpx")
+
+
+def test_it_shows_a_hostile_file_only_as_binary_with_a_download_link(login, editor, upload, robot):
+    upload(hostile.hostile_package(SLUG), actor=robot)
+    client = login(editor)
+    for htmx in (HTMX, {}):
+        response = client.get(f"/skills/{SLUG}/v1/files/assets/x.html", **htmx)
+        page = response.content.decode()
+        assert response["Content-Type"] == "text/html; charset=utf-8"
+        assert f"binary, {len(hostile.HTML)} bytes" in page
+        assert f'href="/skills/{SLUG}/v1/download/assets/x.html"' in page
+        # Not one byte of the file reaches the page, escaped or not.
+        assert "pwned" not in page and "<script>window" not in page
+
+
+def test_it_shows_text_files_escaped(login, editor, upload, robot):
+    upload(package(SLUG, files={"assets/page.html": "<script>alert(1)</script>"}), actor=robot)
+    page = login(editor).get(f"/skills/{SLUG}/v1/files/assets/page.html", **HTMX).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert" not in page
+
+
+def test_it_refuses_downloads_to_end_users_and_other_tenants(
+    login, alice, globex, make_member, upload, robot
+):
+    upload(hostile.hostile_package(SLUG), actor=robot)
+    assert login(alice).get(f"/skills/{SLUG}/v1/download/assets/x.html").status_code == 403
+    outsider = login(make_member(globex, "olga", Role.ADMIN))
+    assert outsider.get(f"/skills/{SLUG}/v1/download/assets/x.html").status_code == 404
+    assert outsider.get(f"/skills/{SLUG}/v1/files/assets/x.html").status_code == 404
