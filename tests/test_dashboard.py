@@ -32,3 +32,31 @@ def test_dashboard_escapes_labels(editor, login, agent):
 
 def test_end_users_have_no_dashboard(alice, login):
     assert login(alice).get("/dashboard/").status_code == 404
+
+
+def test_recovery_chart_counts_only_the_viewers_tenant(
+    acme, globex, make_member, login, agent, globex_agent
+):
+    from django.core.cache import cache
+
+    # Counters live in Redis and outlive test transactions; start from zero.
+    cache.clear()
+    for n in range(3):
+        response = globex_agent.post(
+            "/api/v1/recovery",
+            {"task_key": f"globex-task-{n}", "input_fingerprint": "sha256:x"},
+            format="json",
+        )
+        assert response.json()["decision"] == "fresh"
+    acme_html = login(make_member(acme, "erin")).get("/dashboard/").content.decode()
+    assert "fresh · no_checkpoint" not in acme_html
+    assert "Recovery decisions by kind: nothing recorded yet." in acme_html
+    agent.post(
+        "/api/v1/recovery",
+        {"task_key": "acme-task", "input_fingerprint": "sha256:x"},
+        format="json",
+    )
+    acme_html = login(make_member(acme, "erin")).get("/dashboard/").content.decode()
+    assert "fresh · no_checkpoint: 1<" in acme_html
+    globex_html = login(make_member(globex, "gary")).get("/dashboard/").content.decode()
+    assert "fresh · no_checkpoint: 3<" in globex_html
