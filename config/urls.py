@@ -31,6 +31,7 @@ urlpatterns = [
     path("review/", include("reviews.urls")),
     path("me/", include("memory.urls")),
     path("skills/", include("skills.urls")),
+    path("tokens/", include("accounts.urls")),
     path("", include(console)),
 ]
 
