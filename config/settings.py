@@ -248,11 +248,24 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         }
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    # Database errors quote the rows they refused, i.e. what a caller sent:
+    # strip them from every record. On the loggers that report errors (so
+    # every handler, test capture included, sees the clean record) and on the
+    # handler (for the records of every other logger).
+    "filters": {"redact_database_errors": {"()": "common.log_redaction.RedactDatabaseErrors"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "filters": ["redact_database_errors"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.server": {"level": "WARNING"},
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "filters": ["redact_database_errors"]},
+        "django.db.backends": {"filters": ["redact_database_errors"]},
+        "celery.app.trace": {"filters": ["redact_database_errors"]},
     },
 }
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
