@@ -105,11 +105,29 @@ if not DATABASE_URL:
         "DATABASE_URL is not set. `make run` and `make test` start an embedded "
         "PostgreSQL and set it for you; otherwise point it at a PostgreSQL server."
     )
+# Each process (runserver with its thread per request, a gunicorn worker, a
+# Celery child) borrows connections from its own bounded psycopg pool, so a
+# burst of concurrent requests waits up to DATABASE_POOL_TIMEOUT seconds for a
+# free connection instead of opening one per request until PostgreSQL runs out
+# (which also failed /healthz). Persistent connections (CONN_MAX_AGE) cannot be
+# combined with a pool; they apply only with DATABASE_POOL_MAX_SIZE=0, e.g.
+# behind an external pooler such as PgBouncer.
+DATABASE_POOL_MAX_SIZE = env_int("DATABASE_POOL_MAX_SIZE", 10)
 DATABASES = {
     "default": dj_database_url.parse(
-        DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
+        DATABASE_URL,
+        conn_max_age=0 if DATABASE_POOL_MAX_SIZE else env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
     )
 }
+if DATABASE_POOL_MAX_SIZE:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 0,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env_int("DATABASE_POOL_TIMEOUT", 20),
+        # Give idle connections back to PostgreSQL after a quiet minute.
+        "max_idle": 60,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -29,7 +29,7 @@ def _everything_logged(records: list[logging.LogRecord]) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.urls("tests.common.db_error_urls")
+@pytest.mark.urls("tests.common.probe_urls")
 def test_an_integrity_error_through_the_api_logs_no_request_content(agent, caplog):
     agent.raise_request_exception = False
     with caplog.at_level(logging.DEBUG):
@@ -42,7 +42,7 @@ def test_an_integrity_error_through_the_api_logs_no_request_content(agent, caplo
     # What an operator needs is still there: what failed, and on which constraint.
     assert "IntegrityError" in logged and "sqlstate=23505" in logged
     assert "constraint=accounts_tenant_slug_key" in logged and "table=accounts_tenant" in logged
-    assert "Traceback" in logged and "db_error_urls.py" in logged
+    assert "Traceback" in logged and "probe_urls.py" in logged
 
 
 @pytest.mark.django_db

@@ -1,9 +1,13 @@
-"""The project's URLs plus one API view that trips a real unique violation with what it is sent.
+"""The project's URLs plus two probe views that stand in for code paths tests need to provoke.
 
-It stands in for any code path where a database error escapes with request
-content in its message, so the log redaction is tested end to end.
+- one trips a real unique violation with what it is sent, standing in for any
+  path where a database error escapes with request content in its message;
+- one holds its database connection for a moment, standing in for a slow
+  request, so that concurrent load on connections can be measured.
 """
 
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,7 +27,15 @@ class DuplicateTenantView(APIView):
         return Response(status=201)
 
 
+def slow_query(request: HttpRequest) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_sleep(0.3), pg_backend_pid()")
+        _, pid = cursor.fetchone()
+    return JsonResponse({"pid": pid})
+
+
 urlpatterns = [
     path("api/v1/_test/duplicate-tenant", DuplicateTenantView.as_view()),
+    path("_test/slow-query", slow_query),
     *project_urlpatterns,
 ]
