@@ -17,7 +17,8 @@ class AgentTokenCreateForm(forms.Form):
         error_messages={"invalid": "Use letters, digits, dots, dashes and underscores."},
     )
     capabilities = forms.MultipleChoiceField(
-        choices=Capability.choices,
+        # Shown as the API spells them, the way agents' docs and errors name them.
+        choices=[(value, value) for value in Capability.values],
         widget=forms.CheckboxSelectMultiple,
         help_text="Give only what the agent needs.",
         error_messages={"required": "Choose at least one capability."},
@@ -29,7 +30,7 @@ class AgentTokenCreateForm(forms.Form):
         help_text="One kind:ref per line. Empty means every subject of the tenant.",
     )
     max_authority = forms.ChoiceField(
-        choices=AuthorityCeiling.choices,
+        choices=[(value, value) for value in AuthorityCeiling.values],
         initial=AuthorityCeiling.AGENT_INFERRED,
         widget=forms.RadioSelect,
         label="Authority ceiling",

@@ -182,3 +182,14 @@ def test_the_pages_carry_no_inline_script_style_or_handlers(admin_user, login, m
         assert "<script" not in body and "style=" not in body
         for handler in ("onclick=", "onsubmit=", "hx-on"):
             assert handler not in body
+
+
+def test_the_list_query_count_is_flat(
+    admin_user, login, make_agent, acme, django_assert_max_num_queries
+):
+    for n in range(20):
+        make_agent(acme, name=f"bot-{n}", subjects=[f"user:u{n}"])
+    client = login(admin_user)
+    with django_assert_max_num_queries(8):
+        html = client.get("/tokens/").content.decode()
+    assert html.count("data-token=") == 20
