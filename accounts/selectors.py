@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
 
@@ -50,3 +50,18 @@ def request_membership(request: Any) -> Membership | None:
             user=getattr(request, "user", None), tenant_id=request.session.get("tenant_id")
         )
     return request._memdesk_membership
+
+
+def agent_tokens(*, tenant: Tenant) -> QuerySet[AgentToken]:
+    """A tenant's tokens for the admin page: live ones first, then by name."""
+    return AgentToken.objects.filter(tenant=tenant).order_by(
+        F("revoked_at").desc(nulls_first=True), "name", "id"
+    )
+
+
+def agent_token_get(*, tenant: Tenant, token_id: int) -> AgentToken | None:
+    return AgentToken.objects.select_related("tenant").filter(tenant=tenant, pk=token_id).first()
+
+
+def agent_token_by_name(*, tenant: Tenant, name: str) -> AgentToken | None:
+    return AgentToken.objects.select_related("tenant").filter(tenant=tenant, name=name).first()

@@ -79,8 +79,8 @@ def gate_verdicts_by_reason(*, tenant: Tenant) -> list[tuple[str, int]]:
     return [(f"{decision} · {reason}", n) for decision, reason, n in rows]
 
 
-def recovery_decisions() -> list[tuple[str, int]]:
-    counts = recovery_decision_counts()
+def recovery_decisions(*, tenant: Tenant) -> list[tuple[str, int]]:
+    counts = recovery_decision_counts(tenant=tenant)
     return sorted(
         ((f"{decision} · {reason}", n) for (decision, reason), n in counts.items() if n),
         key=lambda pair: -pair[1],
@@ -93,5 +93,5 @@ def dashboard_data(*, tenant: Tenant) -> dict[str, Any]:
         "receipts_by_day": receipts_by_day(tenant=tenant),
         "receipts_by_state": receipts_by_state(tenant=tenant),
         "gate_verdicts": gate_verdicts_by_reason(tenant=tenant),
-        "recovery": recovery_decisions(),
+        "recovery": recovery_decisions(tenant=tenant),
     }

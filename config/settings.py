@@ -108,11 +108,29 @@ if not DATABASE_URL:
         "DATABASE_URL is not set. `make run` and `make test` start an embedded "
         "PostgreSQL and set it for you; otherwise point it at a PostgreSQL server."
     )
+# Each process (runserver with its thread per request, a gunicorn worker, a
+# Celery child) borrows connections from its own bounded psycopg pool, so a
+# burst of concurrent requests waits up to DATABASE_POOL_TIMEOUT seconds for a
+# free connection instead of opening one per request until PostgreSQL runs out
+# (which also failed /healthz). Persistent connections (CONN_MAX_AGE) cannot be
+# combined with a pool; they apply only with DATABASE_POOL_MAX_SIZE=0, e.g.
+# behind an external pooler such as PgBouncer.
+DATABASE_POOL_MAX_SIZE = env_int("DATABASE_POOL_MAX_SIZE", 10)
 DATABASES = {
     "default": dj_database_url.parse(
-        DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
+        DATABASE_URL,
+        conn_max_age=0 if DATABASE_POOL_MAX_SIZE else env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
     )
 }
+if DATABASE_POOL_MAX_SIZE:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 0,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env_int("DATABASE_POOL_TIMEOUT", 20),
+        # Give idle connections back to PostgreSQL after a quiet minute.
+        "max_idle": 60,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -268,11 +286,24 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         }
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    # Database errors quote the rows they refused, i.e. what a caller sent:
+    # strip them from every record. On the loggers that report errors (so
+    # every handler, test capture included, sees the clean record) and on the
+    # handler (for the records of every other logger).
+    "filters": {"redact_database_errors": {"()": "common.log_redaction.RedactDatabaseErrors"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "filters": ["redact_database_errors"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.server": {"level": "WARNING"},
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "filters": ["redact_database_errors"]},
+        "django.db.backends": {"filters": ["redact_database_errors"]},
+        "celery.app.trace": {"filters": ["redact_database_errors"]},
     },
 }
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {

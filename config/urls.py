@@ -52,6 +52,7 @@ urlpatterns = [
     path("me/", include("memory.urls")),
     path("skills/", include("skills.urls")),
     path("platforms/", include("memory.platform_urls")),
+    path("tokens/", include("accounts.urls")),
     path("", include(console)),
 ]
 

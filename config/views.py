@@ -38,7 +38,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         column_chart(title="Receipts written per day", points=data["receipts_by_day"]),
         bar_chart(title="Receipts by state", bars=data["receipts_by_state"]),
         bar_chart(title="Write-gate verdicts by reason (14 days)", bars=data["gate_verdicts"]),
-        bar_chart(title="Recovery decisions by kind (this installation)", bars=data["recovery"]),
+        bar_chart(title="Recovery decisions by kind", bars=data["recovery"]),
     ]
     oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
     return render_page(

@@ -81,11 +81,24 @@ def _held_by_other(item: ReviewItem, actor: Actor, now: Any) -> bool:
     )
 
 
+def _require_decider(item: ReviewItem, actor: Actor) -> None:
+    """Only people who may decide an item's queue may claim or decide it; auditors only read."""
+    policy = policy_for(item.queue)
+    roles = policy.roles if policy else ()
+    if actor.kind != ActorKind.USER or actor.role not in roles:
+        raise Problem(
+            "role_required",
+            f"Working on {item.queue} items needs the role {' or '.join(roles) or 'none'}.",
+            status_code=403,
+        )
+
+
 def review_claim(*, tenant: Tenant, item_id: int, actor: Actor, user: Any) -> ReviewItem:
     """Take the item for `REVIEW_LEASE_SECONDS`; renews the lease when already held."""
     now = timezone.now()
     with transaction.atomic():
         item = _locked_item(tenant=tenant, item_id=item_id)
+        _require_decider(item, actor)
         if item.status not in OPEN_STATUSES:
             raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
         if _held_by_other(item, actor, now):
@@ -132,12 +145,7 @@ def review_decide(
         policy = policy_for(item.queue)
         if policy is None:
             raise Problem("queue_unavailable", f"Nothing can decide {item.queue} items yet.")
-        if actor.kind != ActorKind.USER or actor.role not in policy.roles:
-            raise Problem(
-                "role_required",
-                f"Deciding {item.queue} items needs the role {' or '.join(policy.roles)}.",
-                status_code=403,
-            )
+        _require_decider(item, actor)
         if item.status not in OPEN_STATUSES:
             raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
         if _held_by_other(item, actor, now):

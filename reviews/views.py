@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -168,6 +169,8 @@ def claim_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
             tenant=membership.tenant, item_id=item.pk, actor=actor, user=request.user
         )
     except Problem as problem:
+        if problem.code == "role_required":
+            raise PermissionDenied(str(problem.detail)) from problem
         error = str(problem.detail)
         item.refresh_from_db()
     context = {"item": item, "claim_error": error}

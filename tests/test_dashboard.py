@@ -1,8 +1,11 @@
 import pytest
 
+from memory.services.recovery import recovery_decision_counts
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db
+
+KEY = ("fresh", "no_checkpoint")
 
 
 def test_dashboard_draws_the_governance_charts(editor, login, agent):
@@ -32,3 +35,23 @@ def test_dashboard_escapes_labels(editor, login, agent):
 
 def test_end_users_have_no_dashboard(alice, login):
     assert login(alice).get("/dashboard/").status_code == 404
+
+
+def test_recovery_chart_counts_only_the_viewers_tenant(
+    acme, globex, make_member, login, agent, globex_agent
+):
+    # Counters live in Redis, shared with other tests: compare with what was there.
+    acme_before = recovery_decision_counts(tenant=acme)[KEY]
+    globex_before = recovery_decision_counts(tenant=globex)[KEY]
+    for client, n in ((agent, 1), (globex_agent, 3)):
+        for i in range(n):
+            response = client.post(
+                "/api/v1/recovery",
+                {"task_key": f"task-{i}", "input_fingerprint": "sha256:x"},
+                format="json",
+            )
+            assert response.json()["decision"] == "fresh"
+    acme_html = login(make_member(acme, "erin")).get("/dashboard/").content.decode()
+    globex_html = login(make_member(globex, "gary")).get("/dashboard/").content.decode()
+    assert f"fresh · no_checkpoint: {acme_before + 1}<" in acme_html
+    assert f"fresh · no_checkpoint: {globex_before + 3}<" in globex_html

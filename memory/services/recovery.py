@@ -114,31 +114,42 @@ def recovery_decide(
     decision, reason = recovery_rule(
         checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
     )
-    _count_decision(decision, reason)
+    _count_decision(tenant, decision, reason)
     return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
 
 
 # Recovery must change no row (DESIGN.md principle 9), so its counter cannot
 # live in PostgreSQL. A prometheus_client Counter would be per process: every
 # web worker would answer a scrape with its own partial count. One Redis key
-# per (decision, reason) is shared by all processes; losing Redis loses a
-# counter, never data.
+# per (decision, reason) is shared by all processes, for /metrics, and one per
+# (tenant, decision, reason) for the tenant's dashboard, which must not show
+# other tenants' traffic. Losing Redis loses a counter, never data.
 _COUNTER_KEY = "metrics:recovery_decisions:{}:{}"
+_TENANT_COUNTER_KEY = "metrics:recovery_decisions:tenant:{}:{}:{}"
 
 
-def _count_decision(decision: str, reason: str) -> None:
-    key = _COUNTER_KEY.format(decision, reason)
-    try:
-        cache.add(key, 0, timeout=None)
-        cache.incr(key)
-    except Exception:
-        # A metric must never turn a correct answer into an error.
-        logger.warning("could not count a recovery decision", exc_info=True)
+def _count_decision(tenant: Tenant, decision: str, reason: str) -> None:
+    for key in (
+        _COUNTER_KEY.format(decision, reason),
+        _TENANT_COUNTER_KEY.format(tenant.pk, decision, reason),
+    ):
+        try:
+            cache.add(key, 0, timeout=None)
+            cache.incr(key)
+        except Exception:
+            # A metric must never turn a correct answer into an error.
+            logger.warning("could not count a recovery decision", exc_info=True)
 
 
-def recovery_decision_counts() -> dict[tuple[str, str], int]:
-    """How often each (decision, reason) was answered, across every process."""
-    keys = {_COUNTER_KEY.format(d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
+def recovery_decision_counts(*, tenant: Tenant | None = None) -> dict[tuple[str, str], int]:
+    """How often each (decision, reason) was answered, across every process.
+
+    With `tenant`, only that tenant's answers; without, the whole installation.
+    """
+    if tenant is None:
+        keys = {_COUNTER_KEY.format(d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
+    else:
+        keys = {_TENANT_COUNTER_KEY.format(tenant.pk, d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
     values = cache.get_many(list(keys))
     return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
 

@@ -98,3 +98,33 @@ def test_create_agent_token_with_selected_capabilities_and_subjects():
     assert token.allowed_subjects == ["user:milton"]
     with pytest.raises(CommandError, match="exists"):
         run("create_agent_token", "--tenant", "initech", "--name", "reader")
+
+
+@pytest.mark.django_db
+def test_revoke_agent_token_revokes_audits_and_is_idempotent(acme, make_agent):
+    agent = make_agent(acme, name="publisher")
+    assert agent.get("/api/v1/claims").status_code == 200
+    out = run("revoke_agent_token", "--tenant", "acme", "--name", "publisher", "--reason", "leaked")
+    assert "revoked token publisher of acme" in out
+    token = AgentToken.objects.get(tenant=acme, name="publisher")
+    assert token.revoked_at is not None
+    assert agent.get("/api/v1/claims").status_code == 401
+    again = run("revoke_agent_token", "--tenant", "acme", "--name", "publisher")
+    assert "already revoked" in again and "nothing changed" in again
+    token.refresh_from_db()
+    rows = AuditEvent.objects.filter(verb="agent_token.revoked", target_id=str(token.pk))
+    assert [(row.reason, row.actor_label) for row in rows] == [("leaked", "operator")]
+
+
+@pytest.mark.django_db
+def test_revoke_agent_token_names_unknown_tokens_and_tenants(acme, globex, make_agent):
+    make_agent(acme, name="publisher")
+    make_agent(globex, name="globex-bot")
+    with pytest.raises(CommandError, match=r"no token named 'nope' in acme; its tokens are: publ"):
+        run("revoke_agent_token", "--tenant", "acme", "--name", "nope")
+    # A token of another tenant is not found by name in this one.
+    with pytest.raises(CommandError, match="no token named 'globex-bot' in acme"):
+        run("revoke_agent_token", "--tenant", "acme", "--name", "globex-bot")
+    with pytest.raises(CommandError, match="no tenant 'initech'"):
+        run("revoke_agent_token", "--tenant", "initech", "--name", "publisher")
+    assert not AgentToken.objects.filter(revoked_at__isnull=False).exists()

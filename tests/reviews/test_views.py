@@ -220,3 +220,32 @@ def test_every_demo_queue_renders_its_evidence_and_deletions_can_be_acknowledged
     )
     item.refresh_from_db()
     assert item.status == "decided"
+
+
+def test_auditors_read_the_queue_but_cannot_claim_or_decide(
+    acme, make_member, login, session_api, candidate_item
+):
+    auditor = make_member(acme, "audrey", "auditor")
+    client = login(auditor)
+    detail = client.get(f"/review/candidates/{candidate_item.pk}/", **HTMX).content.decode()
+    assert "Alice probably works at Acme" in detail
+    # Auditors get no auto-claim on open, and a hand-made POST is refused.
+    assert 'hx-trigger="load"' not in detail
+    token = csrf(client)
+    claimed = client.post(
+        f"/review/candidates/{candidate_item.pk}/claim", HTTP_X_CSRFTOKEN=token, **HTMX
+    )
+    assert claimed.status_code == 403
+    decided = client.post(
+        f"/review/candidates/{candidate_item.pk}/decide",
+        {"verdict": "approve"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    )
+    assert "needs the role editor or admin" in decided.content.decode()
+    api = session_api(auditor)
+    refused = api.post(f"/api/v1/reviews/{candidate_item.pk}/claim")
+    assert refused.status_code == 403 and refused.json()["code"] == "role_required"
+    candidate_item.refresh_from_db()
+    assert candidate_item.status == "open" and candidate_item.claimed_by_id is None
+    assert Claim.objects.get(pk=candidate_item.target_id).status == "candidate"
