@@ -17,7 +17,7 @@ from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.secrets import find_secrets_in_text
+from common.screen import find_secrets_in_strings, find_secrets_in_text, strings_in
 from memory import gate
 from memory.models import Claim, ClaimSource, ClaimStatus, Event, GateDecision, Subject
 from memory.search import ngrams, searchable_text
@@ -188,11 +188,40 @@ def _open_review(
     )
 
 
+def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]) -> None:
+    """A credential in what names the claim would be stored even on a rejected claim: refuse it."""
+    errors: dict[str, list[str]] = {}
+    kinds: set[str] = set()
+    for name, strings in (
+        ("subject", [candidate.subject]),
+        ("predicate", [candidate.predicate]),
+        ("scope", list(strings_in(scope, pairs=True))),
+    ):
+        findings = find_secrets_in_strings(strings)
+        if findings:
+            found = sorted({f.kind for f in findings})
+            kinds.update(found)
+            errors[name] = [f"Looks like a credential ({', '.join(found)})."]
+    if errors:
+        raise Problem(
+            "secret_detected",
+            "The claim's subject, predicate or scope contains what looks like a credential. "
+            "Nothing was stored; memdesk never stores secrets.",
+            errors=errors,
+            kinds=sorted(kinds),
+        )
+
+
 def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
     """Judge a candidate with the write gate and store the outcome with its reasons."""
     scope = validate_scope(candidate.scope)
+    _refuse_identity_secrets(candidate=candidate, scope=scope)
     scope_json = scope_key(scope)
-    uri_secrets = [f for s in candidate.sources for f in find_secrets_in_text(s.uri)]
+    uri_secrets = [
+        f
+        for s in candidate.sources
+        for f in find_secrets_in_text(s.uri) + find_secrets_in_text(s.digest)
+    ]
     now = timezone.now()
     available_at = candidate.available_at or now
     with transaction.atomic():
@@ -234,6 +263,8 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 sources_all_echo=bool(events)
                 and len(events) == len(sources)
                 and all(e.echo_of for e in events),
+                subject=candidate.subject,
+                scope=scope,
             ),
             active=None
             if active is None
@@ -370,6 +401,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 "supersedes": str(superseded.id) if superseded else None,
                 "value_digest": claim.value_digest,
                 "secret_kinds": sorted({f.kind for f in verdict.secrets}),
+                "injection_signals": list(verdict.signals),
             },
         )
     return SubmitResult(

@@ -1,0 +1,285 @@
+"""Does a string read like an instruction to the agent rather than a fact?
+
+A scored classifier of signals, not a phrase list. Each signal is one trait of
+an injected instruction (it addresses the agent, orders a future behaviour,
+asks for persistence or privilege, overrides earlier instructions, gives the
+agent a new role...) with a weight and patterns in English and Chinese. A text
+fires each signal at most once; when the weights of the fired signals reach
+`THRESHOLD` it is an injection. Benign notes that merely mention prompts, rules
+or ignoring something fire one weak signal, attacks fire a strong one or
+several. Patterns see text already made canonical (`normalize.canonical`):
+lower-case, full-width and look-alike letters folded, invisibles removed.
+The signals are data, served at `/api/v1/gate/rules` so an admin can read them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from common.screen.decode import hidden_texts
+from common.screen.normalize import canonical, fold_leet
+
+THRESHOLD = 4
+
+
+@dataclass(frozen=True)
+class InjectionSignal:
+    code: str
+    description: str
+    weight: int
+    patterns: tuple[str, ...]
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{p})" for p in self.patterns))
+
+
+_PRIOR = (
+    r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|old|existing"
+    r"|system|all|any|every|your|these|those|the)"
+)
+_GUIDANCE = (
+    r"(?:instructions?|rules?|prompts?|guidelines?|directions?|directives?|commands?|orders?"
+    r"|guidance|constraints?|restrictions?|programming|context|messages?|safeguards?|guardrails?)"
+)
+_ZH_PRIOR = r"(?:之前|以前|此前|先前|上面|上述|以上|前面|前述|原来|原先|原有|所有|全部|一切|系统)"
+_ZH_GUIDANCE = r"(?:指令|指示|规则|提示词|提示|设定|要求|约束|限制|命令|说明)"
+
+SIGNALS: tuple[InjectionSignal, ...] = (
+    InjectionSignal(
+        "override",
+        "Tells the agent to ignore, forget or override what it was told before.",
+        4,
+        (
+            r"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|abandon|neglect"
+            r"|set aside|pay no attention to)\b(?: \w+){0,3}? "
+            + _PRIOR
+            + r" (?:\w+ ){0,2}?"
+            + _GUIDANCE
+            + r"\b",
+            r"\b(?:ignore|disregard|forget) (?:all|everything|anything)(?: (?:that|which|you were"
+            r"|i|we))?(?: (?:was|were|have been|has been))?(?: (?:said|written|told|given|stated"
+            r"|mentioned))? ?(?:above|before|previously|earlier|so far|until now|up to now)\b",
+            r"\b(?:ignore|disregard|forget) (?:the |all )?(?:above|preceding|foregoing)\b",
+            r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不要管|别管|忘掉|忘记|忘了|抛开|抛弃|覆盖|推翻)"
+            r"掉?你?" + _ZH_PRIOR + r"的?(?:所有|全部|一切)?的?" + _ZH_GUIDANCE,
+            r"(?:忽略|无视|不要理会|忘掉)掉?(?:以上|上面|上述|之前)的?(?:所有|全部)?(?:内容|信息|对话)",
+        ),
+    ),
+    InjectionSignal(
+        "role_override",
+        "Gives the agent a new identity, or a mode without rules (jailbreak, DAN).",
+        3,
+        (
+            r"\byou(?: are|'re) (?:now|no longer|henceforth|from now on)\b",
+            r"\bpretend (?:to be|you are|you're|that you|you have)\b",
+            r"\b(?:jailbreak|jailbroken|dan mode|do anything now|developer mode|god mode"
+            r"|unrestricted mode|evil mode|sudo mode|stay in character)\b",
+            r"\bdan\b.{0,40}\b(?:rules?|mode|restrictions?|anything)\b",
+            r"\b(?:with no|without any|without|free of all|free of|no longer bound by"
+            r"|no longer restricted by) (?:rules|restrictions|limits|limitations|filters"
+            r"|guidelines|censorship|ethics|safety|guardrails)\b",
+            r"\b(?:unfiltered|uncensored|unrestricted) (?:ai|assistant|agent|model|mode|bot)\b",
+            r"\bnew (?:persona|identity)\b",
+            r"你现在是|你现在扮演|从现在起你是|你不再是|假装(?:你|自己)?是|假扮|越狱|开发者模式"
+            r"|没有任何?(?:限制|规则|约束|过滤)|不受任何?(?:限制|规则|约束)|无视(?:一切)?(?:道德|伦理)",
+        ),
+    ),
+    InjectionSignal(
+        "role_play",
+        "Asks the agent to act as, role-play or impersonate someone.",
+        2,
+        (
+            r"\b(?:act|acting|behave|respond|answer) as(?: if| though)?\b",
+            r"\brole-? ?play\b",
+            r"\bimpersonate\b",
+            r"\bsimulate (?:being|a|an)\b",
+            r"扮演|充当|角色扮演",
+        ),
+    ),
+    InjectionSignal(
+        "future_behaviour",
+        "Orders a behaviour from now on (henceforth, going forward, in all future answers).",
+        2,
+        (
+            r"\bfrom (?:now|this point|here|today) on(?:wards?)?\b|\bhenceforth\b|\bhereafter\b"
+            r"|\bhenceforward\b|\bgoing forward\b|\bfrom now\b",
+            r"\bin (?:all )?(?:future|subsequent|later) (?:responses|replies|answers|conversations"
+            r"|sessions|chats|messages|tasks|runs)\b",
+            r"\bfor (?:all|every|each) (?:future|subsequent)\b",
+            r"\b(?:every time|whenever) you\b",
+            r"\bin every (?:response|reply|answer|conversation|session)\b",
+            r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律)|往后|每次(?:回答|回复|对话)",
+        ),
+    ),
+    InjectionSignal(
+        "modal_order",
+        "Uses the words of an order (must, always, never, at all times).",
+        1,
+        (
+            r"\b(?:must|always|never|shall|have to|are required to|at all times|no matter what"
+            r"|without exception|under no circumstances)\b",
+            r"必须|务必|一定要|永远|始终|总是|一律|无论如何|绝不|不得",
+        ),
+    ),
+    InjectionSignal(
+        "obedience",
+        "Tells the agent whom to obey or announces new instructions.",
+        2,
+        (
+            r"\bobey\b",
+            r"\bdo (?:whatever|anything|everything) (?:i|he|she|they|the user|\w+) "
+            r"(?:says?|tells?|asks?|wants?)\b",
+            r"\bfollow (?:only )?(?:my|these|the following|his|her|their) (?:instructions|orders"
+            r"|commands|rules|directions)\b",
+            r"\bnew (?:instructions?|directives?|orders?)\b|\bupdated instructions\b",
+            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?(?:指令|指示)|听我的",
+        ),
+    ),
+    InjectionSignal(
+        "persistence",
+        "Asks to be remembered permanently or kept as a standing rule.",
+        2,
+        (
+            r"\bremember (?:this|that|the following)\b(?: \w+){0,3}? (?:permanently|forever"
+            r"|for good|always|as an? (?:permanent|standing|system|core|persistent|global))\b",
+            r"\b(?:permanent|standing|persistent|global|system-level|system level|overriding|core)"
+            r" (?:instruction|rule|directive|command|policy|memory)s?\b",
+            r"\b(?:save|store|write|add|commit|keep) (?:this|that|the following|these)"
+            r"(?: \w+){0,2}? (?:to|in|into) (?:your|the|long-term|permanent)(?: \w+)? memory\b",
+            r"\b(?:never|don't|do not) forget (?:this|that|the following)\b",
+            r"\bapplies to (?:all|every) (?:future )?(?:sessions|conversations|users)\b",
+            r"(?:永久|永远|长期|一直)地?记住|牢记|记住这(?:条|个|一点)|永久(?:规则|指令|指示)|长期有效"
+            r"|写入(?:你的)?(?:长期)?记忆|存入(?:你的)?记忆",
+        ),
+    ),
+    InjectionSignal(
+        "privilege",
+        "Asks for more power or less oversight: admin rights, auto-approval, skipping review "
+        "or safety.",
+        3,
+        (
+            r"\bgrant(?: \w+){0,3}? (?:admin|administrator|root|superuser|owner|full|elevated|all)"
+            r"(?: access| rights| privileges| permissions| role)?\b",
+            r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each)\b"
+            r"|\b(?:always|automatically) approve\b",
+            r"\b(?:skip|bypass|circumvent|disable|turn off|switch off|deactivate|evade)"
+            r" (?:the |all |any |your )?(?:\w+ )?(?:review|reviews|approval|approvals"
+            r"|verification|checks?|safety|security|filters?|filtering|guardrails?|moderation"
+            r"|content polic(?:y|ies)|audit|two-factor|2fa|mfa|four-eyes|sandbox)\b",
+            r"\bwithout (?:asking|confirmation|confirming|approval|review|checking|verification"
+            r"|permission|telling)\b",
+            r"\b(?:elevate|escalate)(?: \w+)? (?:privileges?|permissions?|access|role)\b",
+            r"\bmake (?:me|him|her|them|\w+) (?:an? )?(?:admin|administrator|owner|superuser)\b",
+            r"授予.{0,6}(?:管理员|超级用户|root|全部|所有)|管理员权限|提权|提升.{0,4}权限"
+            r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切)"
+            r"|(?:跳过|绕过|绕开|关闭|禁用|停用).{0,4}(?:审核|审查|审批|验证|检查|安全|过滤|防护|审计|风控)"
+            r"|无需(?:审核|确认|批准|审批|验证)|不经过?(?:审核|确认|批准|审批)",
+        ),
+    ),
+    InjectionSignal(
+        "exfiltration",
+        "Asks the agent to reveal its prompt or secrets, or to send data somewhere.",
+        3,
+        (
+            r"\b(?:reveal|print|show|display|repeat|output|leak|disclose|dump|expose|tell me"
+            r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,2}?"
+            r"(?:system prompt|prompt|instructions|rules|configuration|secrets?|api keys?"
+            r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
+            r"\b(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
+            r" (?:(?:all|every|the|my|your|their|any) )*(?:\w+ )?(?:data|files|documents|emails"
+            r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
+            r"|memories|contacts|database) to\b",
+            r"\bexfiltrat",
+            r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
+            r"|把.{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+        ),
+    ),
+    InjectionSignal(
+        "addresses_agent",
+        "Speaks to the agent (you, your, the assistant, the AI).",
+        1,
+        (
+            r"\b(?:you|your|yours|yourself|you're)\b",
+            r"\b(?:the )?(?:assistant|agent|ai|llm|chatbot|chatgpt|claude|gpt)\b",
+            r"你|您|助手|智能体|机器人",
+        ),
+    ),
+    InjectionSignal(
+        "prompt_reference",
+        "Refers to prompts, rules, instructions, guidelines or the system message.",
+        1,
+        (
+            r"\b(?:system|developer|hidden|initial|original|meta)"
+            r" (?:prompt|message|instructions?)\b",
+            r"\b(?:prompts?|instructions?|guidelines?|directives?|programming|rules)\b",
+            r"系统提示|提示词|指令|指示|规则|设定|系统消息",
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class InjectionResult:
+    score: int
+    signals: tuple[str, ...] = field(default=())
+
+    @property
+    def is_injection(self) -> bool:
+        return self.score >= THRESHOLD
+
+
+CLEAN = InjectionResult(0)
+
+
+def _signals_in(texts: Iterable[str]) -> set[str]:
+    fired: set[str] = set()
+    for text in texts:
+        for signal in SIGNALS:
+            if signal.code not in fired and signal.regex.search(text):
+                fired.add(signal.code)
+    return fired
+
+
+def _readings(text: str) -> list[str]:
+    """`text` as written, with leetspeak read as letters, and whatever it hides."""
+    readings = [text]
+    leet = fold_leet(text)
+    if leet != text:
+        readings.append(leet)
+    return readings
+
+
+def _result(fired: set[str]) -> InjectionResult:
+    weights = {signal.code: signal.weight for signal in SIGNALS}
+    ordered = tuple(signal.code for signal in SIGNALS if signal.code in fired)
+    return InjectionResult(sum(weights[code] for code in ordered), ordered)
+
+
+def judge_injection(strings: Iterable[str]) -> InjectionResult:
+    """Judge every string on its own, every hidden payload, and all of them joined.
+
+    Joining catches a phrase split across fields ("ignore all previous" in the
+    text, "instructions" in the value); the worst reading decides.
+    """
+    raw = [s for s in strings if s]
+    if not raw:
+        return CLEAN
+    units: list[list[str]] = []
+    plain = [canonical(s) for s in raw]
+    for text in plain:
+        units.append(_readings(text))
+    for text in raw:
+        for hidden in hidden_texts(text):
+            units.append(_readings(canonical(hidden)))
+    if len(plain) > 1:
+        units.append(_readings(" ".join(plain)))
+    worst = CLEAN
+    for unit in units:
+        result = _result(_signals_in(unit))
+        if result.score > worst.score:
+            worst = result
+    return worst

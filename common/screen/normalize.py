@@ -1,0 +1,105 @@
+"""One canonical spelling of a string, so the screen judges what a reader sees.
+
+An attacker hides a phrase from a pattern by changing how it is written, not
+what it says: full-width or compatibility letters, zero-width and soft-hyphen
+splits, invisible Unicode tag characters, combining marks, Cyrillic or Greek
+letters that look like Latin ones, or leetspeak. `canonical` undoes all but
+the last; `fold_leet` undoes leetspeak, and is kept apart because digits in a
+secret or a date must survive. The result is for judging only, never stored.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from functools import cache
+
+from confusable_homoglyphs.confusables import confusables_data
+
+# Letters that render as nothing; category Lo or So, so the format-character
+# strip below does not remove them.
+_INVISIBLE_LETTERS = (0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0)
+# Lower-case Cyrillic and Greek letters that look like a Latin letter only in
+# their capital form (Cyrillic Ve, En, Ka; Greek Tau...). The Unicode confusables table maps the
+# capitals; we compare lower-cased text, so the small letters are added here.
+_LOWERCASE_LOOKALIKES = {
+    "в": "b",
+    "к": "k",
+    "м": "m",
+    "н": "h",
+    "п": "n",
+    "т": "t",
+    "ь": "b",
+    "β": "b",
+    "ε": "e",
+    "ζ": "z",
+    "η": "n",
+    "κ": "k",
+    "μ": "m",
+    "τ": "t",
+    "χ": "x",
+    "ω": "w",
+}
+_LEET = str.maketrans(
+    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+)
+# A word with at least one letter and one leet character: "pr3v10us", "1gn0r3".
+_LEET_WORD = re.compile(r"[a-z0-9@$]*[a-z][a-z0-9@$]*")
+_SPACES = re.compile(r"\s+")
+# "i g n o r e" or "i.g.n.o.r.e": four or more single letters with one separator each.
+_SPACED_LETTERS = re.compile(r"(?<![^\W_])(?:[^\W\d_][\s.\-_*]){3,}[^\W\d_](?![^\W_])")
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return 0x2E80 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or code >= 0x20000
+
+
+@cache
+def _strip_table() -> dict[int, None]:
+    """Format characters (Cf: zero-width, soft hyphen, bidi, tags) and invisible letters."""
+    codes = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    return dict.fromkeys([*codes, *_INVISIBLE_LETTERS])
+
+
+@cache
+def _confusable_table() -> dict[int, str]:
+    """Every non-ASCII letter that looks like one ASCII letter or digit, mapped to it."""
+    table: dict[int, str] = {}
+    for char, homoglyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii() or _is_cjk(char):
+            continue
+        for glyph in homoglyphs:
+            target = glyph["c"]
+            if len(target) == 1 and target.isascii() and target.isalnum():
+                table[ord(char)] = target.lower()
+                break
+    table.update({ord(k): v for k, v in _LOWERCASE_LOOKALIKES.items()})
+    return table
+
+
+def strip_invisible(text: str) -> str:
+    return text.translate(_strip_table())
+
+
+def canonical(text: str) -> str:
+    """Compatibility-fold, drop invisibles and accents, lower-case, fold look-alikes."""
+    text = unicodedata.normalize("NFKC", text)
+    text = strip_invisible(text)
+    if not text.isascii():
+        decomposed = unicodedata.normalize("NFD", text)
+        text = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+        text = unicodedata.normalize("NFC", text)
+    text = text.lower()
+    if not text.isascii():
+        text = text.translate(_confusable_table())
+    text = _SPACED_LETTERS.sub(lambda m: re.sub(r"[\s.\-_*]", "", m.group()), text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def fold_leet(text: str) -> str:
+    """Read digits and symbols inside words as the letters they stand for."""
+    return _LEET_WORD.sub(
+        lambda m: m.group().translate(_LEET) if not m.group().isalpha() else m.group(), text
+    )
