@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from functools import lru_cache
 from urllib.parse import unquote_plus
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -76,7 +77,9 @@ def _decoded_once(text: str) -> list[str]:
     return found
 
 
-def hidden_texts(text: str) -> list[str]:
+# The injection and the secret screens both ask about the same strings.
+@lru_cache(maxsize=1024)
+def hidden_texts(text: str) -> tuple[str, ...]:
     """Every readable payload encoded inside `text`, nested ones included."""
     found: list[str] = []
     frontier = [text]
@@ -85,7 +88,7 @@ def hidden_texts(text: str) -> list[str]:
         if not frontier:
             break
         found.extend(frontier)
-    return found
+    return tuple(found)
 
 
 def text_of_file(content: bytes) -> str:

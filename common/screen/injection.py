@@ -23,6 +23,7 @@ from common.screen.decode import hidden_texts
 from common.screen.normalize import canonical, fold_leet
 
 THRESHOLD = 4
+MIN_UNIT = 8
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|permission|telling)\b",
             r"\b(?:elevate|escalate)(?: \w+)? (?:privileges?|permissions?|access|role)\b",
             r"\bmake (?:me|him|her|them|\w+) (?:an? )?(?:admin|administrator|owner|superuser)\b",
+            r"\b(?:enable|activate|enter|switch to|turn on|unlock) (?:\w+ )?(?:jailbreak|developer"
+            r"|god|dan|unrestricted|sudo|admin|evil) mode\b",
             r"授予.{0,6}(?:管理员|超级用户|root|全部|所有)|管理员权限|提权|提升.{0,4}权限"
             r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切)"
             r"|(?:跳过|绕过|绕开|关闭|禁用|停用).{0,4}(?:审核|审查|审批|验证|检查|安全|过滤|防护|审计|风控)"
@@ -189,13 +192,25 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,2}?"
             r"(?:system prompt|prompt|instructions|rules|configuration|secrets?|api keys?"
             r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
+            r"(?<!not )(?<!never )(?<!n't )"
             r"\b(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
             r" (?:(?:all|every|the|my|your|their|any) )*(?:\w+ )?(?:data|files|documents|emails"
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
             r"|memories|contacts|database) to\b",
             r"\bexfiltrat",
             r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
-            r"|把.{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+            r"|(?<!不要)(?<!不能)(?<!禁止)(?<!别)把.{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+        ),
+    ),
+    InjectionSignal(
+        "imperative",
+        "Opens a sentence with a command verb, as an order does.",
+        1,
+        (
+            r"(?:^|[.!?;:] )(?:please )?(?:always |never |now )?(?:auto-?approve|approve|grant"
+            r"|skip|disable|bypass|send|forward|reveal|print|transfer|obey|ignore|disregard"
+            r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run)\b",
+            r"(?:^|[。.!?;:] ?)请",
         ),
     ),
     InjectionSignal(
@@ -205,6 +220,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         (
             r"\b(?:you|your|yours|yourself|you're)\b",
             r"\b(?:the )?(?:assistant|agent|ai|llm|chatbot|chatgpt|claude|gpt)\b",
+            r"\bin (?:all |every |each )?(?:future |subsequent )?(?:responses|replies|answers)\b",
             r"你|您|助手|智能体|机器人",
         ),
     ),
@@ -233,6 +249,7 @@ class InjectionResult:
 
 
 CLEAN = InjectionResult(0)
+_IMPERATIVE_WEIGHT = next(signal.weight for signal in SIGNALS if signal.code == "imperative")
 
 
 def _signals_in(texts: Iterable[str]) -> set[str]:
@@ -260,26 +277,26 @@ def _result(fired: set[str]) -> InjectionResult:
 
 
 def judge_injection(strings: Iterable[str]) -> InjectionResult:
-    """Judge every string on its own, every hidden payload, and all of them joined.
+    """Judge the strings joined, with what they hide, and one by one where it can matter.
 
     Joining catches a phrase split across fields ("ignore all previous" in the
-    text, "instructions" in the value); the worst reading decides.
+    text, "instructions" in the value). A string alone fires a subset of the
+    signals the joined text fires, except `imperative`, which looks for the
+    start of a sentence; so the strings are judged alone only when that one
+    point could tip the joined score over the threshold. The worst reading decides.
     """
     raw = [s for s in strings if s]
     if not raw:
         return CLEAN
-    units: list[list[str]] = []
     plain = [canonical(s) for s in raw]
-    for text in plain:
-        units.append(_readings(text))
-    for text in raw:
-        for hidden in hidden_texts(text):
-            units.append(_readings(canonical(hidden)))
-    if len(plain) > 1:
-        units.append(_readings(" ".join(plain)))
-    worst = CLEAN
-    for unit in units:
-        result = _result(_signals_in(unit))
-        if result.score > worst.score:
-            worst = result
+    hidden = [canonical(h) for s in raw for h in hidden_texts(s)]
+    worst = _result(_signals_in(_readings(" ".join([*plain, *hidden]))))
+    if worst.is_injection or worst.score < THRESHOLD - _IMPERATIVE_WEIGHT:
+        return worst
+    for text in [*plain, *hidden]:
+        # Shorter strings cannot hold an order on their own; they count joined.
+        if len(text) >= MIN_UNIT:
+            result = _result(_signals_in(_readings(text)))
+            if result.score > worst.score:
+                worst = result
     return worst

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 from confusable_homoglyphs.confusables import confusables_data
 
@@ -65,16 +65,26 @@ def _strip_table() -> dict[int, None]:
 
 @cache
 def _confusable_table() -> dict[int, str]:
-    """Every non-ASCII letter that looks like one ASCII letter or digit, mapped to it."""
+    """Every non-ASCII letter that looks like one ASCII letter or digit, mapped to it.
+
+    A capital prefers a capital target, a small letter a small one; the target
+    is lower-cased, as the text will be. The table files capital I under l (they
+    look alike); a capital that looks like l is read as I (Greek Iota).
+    """
     table: dict[int, str] = {}
     for char, homoglyphs in confusables_data.items():
         if len(char) != 1 or char.isascii() or _is_cjk(char):
             continue
-        for glyph in homoglyphs:
-            target = glyph["c"]
-            if len(target) == 1 and target.isascii() and target.isalnum():
-                table[ord(char)] = target.lower()
-                break
+        targets = [
+            glyph["c"]
+            for glyph in homoglyphs
+            if len(glyph["c"]) == 1 and glyph["c"].isascii() and glyph["c"].isalnum()
+        ]
+        if not targets:
+            continue
+        same_case = [t for t in targets if t.isalpha() and t.isupper() == char.isupper()]
+        target = (same_case or targets)[0].lower()
+        table[ord(char)] = "i" if target == "l" and char.isupper() else target
     table.update({ord(k): v for k, v in _LOWERCASE_LOOKALIKES.items()})
     return table
 
@@ -83,6 +93,7 @@ def strip_invisible(text: str) -> str:
     return text.translate(_strip_table())
 
 
+@lru_cache(maxsize=1024)
 def canonical(text: str) -> str:
     """Compatibility-fold, drop invisibles and accents, lower-case, fold look-alikes."""
     text = unicodedata.normalize("NFKC", text)
@@ -91,9 +102,12 @@ def canonical(text: str) -> str:
         decomposed = unicodedata.normalize("NFD", text)
         text = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
         text = unicodedata.normalize("NFC", text)
-    text = text.lower()
     if not text.isascii():
-        text = text.translate(_confusable_table())
+        # Before and after lower-casing: a capital and its small letter can
+        # look like different Latin letters (Greek Nu is N, nu is v).
+        text = text.translate(_confusable_table()).lower().translate(_confusable_table())
+    else:
+        text = text.lower()
     text = _SPACED_LETTERS.sub(lambda m: re.sub(r"[\s.\-_*]", "", m.group()), text)
     return _SPACES.sub(" ", text).strip()
 
