@@ -70,7 +70,7 @@ def test_a_secret_in_text_or_nested_value_is_rejected_and_stored_nowhere(agent, 
 
 
 def test_a_secret_as_a_dict_key_is_rejected(agent):
-    verdict = submit(agent, value={CLASSIC: "the deploy token"}, text="a token")
+    verdict = submit(agent, value={CLASSIC: {"used_by": "deploy"}}, text="a token")
     assert verdict["decision"] == "rejected"
     assert tables_containing(CLASSIC[:20]) == {}
 
