@@ -34,8 +34,14 @@ class InjectionSignal:
     patterns: tuple[str, ...]
 
     @cached_property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile("|".join(f"(?:{p})" for p in self.patterns))
+    def by_script(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        """(patterns written in ASCII, patterns written in Chinese), each run only on its script."""
+        latin = [p for p in self.patterns if p.isascii()]
+        cjk = [p for p in self.patterns if not p.isascii()]
+        return (
+            re.compile("|".join(f"(?:{p})" for p in latin)) if latin else None,
+            re.compile("|".join(f"(?:{p})" for p in cjk)) if cjk else None,
+        )
 
 
 _PRIOR = (
@@ -192,14 +198,14 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,2}?"
             r"(?:system prompt|prompt|instructions|rules|configuration|secrets?|api keys?"
             r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
-            r"(?<!not )(?<!never )(?<!n't )"
-            r"\b(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
+            r"\b(?<!not )(?<!never )(?<!n't )"
+            r"(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
             r" (?:(?:all|every|the|my|your|their|any) )*(?:\w+ )?(?:data|files|documents|emails"
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
             r"|memories|contacts|database) to\b",
             r"\bexfiltrat",
             r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
-            r"|(?<!不要)(?<!不能)(?<!禁止)(?<!别)把.{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+            r"|把(?<!不要把)(?<!不能把)(?<!禁止把)(?<!别把).{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
         ),
     ),
     InjectionSignal(
@@ -252,11 +258,21 @@ CLEAN = InjectionResult(0)
 _IMPERATIVE_WEIGHT = next(signal.weight for signal in SIGNALS if signal.code == "imperative")
 
 
+_LATIN = re.compile(r"[a-z]")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
 def _signals_in(texts: Iterable[str]) -> set[str]:
     fired: set[str] = set()
     for text in texts:
+        has_latin, has_han = bool(_LATIN.search(text)), bool(_HAN.search(text))
         for signal in SIGNALS:
-            if signal.code not in fired and signal.regex.search(text):
+            if signal.code in fired:
+                continue
+            latin, cjk = signal.by_script
+            if (has_latin and latin and latin.search(text)) or (
+                has_han and cjk and cjk.search(text)
+            ):
                 fired.add(signal.code)
     return fired
 
@@ -285,7 +301,7 @@ def judge_injection(strings: Iterable[str]) -> InjectionResult:
     start of a sentence; so the strings are judged alone only when that one
     point could tip the joined score over the threshold. The worst reading decides.
     """
-    raw = [s for s in strings if s]
+    raw = list(dict.fromkeys(s for s in strings if s))
     if not raw:
         return CLEAN
     plain = [canonical(s) for s in raw]

@@ -34,6 +34,7 @@ from typing import Any
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
 from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
 from common.screen.decode import hidden_texts
 from common.screen.strings import strings_in
@@ -185,6 +186,15 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
     return (*prefixed, key_body, assigned, bearer), (*prefixed, key_body)
 
 
+# The keyword detector is the slowest plugin and can only fire near one of its
+# keywords; a key name worth pairing with its value contains one of these.
+_KEYWORD_HINT = re.compile("|".join(DENYLIST), re.IGNORECASE)
+_SECRET_KEY_NAME = re.compile(
+    r"(?i)pass|pwd|secret|token|key|cred|auth|bearer|cookie|session|private|sign|salt|conn"
+    r"|contrase"
+)
+
+
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
     return tuple(
@@ -215,7 +225,10 @@ def _finding(kind: str, line: int, secret: str) -> SecretFinding:
 
 def _scan_plugins(text: str) -> Iterator[SecretFinding]:
     for number, line in enumerate(text.splitlines(), start=1):
+        keyword_near = bool(_KEYWORD_HINT.search(line))
         for plugin in _plugins():
+            if isinstance(plugin, KeywordDetector) and not keyword_near:
+                continue
             for secret in plugin.analyze_string(line):
                 if secret and not _filtered_out(secret, line, plugin):
                     yield _finding(plugin.secret_type, number, secret)
@@ -257,9 +270,9 @@ def find_secrets_in_text(text: str) -> list[SecretFinding]:
 
 
 def find_secrets_in_value(value: Any) -> list[SecretFinding]:
-    """Scan every string inside a JSON-like value: scalars, keys, and key-value pairs."""
+    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs."""
     findings: list[SecretFinding] = []
-    for text in strings_in(value, pairs=True):
+    for text in strings_in(value, pair_keys=_SECRET_KEY_NAME):
         findings.extend(find_secrets_in_text(text))
     return findings
 

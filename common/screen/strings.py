@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,12 +11,14 @@ from typing import Any
 MAX_DEPTH = 64
 
 
-def strings_in(value: Any, *, pairs: bool = False, _depth: int = 0) -> Iterator[str]:
+def strings_in(
+    value: Any, *, pair_keys: re.Pattern[str] | None = None, _depth: int = 0
+) -> Iterator[str]:
     """Yield every string in `value`: scalars and dict keys, depth first.
 
-    With `pairs`, each `{"key": scalar}` is yielded as JSON too: detectors such
-    as `"password": "…"` recognise a credential only when its name and value
-    are seen together.
+    With `pair_keys`, each `{"key": scalar}` whose key matches is yielded as JSON
+    too: detectors such as `"password": "…"` recognise a credential only when
+    its name and value are seen together.
     """
     if _depth > MAX_DEPTH:
         yield json.dumps(value, ensure_ascii=False, default=str)
@@ -24,9 +27,14 @@ def strings_in(value: Any, *, pairs: bool = False, _depth: int = 0) -> Iterator[
     elif isinstance(value, dict):
         for key, item in value.items():
             yield str(key)
-            if pairs and isinstance(item, str | int | float) and not isinstance(item, bool):
+            if (
+                pair_keys is not None
+                and isinstance(item, str | int | float)
+                and not isinstance(item, bool)
+                and pair_keys.search(str(key))
+            ):
                 yield json.dumps({str(key): item}, ensure_ascii=False)
-            yield from strings_in(item, pairs=pairs, _depth=_depth + 1)
+            yield from strings_in(item, pair_keys=pair_keys, _depth=_depth + 1)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from strings_in(item, pairs=pairs, _depth=_depth + 1)
+            yield from strings_in(item, pair_keys=pair_keys, _depth=_depth + 1)

@@ -17,7 +17,7 @@ from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.screen import find_secrets_in_strings, find_secrets_in_text, strings_in
+from common.screen import find_secrets_in_text, find_secrets_in_value
 from memory import gate
 from memory.models import Claim, ClaimSource, ClaimStatus, Event, GateDecision, Subject
 from memory.search import ngrams, searchable_text
@@ -192,12 +192,11 @@ def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]
     """A credential in what names the claim would be stored even on a rejected claim: refuse it."""
     errors: dict[str, list[str]] = {}
     kinds: set[str] = set()
-    for name, strings in (
-        ("subject", [candidate.subject]),
-        ("predicate", [candidate.predicate]),
-        ("scope", list(strings_in(scope, pairs=True))),
+    for name, findings in (
+        ("subject", find_secrets_in_text(candidate.subject)),
+        ("predicate", find_secrets_in_text(candidate.predicate)),
+        ("scope", find_secrets_in_value(scope)),
     ):
-        findings = find_secrets_in_strings(strings)
         if findings:
             found = sorted({f.kind for f in findings})
             kinds.update(found)
