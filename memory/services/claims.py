@@ -442,6 +442,13 @@ def claim_invalidate(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str
     """End an active claim; claims derived from it go to the stale queue for review."""
     if not reason.strip():
         raise Problem("reason_required", "Say why the claim is no longer true.")
+    if find_secrets_in_text(reason):
+        raise Problem(
+            "secret_detected",
+            "The reason contains what looks like a credential. Nothing was changed; "
+            "memdesk never stores secrets.",
+            errors={"reason": ["Looks like a credential."]},
+        )
     with transaction.atomic():
         claim = _locked_claim(tenant=tenant, claim_id=claim_id)
         allowed_from = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED, ClaimStatus.CANDIDATE}

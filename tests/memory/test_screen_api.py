@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import AuditEvent
-from memory.models import Claim, Event, Subject
+from memory.models import Claim, Event, RecallTrace, Subject
 from memory.models.receipts import Checkpoint, Receipt
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate, recall, submit
@@ -113,6 +113,29 @@ def test_batch_and_derive_go_through_the_same_screen(agent):
     assert derived.status_code == 201, derived.json()
     assert derived.json()["reasons"] == ["instruction_injection"]
     assert tables_containing(GOOGLE[:24]) == {} and tables_containing(CLASSIC[4:24]) == {}
+
+
+def test_a_secret_in_an_invalidation_reason_is_refused(agent):
+    claim = submit(agent)
+    response = agent.post(
+        f"/api/v1/claims/{claim['id']}/invalidate", {"reason": f"leaked {GOOGLE}"}, format="json"
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "secret_detected")
+    assert Claim.objects.get(pk=claim["id"]).status == "active"
+    assert tables_containing(GOOGLE[:24]) == {}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"query": f"deploy {CLASSIC}"}, {"scope": {"project": OPENAI}}],
+    ids=["query", "scope"],
+)
+def test_a_secret_in_a_recall_is_refused_and_no_trace_keeps_it(agent, body):
+    submit(agent)
+    response = agent.post("/api/v1/recall", {"subject": "user:alice", **body}, format="json")
+    assert (response.status_code, response.json()["code"]) == (400, "secret_detected")
+    assert not RecallTrace.objects.exists()
+    assert tables_containing(CLASSIC[4:24]) == {} and tables_containing(OPENAI[8:28]) == {}
 
 
 # -- claims: injections ---------------------------------------------------------------
