@@ -19,9 +19,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from common.screen import find_secrets_in_strings, find_secrets_in_text, find_secrets_in_value
-from common.screen.decode import hidden_texts
-from common.screen.normalize import canonical
+from common.screen import (
+    decode,
+    find_secrets_in_strings,
+    find_secrets_in_text,
+    find_secrets_in_value,
+    normalize,
+)
 from memory import gate
 from tests.common.corpus import labelled, plain
 
@@ -98,8 +102,8 @@ def _timings(notes: list[str]) -> tuple[list[float], list[float]]:
     cpu, wall = [], []
     for _ in range(TIMING_ROUNDS):
         for note in notes:
-            canonical.cache_clear()
-            hidden_texts.cache_clear()
+            normalize.clear_cache()
+            decode.clear_cache()
             candidate = _candidate(text=note, value={"summary": note[:60], "tags": ["crm", "q4"]})
             started_cpu, started = time.thread_time(), time.perf_counter()
             _screen(candidate, "https://tickets.example.com/4821")

@@ -24,6 +24,8 @@ _TAGS = re.compile("[\U000e0020-\U000e007e]+")
 MAX_DEPTH = 2
 # Longest run decoded; the rest of a long run is judged undecoded.
 MAX_RUN = 20_000
+# Strings up to this length are remembered (see normalize.CACHED_UP_TO).
+CACHED_UP_TO = 4096
 
 
 def _readable(raw: bytes) -> str | None:
@@ -77,10 +79,22 @@ def _decoded_once(text: str) -> list[str]:
     return found
 
 
-# The injection and the secret screens both ask about the same strings.
-@lru_cache(maxsize=1024)
 def hidden_texts(text: str) -> tuple[str, ...]:
     """Every readable payload encoded inside `text`, nested ones included."""
+    return _hidden_cached(text) if len(text) <= CACHED_UP_TO else _hidden(text)
+
+
+def clear_cache() -> None:
+    _hidden_cached.cache_clear()
+
+
+# The injection and the secret screens both ask about the same strings.
+@lru_cache(maxsize=1024)
+def _hidden_cached(text: str) -> tuple[str, ...]:
+    return _hidden(text)
+
+
+def _hidden(text: str) -> tuple[str, ...]:
     found: list[str] = []
     frontier = [text]
     for _ in range(MAX_DEPTH):

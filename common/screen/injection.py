@@ -200,7 +200,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
             r"\b(?<!not )(?<!never )(?<!n't )"
             r"(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
-            r" (?:(?:all|every|the|my|your|their|any) )*(?:\w+ )?(?:data|files|documents|emails"
+            r" (?:(?:all|every|the|my|your|their|any) ){0,3}(?:\w+ )?(?:data|files|documents|emails"
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
             r"|memories|contacts|database) to\b",
             r"\bexfiltrat",

@@ -44,8 +44,12 @@ _LOWERCASE_LOOKALIKES = {
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 )
-# A word with at least one letter and one leet character: "pr3v10us", "1gn0r3".
-_LEET_WORD = re.compile(r"[a-z0-9@$]*[a-z][a-z0-9@$]*")
+# A run of letters and leet characters; folded only when it holds a letter.
+_LEET_WORD = re.compile(r"[a-z0-9@$]+")
+_LETTER = re.compile(r"[a-z]")
+# Strings up to this length are remembered, so the injection and secret screens
+# that both read a string normalise and decode it once.
+CACHED_UP_TO = 4096
 _SPACES = re.compile(r"\s+")
 # "i g n o r e" or "i.g.n.o.r.e": four or more single letters with one separator each.
 _SPACED_LETTERS = re.compile(r"(?<![^\W_])(?:[^\W\d_][\s.\-_*]){3,}[^\W\d_](?![^\W_])")
@@ -93,9 +97,21 @@ def strip_invisible(text: str) -> str:
     return text.translate(_strip_table())
 
 
-@lru_cache(maxsize=1024)
 def canonical(text: str) -> str:
     """Compatibility-fold, drop invisibles and accents, lower-case, fold look-alikes."""
+    return _canonical_cached(text) if len(text) <= CACHED_UP_TO else _canonical(text)
+
+
+def clear_cache() -> None:
+    _canonical_cached.cache_clear()
+
+
+@lru_cache(maxsize=1024)
+def _canonical_cached(text: str) -> str:
+    return _canonical(text)
+
+
+def _canonical(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = strip_invisible(text)
     if not text.isascii():
@@ -114,6 +130,9 @@ def canonical(text: str) -> str:
 
 def fold_leet(text: str) -> str:
     """Read digits and symbols inside words as the letters they stand for."""
-    return _LEET_WORD.sub(
-        lambda m: m.group().translate(_LEET) if not m.group().isalpha() else m.group(), text
-    )
+
+    def fold(match: re.Match[str]) -> str:
+        word = match.group()
+        return word.translate(_LEET) if _LETTER.search(word) and not word.isalpha() else word
+
+    return _LEET_WORD.sub(fold, text)
