@@ -71,9 +71,13 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|i|we))?(?: (?:was|were|have been|has been))?(?: (?:said|written|told|given|stated"
             r"|mentioned))? ?(?:above|before|previously|earlier|so far|until now|up to now)\b",
             r"\b(?:ignore|disregard|forget) (?:the |all )?(?:above|preceding|foregoing)\b",
+            r"\b(?:ignore|disregard|forget) (?:what|whatever|anything|everything) (?:you (?:were"
+            r"|have been|'ve been|are) )?(?:told|taught|instructed|given|programmed)\b",
+            r"\b(?:ignore|disregard|forget) (?:all )?(?:that|this|those|these)(?=[.!,;:]|$)",
             r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不要管|别管|忘掉|忘记|忘了|抛开|抛弃|覆盖|推翻)"
             r"掉?你?" + _ZH_PRIOR + r"的?(?:所有|全部|一切)?的?" + _ZH_GUIDANCE,
             r"(?:忽略|无视|不要理会|忘掉)掉?(?:以上|上面|上述|之前)的?(?:所有|全部)?(?:内容|信息|对话)",
+            r"(?:忽略|无视|不要理会|别管|忘掉|忘记)(?:掉|了)?(?:系统提示|提示词|你的设定|你的规则)",
         ),
     ),
     InjectionSignal(
@@ -91,7 +95,10 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|guidelines|censorship|ethics|safety|guardrails)\b",
             r"\b(?:unfiltered|uncensored|unrestricted) (?:ai|assistant|agent|model|mode|bot)\b",
             r"\bnew (?:persona|identity)\b",
-            r"你现在是|你现在扮演|从现在起你是|你不再是|假装(?:你|自己)?是|假扮|越狱|开发者模式"
+            r"\byour (?:new|real|true|actual|only) (?:task|goal|objective|mission|purpose|job"
+            r"|role|identity) is\b",
+            r"你现在是|你现在扮演|从现在起你是|你不再是|你的新(?:身份|角色|任务)|新身份|假装(?:你|自己)?是|假扮|越狱|开发者模式"
+            r"|不(?:需要|用|必)再?遵守.{0,4}(?:规则|限制|约束|指令|政策)"
             r"|没有任何?(?:限制|规则|约束|过滤)|不受任何?(?:限制|规则|约束)|无视(?:一切)?(?:道德|伦理)",
         ),
     ),
@@ -117,9 +124,13 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bin (?:all )?(?:future|subsequent|later) (?:responses|replies|answers|conversations"
             r"|sessions|chats|messages|tasks|runs)\b",
             r"\bfor (?:all|every|each) (?:future|subsequent)\b",
-            r"\b(?:every time|whenever) you\b",
+            r"\b(?:every time|whenever) you\b|\bfrom (?:here|now) on out\b"
+            r"|\byou (?:will|shall) now\b",
+            r"\bwhen(?:ever)? (?:you are |you're )?asked\b",
+            r"\bif (?:anyone|someone|the user|a user|they|anybody) (?:ever )?asks?\b",
             r"\bin every (?:response|reply|answer|conversation|session)\b",
-            r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律)|往后|每次(?:回答|回复|对话)",
+            r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律|遇到|如果)|往后"
+            r"|每次(?:回答|回复|对话|遇到)|下次遇到|每当|如果有人问",
         ),
     ),
     InjectionSignal(
@@ -129,6 +140,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         (
             r"\b(?:must|always|never|shall|have to|are required to|at all times|no matter what"
             r"|without exception|under no circumstances)\b",
+            r"\b(?:respond|reply|answer|output|say) only\b",
             r"必须|务必|一定要|永远|始终|总是|一律|无论如何|绝不|不得",
         ),
     ),
@@ -142,7 +154,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"(?:says?|tells?|asks?|wants?)\b",
             r"\bfollow (?:only )?(?:my|these|the following|his|her|their) (?:instructions|orders"
             r"|commands|rules|directions)\b",
-            r"\bnew (?:instructions?|directives?|orders?)\b|\bupdated instructions\b",
+            r"\bnew (?:instructions?|directives?|orders?|rules?)\b|\bupdated instructions\b",
+            r"\byou (?:now )?(?:answer to|work for|take (?:orders|instructions) from|serve"
+            r"|report to)\b",
             r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?(?:指令|指示)|听我的",
         ),
     ),
@@ -158,6 +172,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:save|store|write|add|commit|keep) (?:this|that|the following|these)"
             r"(?: \w+){0,2}? (?:to|in|into) (?:your|the|long-term|permanent)(?: \w+)? memory\b",
             r"\b(?:never|don't|do not) forget (?:this|that|the following)\b",
+            r"\bremember\b.{0,20}\b(?:permanently|forever|for good)\b",
+            r"\b(?:update|edit|modify|overwrite|add to|change) (?:your|the agent's|the assistant's)"
+            r" (?:\w+ )?memory\b",
             r"\bapplies to (?:all|every) (?:future )?(?:sessions|conversations|users)\b",
             r"(?:永久|永远|长期|一直)地?记住|牢记|记住这(?:条|个|一点)|永久(?:规则|指令|指示)|长期有效"
             r"|写入(?:你的)?(?:长期)?记忆|存入(?:你的)?记忆",
@@ -171,20 +188,27 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         (
             r"\bgrant(?: \w+){0,3}? (?:admin|administrator|root|superuser|owner|full|elevated|all)"
             r"(?: access| rights| privileges| permissions| role)?\b",
-            r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each)\b"
+            r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each|everything|anything)\b"
+            r"|\bpre-?approved\b|\b(?:can|may) (?:change|do|access|approve|delete|read)"
+            r" (?:anything|everything)\b"
             r"|\b(?:always|automatically) approve\b",
-            r"\b(?:skip|bypass|circumvent|disable|turn off|switch off|deactivate|evade)"
+            r"\b(?:skip|bypass|circumvent|disable|turn off|switch off|deactivate|evade|override)"
             r" (?:the |all |any |your )?(?:\w+ )?(?:review|reviews|approval|approvals"
             r"|verification|checks?|safety|security|filters?|filtering|guardrails?|moderation"
             r"|content polic(?:y|ies)|audit|two-factor|2fa|mfa|four-eyes|sandbox)\b",
+            r"\b(?:ignore|disregard) (?:the |all |any |your )?(?:\w+ )?(?:safety|security"
+            r"|guardrails?|moderation|content polic(?:y|ies)|filters?)\b",
             r"\bwithout (?:asking|confirmation|confirming|approval|review|checking|verification"
             r"|permission|telling)\b",
             r"\b(?:elevate|escalate)(?: \w+)? (?:privileges?|permissions?|access|role)\b",
             r"\bmake (?:me|him|her|them|\w+) (?:an? )?(?:admin|administrator|owner|superuser)\b",
+            r"\b(?:delete|erase|wipe|purge|drop|destroy|truncate) (?:the |all |every |any )?"
+            r"(?:\w+ )?(?:audit|logs?|records|database|backups?|history|tables?)\b",
             r"\b(?:enable|activate|enter|switch to|turn on|unlock) (?:\w+ )?(?:jailbreak|developer"
             r"|god|dan|unrestricted|sudo|admin|evil) mode\b",
             r"授予.{0,6}(?:管理员|超级用户|root|全部|所有)|管理员权限|提权|提升.{0,4}权限"
-            r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切)"
+            r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切|任何)"
+            r"|(?:删除|清空|销毁)(?:所有|全部)?的?(?:审计|日志|记录|数据库|备份)"
             r"|(?:跳过|绕过|绕开|关闭|禁用|停用).{0,4}(?:审核|审查|审批|验证|检查|安全|过滤|防护|审计|风控)"
             r"|无需(?:审核|确认|批准|审批|验证)|不经过?(?:审核|确认|批准|审批)",
         ),
@@ -195,7 +219,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         3,
         (
             r"\b(?:reveal|print|show|display|repeat|output|leak|disclose|dump|expose|tell me"
-            r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,2}?"
+            r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,3}?"
             r"(?:system prompt|prompt|instructions|rules|configuration|secrets?|api keys?"
             r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
             r"\b(?<!not )(?<!never )(?<!n't )"
@@ -204,8 +228,52 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
             r"|memories|contacts|database) to\b",
             r"\bexfiltrat",
+            r"\b(?:leak|dump|steal|exfiltrate) (?:the |all |our |your |their )?(?:\w+ )?"
+            r"(?:database|credentials|passwords|secrets|keys|tokens|data|files|emails|memories"
+            r"|records)\b",
             r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
+            r"|把.{0,6}(?:系统提示|提示词|指令|设定|密码|密钥).{0,6}(?:输出|告诉|发给|给我|打印|显示)"
             r"|把(?<!不要把)(?<!不能把)(?<!禁止把)(?<!别把).{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+        ),
+    ),
+    InjectionSignal(
+        "speaker_marker",
+        "Poses as the system or developer speaking, or addresses a note to the agent.",
+        3,
+        (
+            r"(?:^|[.!?] |\[|<\|?|#+ ?)(?:system|developer|admin|root)(?: message| prompt"
+            r"| note| override)?(?:\]|\|?>)? ?:",
+            r"\[(?:system|developer|admin|inst|instructions?)\]|<\|im_start\|>|<\|system\|>",
+            r"\b(?:note|message|instructions?|reminder|memo) (?:to|for) (?:the )?(?:ai|assistant"
+            r"|agent|model|bot|llm|chatbot)\b",
+            r"(?:^|[.!?] )(?:attention |hey |dear |note,? |hello )?(?:ai|assistant|agent|model|bot"
+            r"|llm|chatbot)(?:,|:)",
+            r"\btreat (?:this|the following|these|it|what follows) as (?:an? |the )?(?:\w+ )?"
+            r"(?:instruction|rule|command|order|prompt|directive)s?\b",
+            r"(?:系统|开发者|管理员)(?:消息|提示|指令)?[:\]]|(?:给|致)(?:ai|助手|智能体|模型|机器人)",
+        ),
+    ),
+    InjectionSignal(
+        "concealment",
+        "Asks the agent to hide something from the user.",
+        3,
+        (
+            r"\b(?:do not|don't|never|must not|mustn't|should not|shouldn't) (?:tell|inform|notify"
+            r"|mention (?:this|it) to|reveal (?:this"
+            r"|it) to|let) (?:the user|users|anyone|anybody|the human|the humans|them|the owner)\b",
+            r"\bwithout (?:telling|informing|notifying|alerting) (?:the user|anyone|anybody|them"
+            r"|the owner|the human)\b",
+            r"\bkeep (?:this|it) (?:a )?secret from\b|\bdon't let (?:the user|anyone) know\b",
+            r"不要(?:告诉|通知|让)用户|别(?:告诉|让)用户|对用户保密|不要让(?:任何人|用户)知道",
+        ),
+    ),
+    InjectionSignal(
+        "urgency",
+        "Opens with an alarm word (IMPORTANT:, URGENT:), as injected orders often do.",
+        1,
+        (
+            r"(?:^|[.!?] )(?:important|attention|urgent|critical|priority|warning)\s?[:!]",
+            r"(?:^|[。.!?] ?)(?:重要|注意|紧急|警告)[:!]",
         ),
     ),
     InjectionSignal(
@@ -215,7 +283,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         (
             r"(?:^|[.!?;:] )(?:please )?(?:always |never |now )?(?:auto-?approve|approve|grant"
             r"|skip|disable|bypass|send|forward|reveal|print|transfer|obey|ignore|disregard"
-            r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run)\b",
+            r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run|delete|override"
+            r"|say|tell|respond|reply|answer|leak|give|make)\b",
             r"(?:^|[。.!?;:] ?)请",
         ),
     ),
@@ -227,6 +296,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:you|your|yours|yourself|you're)\b",
             r"\b(?:the )?(?:assistant|agent|ai|llm|chatbot|chatgpt|claude|gpt)\b",
             r"\bin (?:all |every |each )?(?:future |subsequent )?(?:responses|replies|answers)\b",
+            r"\b(?:respond|reply) (?:only|always|with|in)\b",
             r"你|您|助手|智能体|机器人",
         ),
     ),

@@ -45,6 +45,9 @@ def test_the_corpus_is_big_enough_to_mean_something():
         "leetspeak",
         "base64",
         "tag_characters",
+        "speaker_markers",
+        "concealment",
+        "conditional_triggers",
     } <= set(by_class(ATTACKS))
 
 
