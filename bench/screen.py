@@ -122,11 +122,19 @@ def report() -> str:
     secrets = labelled("secrets.txt")
     notes = plain("benign_notes.txt")
     secretlike = plain("benign_secretlike.txt")
+    heldout = labelled("injection_heldout.txt")
+    heldout_notes = plain("benign_heldout.txt")
     _screen(_candidate(text="warm-up"), "chat://s1/m1")  # compile the detectors once
     flagged_notes = sum(
         _screen(_candidate(text=n), "chat://s1/m1") != "unverified_authority" for n in notes
     )
     flagged_secretlike = sum(bool(find_secrets_in_text(t)) for t in secretlike)
+    caught_heldout = sum(
+        _screen(_candidate(text=t), "chat://s1/m1") == "instruction_injection" for _, t in heldout
+    )
+    flagged_heldout = sum(
+        _screen(_candidate(text=n), "chat://s1/m1") != "unverified_authority" for n in heldout_notes
+    )
     cpu, wall = _timings(notes)
     load = os.getloadavg()[0]
     lines = [
@@ -147,6 +155,16 @@ def report() -> str:
         f"| digests, ids, commit ids, URLs, certificates, prose about keys (secret detectors) "
         f"| {len(secretlike)} | {flagged_secretlike} "
         f"| {100 * flagged_secretlike / len(secretlike):.1f}% |",
+        "",
+        "Held out (written after the signals were tuned, never used to tune them; an "
+        "estimate for phrasings nobody has written down yet):",
+        "",
+        "| held-out set | samples | flagged | rate |",
+        "|---|---:|---:|---:|",
+        f"| attacks (in `text`) | {len(heldout)} | {caught_heldout} "
+        f"| {100 * caught_heldout / len(heldout):.0f}% detected |",
+        f"| benign notes (as claims) | {len(heldout_notes)} | {flagged_heldout} "
+        f"| {100 * flagged_heldout / len(heldout_notes):.1f}% false positives |",
         "",
         "Screening time per claim (identity fields, source uri, then the gate's content "
         f"rules; caches cleared before each claim), {len(cpu)} claims ({len(notes)} benign "

@@ -23,7 +23,6 @@ from common.screen.decode import hidden_texts
 from common.screen.normalize import canonical, fold_leet
 
 THRESHOLD = 4
-MIN_UNIT = 8
 
 
 @dataclass(frozen=True)
@@ -36,12 +35,40 @@ class InjectionSignal:
     @cached_property
     def by_script(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
         """(patterns written in ASCII, patterns written in Chinese), each run only on its script."""
-        latin = [p for p in self.patterns if p.isascii()]
-        cjk = [p for p in self.patterns if not p.isascii()]
+        latin = [_across_lines(p) for p in self.patterns if p.isascii()]
+        cjk = [_across_lines(p) for p in self.patterns if not p.isascii()]
         return (
-            re.compile("|".join(f"(?:{p})" for p in latin)) if latin else None,
-            re.compile("|".join(f"(?:{p})" for p in cjk)) if cjk else None,
+            re.compile("|".join(f"(?:{p})" for p in latin), re.MULTILINE | re.DOTALL)
+            if latin
+            else None,
+            re.compile("|".join(f"(?:{p})" for p in cjk), re.MULTILINE | re.DOTALL)
+            if cjk
+            else None,
         )
+
+
+def _across_lines(pattern: str) -> str:
+    """Let a space in `pattern` (outside a character class) match a line break too.
+
+    The strings of a claim are judged joined one per line (see `judge_injection`),
+    so a phrase split across two fields is still read as one phrase.
+    """
+    out: list[str] = []
+    in_class = escaped = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == " " and not in_class:
+            out.append("[ \n]")
+            continue
+        out.append(char)
+    return "".join(out)
 
 
 _PRIOR = (
@@ -71,13 +98,23 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|i|we))?(?: (?:was|were|have been|has been))?(?: (?:said|written|told|given|stated"
             r"|mentioned))? ?(?:above|before|previously|earlier|so far|until now|up to now)\b",
             r"\b(?:ignore|disregard|forget) (?:the |all )?(?:above|preceding|foregoing)\b",
+            r"\b(?:ignore|disregard|forget|set aside|pay no attention to|discard|drop)\b"
+            r"(?: \w+){0,4}? (?:you were|you've been|you have been|i) (?:\w+ )?(?:instructed|told"
+            r"|taught|given|programmed)\b",
+            r"\b(?:before|above|prior to) this (?:line|point|message|sentence)\b.{0,30}"
+            r"\b(?:applies|apply|counts|matters)\b.{0,12}\b(?:anymore|no longer)\b"
+            r"|\bnothing (?:said|written|stated) (?:before|above|earlier)\b",
             r"\b(?:ignore|disregard|forget) (?:what|whatever|anything|everything) (?:you (?:were"
             r"|have been|'ve been|are) )?(?:told|taught|instructed|given|programmed)\b",
             r"\b(?:ignore|disregard|forget) (?:all )?(?:that|this|those|these)(?=[.!,;:]|$)",
+            r"\b(?:ignore[zr]?|oublie[zr]?|ignora|ignorar|olvida|olvidar|ignoriere|vergiss)\b.{0,30}"
+            r"\b(?:instructions?|consignes|regles|instrucciones|reglas|anweisungen|regeln)\b",
             r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不要管|别管|忘掉|忘记|忘了|抛开|抛弃|覆盖|推翻)"
             r"掉?你?" + _ZH_PRIOR + r"的?(?:所有|全部|一切)?的?" + _ZH_GUIDANCE,
             r"(?:忽略|无视|不要理会|忘掉)掉?(?:以上|上面|上述|之前)的?(?:所有|全部)?(?:内容|信息|对话)",
             r"(?:忽略|无视|不要理会|别管|忘掉|忘记)(?:掉|了)?(?:系统提示|提示词|你的设定|你的规则)",
+            r"(?:忽略|忽视|无视|不要理会|别管|忘掉|忘记|抛开)(?:掉|了)?.{0,8}"
+            r"(?:之前|以前|此前|先前|上面|上述|以上|原来).{0,8}(?:指令|指示|规则|要求|提示|设定|命令)",
         ),
     ),
     InjectionSignal(
@@ -85,19 +122,25 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Gives the agent a new identity, or a mode without rules (jailbreak, DAN).",
         3,
         (
-            r"\byou(?: are|'re) (?:now|no longer|henceforth|from now on)\b",
+            r"\byou(?: are|'re) (?:now|no longer|henceforth|from now on)\b"
+            r"|\byou(?: are|'re) (?:\w+ ){1,3}now\b",
             r"\bpretend (?:to be|you are|you're|that you|you have)\b",
+            r"\b(?:imagine|suppose|assume|let's say|lets say) (?:that )?you(?: are|'re)\b",
+            r"\b(?:ai|assistant|agent|model|bot|you|that|who)\b.{0,20}\b(?:refuses? nothing"
+            r"|never refuses?|can do anything|will do anything)\b",
+            r"\bswitch (?:personas?|roles?|identities)\b|\byour (?:persona|identity) is\b",
             r"\b(?:jailbreak|jailbroken|dan mode|do anything now|developer mode|god mode"
             r"|unrestricted mode|evil mode|sudo mode|stay in character)\b",
             r"\bdan\b.{0,40}\b(?:rules?|mode|restrictions?|anything)\b",
-            r"\b(?:with no|without any|without|free of all|free of|no longer bound by"
-            r"|no longer restricted by) (?:rules|restrictions|limits|limitations|filters"
-            r"|guidelines|censorship|ethics|safety|guardrails)\b",
+            r"\b(?:with no|without any|without|free of all|free of|no longer bound by|has no"
+            r"|have no|no longer restricted by) (?:rules|restrictions|limits|limitations|filters"
+            r"|guidelines|censorship|ethics|safety|guardrails|content polic(?:y|ies)|boundaries)\b",
             r"\b(?:unfiltered|uncensored|unrestricted) (?:ai|assistant|agent|model|mode|bot)\b",
             r"\bnew (?:persona|identity)\b",
             r"\byour (?:new|real|true|actual|only) (?:task|goal|objective|mission|purpose|job"
             r"|role|identity) is\b",
-            r"你现在是|你现在扮演|从现在起你是|你不再是|你的新(?:身份|角色|任务)|新身份|假装(?:你|自己)?是|假扮|越狱|开发者模式"
+            r"你现在是|你现在扮演|从现在起你是|你不再是|你的新(?:身份|角色|任务)|新身份"
+            r"|你(?:现在)?的(?:身份|角色)是|假装(?:你|自己)?是|假扮|越狱|开发者模式"
             r"|不(?:需要|用|必)再?遵守.{0,4}(?:规则|限制|约束|指令|政策)"
             r"|没有任何?(?:限制|规则|约束|过滤)|不受任何?(?:限制|规则|约束)|无视(?:一切)?(?:道德|伦理)",
         ),
@@ -107,7 +150,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Asks the agent to act as, role-play or impersonate someone.",
         2,
         (
-            r"\b(?:act|acting|behave|respond|answer) as(?: if| though)?\b",
+            r"\b(?:act|acting|behave|respond|answer) (?:as|like)(?: if| though)?\b",
             r"\brole-? ?play\b",
             r"\bimpersonate\b",
             r"\bsimulate (?:being|a|an)\b",
@@ -124,9 +167,15 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bin (?:all )?(?:future|subsequent|later) (?:responses|replies|answers|conversations"
             r"|sessions|chats|messages|tasks|runs)\b",
             r"\bfor (?:all|every|each) (?:future|subsequent)\b",
-            r"\b(?:every time|whenever) you\b|\bfrom (?:here|now) on out\b"
+            r"\b(?:every time|each time|whenever|next time) (?:you|someone|anyone|the user|a user"
+            r"|\w+ asks?)\b|\bfrom (?:here|now) on out\b"
+            r"|\bfrom this (?:moment|point|time)\b"
+            r"|\bfor the rest of (?:this|the) (?:deployment|session|conversation|chat|run|task)\b"
             r"|\byou (?:will|shall) now\b",
             r"\bwhen(?:ever)? (?:you are |you're )?asked\b",
+            r"\bevery (?:future|subsequent|next) (?:question|request|message|answer|response|reply"
+            r"|conversation|session|prompt|task)s?\b",
+            r"\b(?:never|don't|do not) (?:\w+ ){0,3}again\b",
             r"\bif (?:anyone|someone|the user|a user|they|anybody) (?:ever )?asks?\b",
             r"\bin every (?:response|reply|answer|conversation|session)\b",
             r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律|遇到|如果)|往后"
@@ -149,15 +198,15 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Tells the agent whom to obey or announces new instructions.",
         2,
         (
-            r"\bobey\b",
+            r"\bobey\b|\bfollow only\b",
             r"\bdo (?:whatever|anything|everything) (?:i|he|she|they|the user|\w+) "
             r"(?:says?|tells?|asks?|wants?)\b",
             r"\bfollow (?:only )?(?:my|these|the following|his|her|their) (?:instructions|orders"
             r"|commands|rules|directions)\b",
-            r"\bnew (?:instructions?|directives?|orders?|rules?)\b|\bupdated instructions\b",
+            r"\bnew rules?\b",
             r"\byou (?:now )?(?:answer to|work for|take (?:orders|instructions) from|serve"
             r"|report to)\b",
-            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?(?:指令|指示)|听我的",
+            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?指示|听我的|无条件执行",
         ),
     ),
     InjectionSignal(
@@ -170,9 +219,11 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:permanent|standing|persistent|global|system-level|system level|overriding|core)"
             r" (?:instruction|rule|directive|command|policy|memory)s?\b",
             r"\b(?:save|store|write|add|commit|keep) (?:this|that|the following|these)"
-            r"(?: \w+){0,2}? (?:to|in|into) (?:your|the|long-term|permanent)(?: \w+)? memory\b",
+            r"(?: \w+){0,2}? (?:to|in|into) (?:your|the|long-term|permanent)(?: [\w-]+)? memory\b",
             r"\b(?:never|don't|do not) forget (?:this|that|the following)\b",
-            r"\bremember\b.{0,20}\b(?:permanently|forever|for good)\b",
+            r"\b(?:remember|save|store|keep|note|record|memori[sz]e)\b.{0,30}"
+            r"\b(?:permanently|forever|for good)\b",
+            r"\bpermanent(?:ly)?\b.{0,30}\bmemory\b|\bpart of your memory\b",
             r"\b(?:update|edit|modify|overwrite|add to|change) (?:your|the agent's|the assistant's)"
             r" (?:\w+ )?memory\b",
             r"\bapplies to (?:all|every) (?:future )?(?:sessions|conversations|users)\b",
@@ -189,13 +240,30 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bgrant(?: \w+){0,3}? (?:admin|administrator|root|superuser|owner|full|elevated|all)"
             r"(?: access| rights| privileges| permissions| role)?\b",
             r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each|everything|anything)\b"
+            r"|\bapprove (?:his|her|their|its|my) own\b"
+            r"|\b(?:approve|accept|pay|grant|allow)\b.{0,24}\bautomatically\b"
+            r"|\bmark (?:all|every|each|any)\b.{0,30}\bas (?:approved|resolved|verified|done|paid"
+            r"|safe|trusted)\b"
+            r"|\b(?:give|assign|grant|add)\b.{0,30}\b(?:admin|administrator|owner|superuser|root)"
+            r" (?:role|rights|access|privileges|permissions)\b"
+            r"|\b(?:don't|do not|never|without) (?:ask|asking|check|checking|confirm|confirming)"
+            r" (?:anyone|anybody|the user|first|again)\b"
+            r"|\btreat\b.{0,40}\bas (?:coming from |from |if from )?(?:the )?(?:admin|administrator"
+            r"|system|developer|owner|root)\b"
+            r"|\b(?:is|are) now (?:trusted|authori[sz]ed|verified|whitelisted|allowlisted"
+            r"|an? admin)\b"
+            r"|\b\w+ is (?:trusted|authori[sz]ed to|whitelisted|allowlisted)\b"
+            r"|\b(?:need|needs|require|requires) no (?:approval|review|verification|confirmation"
+            r"|sign-off)\b"
+            r"|\b(?:has|have|gets?|with) (?:full|owner|admin|administrator|root|superuser)"
+            r" (?:access|permissions|rights|privileges)\b"
             r"|\bpre-?approved\b|\b(?:can|may) (?:change|do|access|approve|delete|read)"
             r" (?:anything|everything)\b"
             r"|\b(?:always|automatically) approve\b",
             r"\b(?:skip|bypass|circumvent|disable|turn off|switch off|deactivate|evade|override)"
             r" (?:the |all |any |your )?(?:\w+ )?(?:review|reviews|approval|approvals"
             r"|verification|checks?|safety|security|filters?|filtering|guardrails?|moderation"
-            r"|content polic(?:y|ies)|audit|two-factor|2fa|mfa|four-eyes|sandbox)\b",
+            r"|content polic(?:y|ies)|audit|logging|two-factor|2fa|mfa|four-eyes|sandbox)\b",
             r"\b(?:ignore|disregard) (?:the |all |any |your )?(?:\w+ )?(?:safety|security"
             r"|guardrails?|moderation|content polic(?:y|ies)|filters?)\b",
             r"\bwithout (?:asking|confirmation|confirming|approval|review|checking|verification"
@@ -209,7 +277,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"授予.{0,6}(?:管理员|超级用户|root|全部|所有)|管理员权限|提权|提升.{0,4}权限"
             r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切|任何)"
             r"|(?:删除|清空|销毁)(?:所有|全部)?的?(?:审计|日志|记录|数据库|备份)"
-            r"|(?:跳过|绕过|绕开|关闭|禁用|停用).{0,4}(?:审核|审查|审批|验证|检查|安全|过滤|防护|审计|风控)"
+            r"|直接(?:批准|通过|转账|付款|执行|放行)|随意(?:转账|付款|修改|删除)"
+            r"|(?:跳过|绕过|绕开|关闭|禁用|停用|无视|忽略|忽视).{0,4}(?:审核|审查|审批|验证|检查|安全|过滤|防护|审计|风控)"
             r"|无需(?:审核|确认|批准|审批|验证)|不经过?(?:审核|确认|批准|审批)",
         ),
     ),
@@ -228,12 +297,42 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
             r"|memories|contacts|database) to\b",
             r"\bexfiltrat",
+            r"\b(?:copy|paste|include|put|insert|quote|repeat|print|add)\b.{0,30}\b(?:conversation"
+            r"|chat history|history|system prompt|hidden instructions|instructions|secrets?"
+            r"|passwords?|credentials|api keys?|memory|memories)\b.{0,30}\b(?:reply|response"
+            r"|answer|output|message)\b",
+            r"\b(?:quote|recite) (?:them|it|those|these)\b|\bverbatim\b|\bword for word\b",
+            r"\bconsent(?:ed)? to shar|\bshare all (?:data|information|files|records)\b",
+            r"\b(?:forward|send|email|e-mail|mail|transfer|share|export|cc|bcc|copy|post|upload"
+            r"|include a link to|link to|redirect"
+            r"(?: \w+)? to)\b.{0,40}(?:https?://|www\.|[\w.+-]+@[\w-]+\.|\b[\w-]+\.[a-z]{2,}\b)",
             r"\b(?:leak|dump|steal|exfiltrate) (?:the |all |our |your |their )?(?:\w+ )?"
             r"(?:database|credentials|passwords|secrets|keys|tokens|data|files|emails|memories"
             r"|records)\b",
             r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
             r"|把.{0,6}(?:系统提示|提示词|指令|设定|密码|密钥).{0,6}(?:输出|告诉|发给|给我|打印|显示)"
+            r"|附上.{0,4}链接"
             r"|把(?<!不要把)(?<!不能把)(?<!禁止把)(?<!别把).{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+        ),
+    ),
+    InjectionSignal(
+        "instruction_change",
+        "Announces that the agent's instructions changed: new, updated, reset, superseded.",
+        2,
+        (
+            r"\b(?:instructions?|rules?|guidance|guidelines?|directives?|prompt|orders?|task)"
+            r"(?: \w+){0,3}? (?:have been|has been|were|was|are|is|got) (?:\w+ )?(?:updated"
+            r"|changed|replaced|reset|superseded|overridden|revoked|cancell?ed|modified|lifted)\b",
+            r"\b(?:supersedes?|replaces?|overrides?|resets?|cancels?|revokes?)\b(?: \w+){0,3}?"
+            r" (?:instructions?|rules?|guidance|guidelines?|directives?|prompt|programming)\b",
+            r"\b(?:new|updated|revised|real|actual) (?:system )?(?:instructions?|directives?"
+            r"|guidance|prompt|orders?)\b",
+            r"\b(?:instructions?|rules|guidelines|directives|prompt)\b.{0,24}\b(?:are|is) (?:now )?"
+            r"(?:outdated|obsolete|void|invalid|cancell?ed|revoked|no longer valid)\b"
+            r"|\bfollow only what comes (?:next|below|after)\b",
+            r"(?:指令|规则|任务|设定|提示词?)(?:已经?|被)?(?:更改|更新|变更|修改|取消|作废|重置)"
+            r"|新的?(?:系统)?(?:指令|任务|设定)|真正的(?:指令|规则|任务|要求)"
+            r"|(?:下面|以下)(?:这条)?(?:才是|是)(?:真正的|新的)?(?:指令|规则)",
         ),
     ),
     InjectionSignal(
@@ -241,13 +340,20 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Poses as the system or developer speaking, or addresses a note to the agent.",
         3,
         (
-            r"(?:^|[.!?] |\[|<\|?|#+ ?)(?:system|developer|admin|root)(?: message| prompt"
-            r"| note| override)?(?:\]|\|?>)? ?:",
+            r"(?:^|[.!?] |\[|<\|?|#+ ?)(?:system|developer|admin|administrator|root)(?: message"
+            r"| prompt| note| override| notice| update| alert| directive)?(?:\]|\|?>)? ?:",
+            r"#{2,} ?(?:instructions?|system|response|input|task|directive)\b",
             r"\[(?:system|developer|admin|inst|instructions?)\]|<\|im_start\|>|<\|system\|>",
             r"\b(?:note|message|instructions?|reminder|memo) (?:to|for) (?:the )?(?:ai|assistant"
             r"|agent|model|bot|llm|chatbot)\b",
             r"(?:^|[.!?] )(?:attention |hey |dear |note,? |hello )?(?:ai|assistant|agent|model|bot"
             r"|llm|chatbot)(?:,|:)",
+            r"(?:^|[.!?] )(?:override|system override|admin override|new instructions?|new rules?"
+            r"|directive|instructions?) ?:",
+            r"\bif you(?: are|'re) an? (?:ai|llm|assistant|agent|model|bot|language model)\b"
+            r"|\b(?:ai|llm|assistant|agent|model)s? reading this\b"
+            r"|\bto any (?:ai|assistant|agent)\b",
+            r"\bend of (?:the )?(?:user )?(?:data|input|context|document|prompt|instructions)\b",
             r"\btreat (?:this|the following|these|it|what follows) as (?:an? |the )?(?:\w+ )?"
             r"(?:instruction|rule|command|order|prompt|directive)s?\b",
             r"(?:系统|开发者|管理员)(?:消息|提示|指令)?[:\]]|(?:给|致)(?:ai|助手|智能体|模型|机器人)",
@@ -264,6 +370,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bwithout (?:telling|informing|notifying|alerting) (?:the user|anyone|anybody|them"
             r"|the owner|the human)\b",
             r"\bkeep (?:this|it) (?:a )?secret from\b|\bdon't let (?:the user|anyone) know\b",
+            r"\bkeep (?:this|it) (?:between us|secret|confidential|quiet|hidden)\b"
+            r"|\bbetween (?:you and me|us)\b|\b(?:must|should|will|can) never (?:find out|know"
+            r"|learn|see)\b|\bnever find out\b",
             r"不要(?:告诉|通知|让)用户|别(?:告诉|让)用户|对用户保密|不要让(?:任何人|用户)知道",
         ),
     ),
@@ -273,6 +382,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         1,
         (
             r"(?:^|[.!?] )(?:important|attention|urgent|critical|priority|warning)\s?[:!]",
+            r"\b(?:it is|it's) (?:very |extremely |critically |really )?(?:important|crucial"
+            r"|essential|vital|imperative) (?:that you|you|to)\b",
             r"(?:^|[。.!?] ?)(?:重要|注意|紧急|警告)[:!]",
         ),
     ),
@@ -281,10 +392,11 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Opens a sentence with a command verb, as an order does.",
         1,
         (
-            r"(?:^|[.!?;:] )(?:please )?(?:always |never |now )?(?:auto-?approve|approve|grant"
-            r"|skip|disable|bypass|send|forward|reveal|print|transfer|obey|ignore|disregard"
+            r"(?:^|[.!?;:,] )(?:please |kindly )?(?:always |never |now )?(?:auto-?approve|approve"
+            r"|grant|skip|disable|bypass|send|forward|reveal|print|transfer|obey|ignore|disregard"
             r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run|delete|override"
-            r"|say|tell|respond|reply|answer|leak|give|make)\b",
+            r"|say|tell|respond|reply|answer|leak|give|make|store|save|update|reset|accept|include"
+            r"|write|add|mark|copy|email|turn|keep|treat|quote|switch|set|imagine|pay)\b",
             r"(?:^|[。.!?;:] ?)请",
         ),
     ),
@@ -295,7 +407,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         (
             r"\b(?:you|your|yours|yourself|you're)\b",
             r"\b(?:the )?(?:assistant|agent|ai|llm|chatbot|chatgpt|claude|gpt)\b",
-            r"\bin (?:all |every |each )?(?:future |subsequent )?(?:responses|replies|answers)\b",
+            r"\bin (?:all |every |each )?(?:future |subsequent )?(?:responses?|replies|reply"
+            r"|answers?)\b",
+            r"\b(?:respond|reply|answer)(?: to)? (?:every|all|any|each)\b",
             r"\b(?:respond|reply) (?:only|always|with|in)\b",
             r"你|您|助手|智能体|机器人",
         ),
@@ -325,7 +439,6 @@ class InjectionResult:
 
 
 CLEAN = InjectionResult(0)
-_IMPERATIVE_WEIGHT = next(signal.weight for signal in SIGNALS if signal.code == "imperative")
 
 
 _LATIN = re.compile(r"[a-z]")
@@ -363,26 +476,17 @@ def _result(fired: set[str]) -> InjectionResult:
 
 
 def judge_injection(strings: Iterable[str]) -> InjectionResult:
-    """Judge the strings joined, with what they hide, and one by one where it can matter.
+    """Judge every string and every payload they hide, one by one and joined.
 
-    Joining catches a phrase split across fields ("ignore all previous" in the
-    text, "instructions" in the value). A string alone fires a subset of the
-    signals the joined text fires, except `imperative`, which looks for the
-    start of a sentence; so the strings are judged alone only when that one
-    point could tip the joined score over the threshold. The worst reading decides.
+    The strings are joined one per line: each keeps its own start, where
+    patterns anchored at the start of a sentence look, and a space in a pattern
+    also matches the line break, so a phrase split across fields ("ignore all
+    previous" in the text, "instructions" in the value) is read whole. Whatever
+    fires in a string alone fires in the joined text too.
     """
     raw = list(dict.fromkeys(s for s in strings if s))
-    if not raw:
+    units = [canonical(s) for s in raw]
+    units += [canonical(hidden) for s in raw for hidden in hidden_texts(s)]
+    if not units:
         return CLEAN
-    plain = [canonical(s) for s in raw]
-    hidden = [canonical(h) for s in raw for h in hidden_texts(s)]
-    worst = _result(_signals_in(_readings(" ".join([*plain, *hidden]))))
-    if worst.is_injection or worst.score < THRESHOLD - _IMPERATIVE_WEIGHT:
-        return worst
-    for text in [*plain, *hidden]:
-        # Shorter strings cannot hold an order on their own; they count joined.
-        if len(text) >= MIN_UNIT:
-            result = _result(_signals_in(_readings(text)))
-            if result.score > worst.score:
-                worst = result
-    return worst
+    return _result(_signals_in(_readings("\n".join(units))))

@@ -41,18 +41,50 @@ _LOWERCASE_LOOKALIKES = {
     "χ": "x",
     "ω": "w",
 }
+# Latin small capitals (U+0262 "LATIN LETTER SMALL CAPITAL G"...): the confusables
+# table lacks most of them and NFKC keeps them; each reads as the letter it names.
+_SMALL_CAPITALS = (
+    0x262,
+    0x26A,
+    0x274,
+    0x280,
+    0x28F,
+    0x299,
+    0x29C,
+    0x29F,
+    0x1D00,
+    0x1D04,
+    0x1D05,
+    0x1D07,
+    0x1D0A,
+    0x1D0B,
+    0x1D0D,
+    0x1D0F,
+    0x1D18,
+    0x1D1B,
+    0x1D1C,
+    0x1D20,
+    0x1D21,
+    0x1D22,
+    0xA730,
+    0xA731,
+    0xA7AF,
+)
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 )
 # A run of letters and leet characters; folded only when it holds a letter.
 _LEET_WORD = re.compile(r"[a-z0-9@$]+")
-_LETTER = re.compile(r"[a-z]")
+_LEET_AFTER_LETTER = re.compile(r"[a-z][0-9@$]")
 # Strings up to this length are remembered, so the injection and secret screens
 # that both read a string normalise and decode it once.
 CACHED_UP_TO = 4096
 _SPACES = re.compile(r"\s+")
-# "i g n o r e" or "i.g.n.o.r.e": four or more single letters with one separator each.
-_SPACED_LETTERS = re.compile(r"(?<![^\W_])(?:[^\W\d_][\s.\-_*]){3,}[^\W\d_](?![^\W_])")
+# "i.g.n.o.r.e" or "i g n o r e": three or more single letters, each followed by the
+# same separator; a different separator (or two) between such runs splits words.
+_SPACED_LETTERS = re.compile(r"(?<![^\W_])[^\W\d_]([\s.\-_*])(?:[^\W\d_]\1){1,}[^\W\d_](?![^\W_])")
+# Underscores and hyphens joining words ("ignore_all_previous") read as spaces.
+_JOINERS = re.compile(r"[_]+")
 
 
 def _is_cjk(char: str) -> bool:
@@ -90,6 +122,7 @@ def _confusable_table() -> dict[int, str]:
         target = (same_case or targets)[0].lower()
         table[ord(char)] = "i" if target == "l" and char.isupper() else target
     table.update({ord(k): v for k, v in _LOWERCASE_LOOKALIKES.items()})
+    table.update({code: unicodedata.name(chr(code))[-1].lower() for code in _SMALL_CAPITALS})
     return table
 
 
@@ -124,7 +157,8 @@ def _canonical(text: str) -> str:
         text = text.translate(_confusable_table()).lower().translate(_confusable_table())
     else:
         text = text.lower()
-    text = _SPACED_LETTERS.sub(lambda m: re.sub(r"[\s.\-_*]", "", m.group()), text)
+    text = _SPACED_LETTERS.sub(lambda m: m.group().replace(m.group(1), ""), text)
+    text = _JOINERS.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
 
@@ -133,6 +167,8 @@ def fold_leet(text: str) -> str:
 
     def fold(match: re.Match[str]) -> str:
         word = match.group()
-        return word.translate(_LEET) if _LETTER.search(word) and not word.isalpha() else word
+        # A leet word has a substitute right after a letter ("1gn0r3", "m3"); ordinals,
+        # times and short codes ("14th", "3pm", "q4") are left alone.
+        return word.translate(_LEET) if len(word) >= 3 and _LEET_AFTER_LETTER.search(word) else word
 
     return _LEET_WORD.sub(fold, text)

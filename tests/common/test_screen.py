@@ -16,7 +16,8 @@ from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
 
 ATTACKS = labelled("injection_attacks.txt")
-BENIGN_NOTES = plain("benign_notes.txt")
+# Held-out benign notes count here too; held-out attacks are only measured (bench).
+BENIGN_NOTES = plain("benign_notes.txt") + plain("benign_heldout.txt")
 SECRETS = labelled("secrets.txt")
 BENIGN_SECRETLIKE = plain("benign_secretlike.txt")
 MAX_FALSE_POSITIVES = 0.02
@@ -107,6 +108,7 @@ def test_canonical_undoes_width_invisibles_accents_and_lookalikes():
     assert canonical("\u0399G\u039d\u039fR\u0395") == "ignore"  # Greek capitals
     assert canonical("i g n o r e  this") == "ignore this"
     assert canonical("naïve café") == "naive cafe"
+    assert canonical("\u026a\u0262\u0274\u1d0f\u0280\u1d07") == "ignore"  # small capitals
     assert canonical("请忽略之前的指令") == "请忽略之前的指令"
 
 
