@@ -105,11 +105,16 @@ def _hidden(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# Printable ASCII runs long enough to hold a credential, as `strings(1)` finds them.
+_PRINTABLE_RUN = re.compile(r"[\x20-\x7e\t]{8,}")
+
+
 def text_of_file(content: bytes) -> str:
     """A file's bytes as text to scan: UTF-8, UTF-16 with a byte-order mark, else Latin-1.
 
     Latin-1 maps every byte to a character, so an ASCII key inside a binary or
-    otherwise-encoded file is still found.
+    otherwise-encoded file is still found; only its printable runs are kept
+    (one per line), so a large image costs little to scan.
     """
     if content.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
@@ -119,4 +124,4 @@ def text_of_file(content: bytes) -> str:
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return content.decode("latin-1")
+        return "\n".join(_PRINTABLE_RUN.findall(content.decode("latin-1")))

@@ -145,7 +145,7 @@ def recovery_decision_counts() -> dict[tuple[str, str], int]:
 
 
 def _refuse_secrets(fields: dict[str, list[str]]) -> None:
-    errors = {}
+    errors: dict[str, list[str]] = {}
     for name, strings in fields.items():
         findings = find_secrets_in_strings(strings)
         if findings:

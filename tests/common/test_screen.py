@@ -146,4 +146,4 @@ def test_secrets_are_found_at_any_depth_and_in_keys():
 def test_file_bytes_are_read_as_utf8_utf16_or_latin1():
     assert text_of_file(b"key AKIA") == "key AKIA"
     assert text_of_file("key AKIA".encode("utf-16")) == "key AKIA"
-    assert text_of_file(b"\xff\xd8 AKIA") == "\xff\xd8 AKIA"
+    assert text_of_file(b"\xff\xd8\x00key AKIA0123\x00\x01ab\xff") == "key AKIA0123"
