@@ -88,8 +88,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Tells the agent to ignore, forget or override what it was told before.",
         4,
         (
-            r"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|abandon|neglect"
-            r"|set aside|pay no attention to)\b(?: \w+){0,3}? "
+            r"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|abandon|neglect|drop"
+            r"|scratch|dismiss|ditch|throw out|set aside|pay no attention to)\b(?: \w+){0,3}? "
             + _PRIOR
             + r" (?:\w+ ){0,2}?"
             + _GUIDANCE
@@ -104,6 +104,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:before|above|prior to) this (?:line|point|message|sentence)\b.{0,30}"
             r"\b(?:applies|apply|counts|matters)\b.{0,12}\b(?:anymore|no longer)\b"
             r"|\bnothing (?:said|written|stated) (?:before|above|earlier)\b",
+            r"\b(?:whatever|anything|everything|all)\b.{0,30}\b(?:told|said|instructed|gave|given)"
+            r"\b.{0,30}\b(?:is|are) (?:now )?(?:void|invalid|cancell?ed|obsolete|null|revoked"
+            r"|outdated|no longer valid)\b",
             r"\b(?:ignore|disregard|forget) (?:what|whatever|anything|everything) (?:you (?:were"
             r"|have been|'ve been|are) )?(?:told|taught|instructed|given|programmed)\b",
             r"\b(?:ignore|disregard|forget) (?:all )?(?:that|this|those|these)(?=[.!,;:]|$)",
@@ -142,7 +145,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"你现在是|你现在扮演|从现在起你是|你不再是|你的新(?:身份|角色|任务)|新身份"
             r"|你(?:现在)?的(?:身份|角色)是|假装(?:你|自己)?是|假扮|越狱|开发者模式"
             r"|不(?:需要|用|必)再?遵守.{0,4}(?:规则|限制|约束|指令|政策)"
-            r"|没有任何?(?:限制|规则|约束|过滤)|不受任何?(?:限制|规则|约束)|无视(?:一切)?(?:道德|伦理)",
+            r"|(?:假如|假设|想象)你是|不(?:许|准|能|要)拒绝"
+            r"|没有(?:任何|道德|伦理)?的?(?:限制|规则|约束|过滤|底线)|不受任何?(?:限制|规则|约束)|无视(?:一切)?(?:道德|伦理)",
         ),
     ),
     InjectionSignal(
@@ -169,7 +173,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bfor (?:all|every|each) (?:future|subsequent)\b",
             r"\b(?:every time|each time|whenever|next time) (?:you|someone|anyone|the user|a user"
             r"|\w+ asks?)\b|\bfrom (?:here|now) on out\b"
-            r"|\bfrom this (?:moment|point|time)\b"
+            r"|\bfrom this (?:moment|point|time)\b|\bas of (?:today|now|this moment)\b"
+            r"|\bat the (?:start|end|beginning|top|bottom) of (?:every|each|all|your) (?:reply"
+            r"|response|answer|message)s?\b"
             r"|\bfor the rest of (?:this|the) (?:deployment|session|conversation|chat|run|task)\b"
             r"|\byou (?:will|shall) now\b",
             r"\bwhen(?:ever)? (?:you are |you're )?asked\b",
@@ -179,7 +185,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bif (?:anyone|someone|the user|a user|they|anybody) (?:ever )?asks?\b",
             r"\bin every (?:response|reply|answer|conversation|session)\b",
             r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律|遇到|如果)|往后"
-            r"|每次(?:回答|回复|对话|遇到)|下次遇到|每当|如果有人问",
+            r"|每次(?:回答|回复|对话|遇到)|下次遇到|每当|如果有人问|从下一(?:条|个|次)",
         ),
     ),
     InjectionSignal(
@@ -198,15 +204,16 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Tells the agent whom to obey or announces new instructions.",
         2,
         (
-            r"\bobey\b|\bfollow only\b",
+            r"\bobey\b|\bfollow only\b|\blisten (?:only )?to me\b|\bdo (?:exactly )?as i say\b",
             r"\bdo (?:whatever|anything|everything) (?:i|he|she|they|the user|\w+) "
             r"(?:says?|tells?|asks?|wants?)\b",
             r"\bfollow (?:only )?(?:my|these|the following|his|her|their) (?:instructions|orders"
             r"|commands|rules|directions)\b",
             r"\bnew rules?\b",
-            r"\byou (?:now )?(?:answer to|work for|take (?:orders|instructions) from|serve"
-            r"|report to)\b",
-            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?指示|听我的|无条件执行",
+            r"\byou (?:now )?(?:answer (?:only )?to|work (?:only )?for|take (?:orders|instructions)"
+            r" from|serve|report to)\b",
+            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?指示|听我的|听我指挥|按我说的"
+            r"|无条件执行",
         ),
     ),
     InjectionSignal(
@@ -224,6 +231,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:remember|save|store|keep|note|record|memori[sz]e)\b.{0,30}"
             r"\b(?:permanently|forever|for good)\b",
             r"\bpermanent(?:ly)?\b.{0,30}\bmemory\b|\bpart of your memory\b",
+            r"\bpermanent (?:notes?|record|profile)\b|\bnever expires?\b"
+            r"|\b(?:add|write|save|put) (?:this )?(?:to|in|into) your (?:\w+ )?(?:notes|memory"
+            r"|profile|instructions)\b",
             r"\b(?:update|edit|modify|overwrite|add to|change) (?:your|the agent's|the assistant's)"
             r" (?:\w+ )?memory\b",
             r"\bapplies to (?:all|every) (?:future )?(?:sessions|conversations|users)\b",
@@ -241,6 +251,14 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"(?: access| rights| privileges| permissions| role)?\b",
             r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each|everything|anything)\b"
             r"|\bapprove (?:his|her|their|its|my) own\b"
+            r"|\b(?:can|may|are allowed to|is allowed to) (?:now )?(?:unlock|access|transfer"
+            r"|approve|delete|read|open|change|modify|reset) (?:any|all|every)\b"
+            r"|\b(?:requests?|messages?|instructions?|orders?) (?:are|is) (?:always |now )?"
+            r"(?:legitimate|trusted|authori[sz]ed|approved|pre-?approved|valid|safe|verified)\b"
+            r"|\b(?:elevate|promote|upgrade|escalate|raise)\b.{0,30}\bto (?:an? )?(?:admin"
+            r"|administrator|owner|superuser|root)\b"
+            r"|\b(?:approvals?|reviews?|verification|checks?|confirmation|sign-offs?) (?:is|are)"
+            r" (?:not|no longer) (?:needed|required|necessary)\b"
             r"|\b(?:approve|accept|pay|grant|allow)\b.{0,24}\bautomatically\b"
             r"|\bmark (?:all|every|each|any)\b.{0,30}\bas (?:approved|resolved|verified|done|paid"
             r"|safe|trusted)\b"
@@ -302,6 +320,10 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|passwords?|credentials|api keys?|memory|memories)\b.{0,30}\b(?:reply|response"
             r"|answer|output|message)\b",
             r"\b(?:quote|recite) (?:them|it|those|these)\b|\bverbatim\b|\bword for word\b",
+            r"\b(?:other users?'?s?|another user's|everyone's|all users'?) (?:memories|data"
+            r"|messages|conversations|files|emails|passwords|notes)\b",
+            r"\b(?:tell|show|give|send|list) me (?:all|every|each|any)\b.{0,20}\b(?:passwords?"
+            r"|secrets?|keys?|tokens?|credentials|emails?|addresses)\b",
             r"\bconsent(?:ed)? to shar|\bshare all (?:data|information|files|records)\b",
             r"\b(?:forward|send|email|e-mail|mail|transfer|share|export|cc|bcc|copy|post|upload"
             r"|include a link to|link to|redirect"
@@ -326,12 +348,14 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:supersedes?|replaces?|overrides?|resets?|cancels?|revokes?)\b(?: \w+){0,3}?"
             r" (?:instructions?|rules?|guidance|guidelines?|directives?|prompt|programming)\b",
             r"\b(?:new|updated|revised|real|actual) (?:system )?(?:instructions?|directives?"
-            r"|guidance|prompt|orders?)\b",
+            r"|guidance|prompt|orders?|polic(?:y|ies))\b",
+            r"\boverrides? (?:all|every|any) (?:others?|other \w+|previous \w+)\b",
             r"\b(?:instructions?|rules|guidelines|directives|prompt)\b.{0,24}\b(?:are|is) (?:now )?"
             r"(?:outdated|obsolete|void|invalid|cancell?ed|revoked|no longer valid)\b"
             r"|\bfollow only what comes (?:next|below|after)\b",
             r"(?:指令|规则|任务|设定|提示词?)(?:已经?|被)?(?:更改|更新|变更|修改|取消|作废|重置)"
             r"|新的?(?:系统)?(?:指令|任务|设定)|真正的(?:指令|规则|任务|要求)"
+            r"|(?:设定|指令|规则|要求|提示)(?:全部|都|已经?|统统)?(?:作废|无效|失效)"
             r"|(?:下面|以下)(?:这条)?(?:才是|是)(?:真正的|新的)?(?:指令|规则)",
         ),
     ),
@@ -343,7 +367,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"(?:^|[.!?] |\[|<\|?|#+ ?)(?:system|developer|admin|administrator|root)(?: message"
             r"| prompt| note| override| notice| update| alert| directive)?(?:\]|\|?>)? ?:",
             r"#{2,} ?(?:instructions?|system|response|input|task|directive)\b",
-            r"\[(?:system|developer|admin|inst|instructions?)\]|<\|im_start\|>|<\|system\|>",
+            r"\[(?:system|developer|admin|inst|instructions?)\]|<\|im_start\|>|<\|system\|>"
+            r"|</?(?:system|developer|admin|instructions?)>",
             r"\b(?:note|message|instructions?|reminder|memo) (?:to|for) (?:the )?(?:ai|assistant"
             r"|agent|model|bot|llm|chatbot)\b",
             r"(?:^|[.!?] )(?:attention |hey |dear |note,? |hello )?(?:ai|assistant|agent|model|bot"
@@ -371,9 +396,12 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|the owner|the human)\b",
             r"\bkeep (?:this|it) (?:a )?secret from\b|\bdon't let (?:the user|anyone) know\b",
             r"\bkeep (?:this|it) (?:between us|secret|confidential|quiet|hidden)\b"
+            r"|\bleave no trace\b|\b(?:silently|quietly|secretly|covertly)\b"
+            r"|\bhide (?:this|it|these)\b.{0,20}\bfrom\b"
             r"|\bbetween (?:you and me|us)\b|\b(?:must|should|will|can) never (?:find out|know"
             r"|learn|see)\b|\bnever find out\b",
-            r"不要(?:告诉|通知|让)用户|别(?:告诉|让)用户|对用户保密|不要让(?:任何人|用户)知道",
+            r"不要(?:告诉|通知|让)用户|别(?:告诉|让)用户|对用户保密|不要让(?:任何人|用户)知道"
+            r"|悄悄|偷偷|秘密地|不留痕迹",
         ),
     ),
     InjectionSignal(
@@ -396,7 +424,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|grant|skip|disable|bypass|send|forward|reveal|print|transfer|obey|ignore|disregard"
             r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run|delete|override"
             r"|say|tell|respond|reply|answer|leak|give|make|store|save|update|reset|accept|include"
-            r"|write|add|mark|copy|email|turn|keep|treat|quote|switch|set|imagine|pay)\b",
+            r"|write|add|mark|copy|email|turn|keep|treat|quote|switch|set|imagine|pay|paste|elevate"
+            r"|hide|summari[sz]e|do this|do it)\b",
             r"(?:^|[。.!?;:] ?)请",
         ),
     ),
@@ -410,6 +439,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bin (?:all |every |each )?(?:future |subsequent )?(?:responses?|replies|reply"
             r"|answers?)\b",
             r"\b(?:respond|reply|answer)(?: to)? (?:every|all|any|each)\b",
+            r"\b(?:every|each|your) (?:reply|response|answer)\b",
             r"\b(?:respond|reply) (?:only|always|with|in)\b",
             r"你|您|助手|智能体|机器人",
         ),
