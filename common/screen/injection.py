@@ -10,6 +10,10 @@ or ignoring something fire one weak signal, attacks fire a strong one or
 several. Patterns see text already made canonical (`normalize.canonical`):
 lower-case, full-width and look-alike letters folded, invisibles removed.
 The signals are data, served at `/api/v1/gate/rules` so an admin can read them.
+
+Patterns recognise phrasings someone has written down; new phrasings slip
+through more often. `python -m bench screen` measures both: the labelled
+corpus the signals were tuned on, and a held-out set they never saw.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ THRESHOLD = 4
 
 @dataclass(frozen=True)
 class InjectionSignal:
+    """One trait of an injected instruction: fires when any of its patterns matches."""
+
     code: str
     description: str
     weight: int
@@ -491,7 +497,7 @@ def _signals_in(texts: Iterable[str]) -> set[str]:
 
 
 def _readings(text: str) -> list[str]:
-    """`text` as written, with leetspeak read as letters, and whatever it hides."""
+    """`text` as written, and with leetspeak read as letters when that changes it."""
     readings = [text]
     leet = fold_leet(text)
     if leet != text:
