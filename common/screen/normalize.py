@@ -3,9 +3,11 @@
 An attacker hides a phrase from a pattern by changing how it is written, not
 what it says: full-width or compatibility letters, zero-width and soft-hyphen
 splits, invisible Unicode tag characters, combining marks, Cyrillic or Greek
-letters that look like Latin ones, or leetspeak. `canonical` undoes all but
-the last; `fold_leet` undoes leetspeak, and is kept apart because digits in a
-secret or a date must survive. The result is for judging only, never stored.
+letters and small capitals that look like Latin ones, letters spelled out with
+separators ("i.g.n.o.r.e"), words joined by underscores, or leetspeak.
+`canonical` undoes all but the last; `fold_leet` undoes leetspeak, and is
+kept apart because digits in a secret or a date must survive. The result is
+for judging only, never stored.
 """
 
 from __future__ import annotations
