@@ -110,6 +110,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:before|above|prior to) this (?:line|point|message|sentence)\b.{0,30}"
             r"\b(?:applies|apply|counts|matters)\b.{0,12}\b(?:anymore|no longer)\b"
             r"|\bnothing (?:said|written|stated) (?:before|above|earlier)\b",
+            r"\b(?:the )?(?:text|message|content|instructions?|prompt) above\b.{0,20}\b(?:was|is"
+            r"|were|are) (?:just )?(?:a test|fake|a joke|not real|irrelevant|void)\b",
             r"\b(?:whatever|anything|everything|all)\b.{0,30}\b(?:told|said|instructed|gave|given)"
             r"\b.{0,30}\b(?:is|are) (?:now )?(?:void|invalid|cancell?ed|obsolete|null|revoked"
             r"|outdated|no longer valid)\b",
@@ -122,6 +124,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"掉?你?" + _ZH_PRIOR + r"的?(?:所有|全部|一切)?的?" + _ZH_GUIDANCE,
             r"(?:忽略|无视|不要理会|忘掉)掉?(?:以上|上面|上述|之前)的?(?:所有|全部)?(?:内容|信息|对话)",
             r"(?:忽略|无视|不要理会|别管|忘掉|忘记)(?:掉|了)?(?:系统提示|提示词|你的设定|你的规则)",
+            r"覆盖(?:其他|之前|所有|其余).{0,4}(?:规则|指令|设定|要求)",
             r"(?:忽略|忽视|无视|不要理会|别管|忘掉|忘记|抛开)(?:掉|了)?.{0,8}"
             r"(?:之前|以前|此前|先前|上面|上述|以上|原来).{0,8}(?:指令|指示|规则|要求|提示|设定|命令)",
         ),
@@ -179,6 +182,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bfor (?:all|every|each) (?:future|subsequent)\b",
             r"\b(?:every time|each time|whenever|next time) (?:you|someone|anyone|the user|a user"
             r"|\w+ asks?)\b|\bfrom (?:here|now) on out\b"
+            r"|\bnext (?:session|conversation|chat|run)\b"
+            r"|\bshould (?:anyone|someone|the user|a user|they)\b"
+            r"|\bif (?:anyone|someone|the user|they) (?:mentions?|brings? up|says?)\b"
             r"|\bfrom this (?:moment|point|time)\b|\bas of (?:today|now|this moment)\b"
             r"|\bat the (?:start|end|beginning|top|bottom) of (?:every|each|all|your) (?:reply"
             r"|response|answer|message)s?\b"
@@ -191,7 +197,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bif (?:anyone|someone|the user|a user|they|anybody) (?:ever )?asks?\b",
             r"\bin every (?:response|reply|answer|conversation|session)\b",
             r"从现在(?:开始|起)|从今(?:以后|往后|天起)|今后|此后|以后(?:都|每次|一律|遇到|如果)|往后"
-            r"|每次(?:回答|回复|对话|遇到)|下次遇到|每当|如果有人问|从下一(?:条|个|次)",
+            r"|每次(?:回答|回复|对话|遇到)|下次遇到|每当|如果有人问|从下一(?:条|个|次)|谁问起",
         ),
     ),
     InjectionSignal(
@@ -210,7 +216,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         "Tells the agent whom to obey or announces new instructions.",
         2,
         (
-            r"\bobey\b|\bfollow only\b|\blisten (?:only )?to me\b|\bdo (?:exactly )?as i say\b",
+            r"\bmy (?:rules|instructions|orders|commands|directions)\b"
+            r"|\baccept (?:commands|instructions|orders) from\b|\bobey\b|\bfollow only\b"
+            r"|\blisten (?:only )?to me\b|\bdo (?:exactly )?as i say\b",
             r"\bdo (?:whatever|anything|everything) (?:i|he|she|they|the user|\w+) "
             r"(?:says?|tells?|asks?|wants?)\b",
             r"\bfollow (?:only )?(?:my|these|the following|his|her|their) (?:instructions|orders"
@@ -218,7 +226,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\bnew rules?\b",
             r"\byou (?:now )?(?:answer (?:only )?to|work (?:only )?for|take (?:orders|instructions)"
             r" from|serve|report to)\b",
-            r"服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?指示|听我的|听我指挥|按我说的"
+            r"只执行(?:下面|以下|我)的?(?:要求|指令|命令)|服从|听从|照做|按(?:我|以下)的?(?:指示|指令|要求)|新的?指示|听我的|听我指挥|按我说的"
             r"|无条件执行",
         ),
     ),
@@ -238,6 +246,8 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:permanently|forever|for good)\b",
             r"\bpermanent(?:ly)?\b.{0,30}\bmemory\b|\bpart of your memory\b",
             r"\bpermanent (?:notes?|record|profile)\b|\bnever expires?\b"
+            r"|\b(?:commit|save|store|write|add) (?:this |that |it )?(?:to|in|into) (?:your |the )?"
+            r"(?:long-term |permanent )?memory\b"
             r"|\b(?:add|write|save|put) (?:this )?(?:to|in|into) your (?:\w+ )?(?:notes|memory"
             r"|profile|instructions)\b",
             r"\b(?:update|edit|modify|overwrite|add to|change) (?:your|the agent's|the assistant's)"
@@ -257,6 +267,15 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"(?: access| rights| privileges| permissions| role)?\b",
             r"\bauto-? ?approve\b|\bapprove (?:all|every|any|each|everything|anything)\b"
             r"|\bapprove (?:his|her|their|its|my) own\b"
+            r"|\b(?:consider|treat|regard|deem)\b.{0,40}\b(?:pre-?cleared|pre-?approved|approved"
+            r"|cleared|authori[sz]ed|verified|trusted)\b"
+            r"|\b(?:authori[sz]e|approve|sign off|confirm)\b.{0,30}\byourself\b"
+            r"|\b(?:speaks|acts) (?:for|on behalf of) (?:the )?(?:ceo|cfo|admin|administrator|owner"
+            r"|board|management|company)\b|\bhas the authority of\b"
+            r"|\bset\b.{0,30}\b(?:role|permissions?|access|privileges?)\b.{0,10}\bto (?:an? )?"
+            r"(?:admin|administrator|owner|superuser|root|full)\b"
+            r"|\b(?:turn|change|reduce|downgrade|weaken|relax)\b.{0,30}\b(?:approvals?|reviews?"
+            r"|verification|sign-offs?|checks?)\b"
             r"|\b(?:can|may|are allowed to|is allowed to) (?:now )?(?:unlock|access|transfer"
             r"|approve|delete|read|open|change|modify|reset) (?:any|all|every)\b"
             r"|\b(?:requests?|messages?|instructions?|orders?) (?:are|is) (?:always |now )?"
@@ -297,7 +316,7 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:delete|erase|wipe|purge|drop|destroy|truncate) (?:the |all |every |any )?"
             r"(?:\w+ )?(?:audit|logs?|records|database|backups?|history|tables?)\b",
             r"\b(?:enable|activate|enter|switch to|turn on|unlock) (?:\w+ )?(?:jailbreak|developer"
-            r"|god|dan|unrestricted|sudo|admin|evil) mode\b",
+            r"|god|dan|unrestricted|sudo|admin|evil|maintenance|debug|service|root) mode\b",
             r"授予.{0,6}(?:管理员|超级用户|root|全部|所有)|管理员权限|提权|提升.{0,4}权限"
             r"|自动(?:批准|审批|通过|同意)|(?:批准|通过)(?:所有|全部|一切|任何)"
             r"|(?:删除|清空|销毁)(?:所有|全部)?的?(?:审计|日志|记录|数据库|备份)"
@@ -312,14 +331,17 @@ SIGNALS: tuple[InjectionSignal, ...] = (
         3,
         (
             r"\b(?:reveal|print|show|display|repeat|output|leak|disclose|dump|expose|tell me"
-            r"|give me|write out|recite) (?:me )?(?:your|the|all|any|its) (?:\w+ ){0,3}?"
-            r"(?:system prompt|prompt|instructions|rules|configuration|secrets?|api keys?"
-            r"|credentials|passwords?|tokens?|private keys?|memory|memories)\b",
+            r"|give me|write out|recite|read out|read back|enumerate) (?:me )?(?:your|the|all|any"
+            r"|its) (?:\w+ ){0,3}?(?:system prompt|prompt|instructions|rules|configuration|secrets?"
+            r"|api keys?|credentials|passwords?|tokens?|private keys?|memory|memories|transactions"
+            r"|balances|records|history|messages|emails|addresses|accounts|cookies)\b",
+            r"\b(?:attach|append|embed)\b.{0,30}\b(?:database|credentials|passwords|secrets|keys"
+            r"|tokens|user data|customer list|history|memories|emails|contacts|cookies)\b",
             r"\b(?<!not )(?<!never )(?<!n't )"
             r"(?:send|forward|email|e-mail|upload|post|transfer|exfiltrate|copy|leak)"
             r" (?:(?:all|every|the|my|your|their|any) ){0,3}(?:\w+ )?(?:data|files|documents|emails"
             r"|credentials|passwords|secrets|keys|tokens|conversations?|chat history|history"
-            r"|memories|contacts|database) to\b",
+            r"|memories|contacts|database|cookies) to\b",
             r"\bexfiltrat",
             r"\b(?:copy|paste|include|put|insert|quote|repeat|print|add)\b.{0,30}\b(?:conversation"
             r"|chat history|history|system prompt|hidden instructions|instructions|secrets?"
@@ -340,7 +362,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"(?:泄露|泄漏|透露|告诉我|输出|打印|显示|重复).{0,4}(?:系统提示|提示词|指令|设定|密码|密钥|凭证|令牌)"
             r"|把.{0,6}(?:系统提示|提示词|指令|设定|密码|密钥).{0,6}(?:输出|告诉|发给|给我|打印|显示)"
             r"|附上.{0,4}链接"
-            r"|把(?<!不要把)(?<!不能把)(?<!禁止把)(?<!别把).{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
+            r"|所有用户的(?:邮箱|数据|密码|聊天记录|地址|手机号|记忆)"
+            r"|把(?<!不要把)(?<!不能把)(?<!禁止把)(?<!别把).{0,10}(?:数据|文件|密码|密钥|凭证|聊天记录|记忆|邮箱"
+            r"|通讯录|手机号).{0,6}(?:发给|发送给|发送到|发到|传给|上传到|转发给)",
         ),
     ),
     InjectionSignal(
@@ -356,12 +380,16 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"\b(?:new|updated|revised|real|actual) (?:system )?(?:instructions?|directives?"
             r"|guidance|prompt|orders?|polic(?:y|ies))\b",
             r"\boverrides? (?:all|every|any) (?:others?|other \w+|previous \w+)\b",
+            r"\b(?:consider|treat|regard|deem)\b.{0,40}\b(?:withdrawn|void|invalid|cancell?ed"
+            r"|revoked|obsolete)\b|\b(?:real|actual|true) task\b"
+            r"|\btakes? (?:priority|precedence)\b|\b(?:anymore|any longer|no longer applies?)\b",
             r"\b(?:instructions?|rules|guidelines|directives|prompt)\b.{0,24}\b(?:are|is) (?:now )?"
             r"(?:outdated|obsolete|void|invalid|cancell?ed|revoked|no longer valid)\b"
             r"|\bfollow only what comes (?:next|below|after)\b",
             r"(?:指令|规则|任务|设定|提示词?)(?:已经?|被)?(?:更改|更新|变更|修改|取消|作废|重置)"
             r"|新的?(?:系统)?(?:指令|任务|设定)|真正的(?:指令|规则|任务|要求)"
             r"|(?:设定|指令|规则|要求|提示)(?:全部|都|已经?|统统)?(?:作废|无效|失效)"
+            r"|(?:当作|视为|看作)(?:无效|作废|不存在)|优先级最高|最高优先级"
             r"|(?:下面|以下)(?:这条)?(?:才是|是)(?:真正的|新的)?(?:指令|规则)",
         ),
     ),
@@ -385,6 +413,10 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|\b(?:ai|llm|assistant|agent|model)s? reading this\b"
             r"|\bto any (?:ai|assistant|agent)\b",
             r"\bend of (?:the )?(?:user )?(?:data|input|context|document|prompt|instructions)\b",
+            r"\b(?:begin|end|start) (?:of )?(?:the )?(?:system|developer|admin) (?:prompt|message"
+            r"|instructions?)\b",
+            r"\b(?:message|notice|note|memo|announcement|instructions?) from (?:the )?(?:\w+ )?"
+            r"(?:administrators?|admins?|developers?|operators?|system|security team|it team)\b",
             r"\btreat (?:this|the following|these|it|what follows) as (?:an? |the )?(?:\w+ )?"
             r"(?:instruction|rule|command|order|prompt|directive)s?\b",
             r"(?:系统|开发者|管理员)(?:消息|提示|指令)?[:\]]|(?:给|致)(?:ai|助手|智能体|模型|机器人)",
@@ -402,6 +434,10 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|the owner|the human)\b",
             r"\bkeep (?:this|it) (?:a )?secret from\b|\bdon't let (?:the user|anyone) know\b",
             r"\bkeep (?:this|it) (?:between us|secret|confidential|quiet|hidden)\b"
+            r"|\b(?:reviewers?|auditors?|admins?|moderators?|the user|users|anyone|nobody|no one)"
+            r" (?:doesn't|does not|don't|do not|won't|will not|can't|cannot|never) (?:see|notice"
+            r"|find|know|learn)\b"
+            r"|\b(?:nobody|no one|the user|anyone) (?:suspects?|notices?|reali[sz]es?)\b"
             r"|\bleave no trace\b|\b(?:silently|quietly|secretly|covertly)\b"
             r"|\bhide (?:this|it|these)\b.{0,20}\bfrom\b"
             r"|\bbetween (?:you and me|us)\b|\b(?:must|should|will|can) never (?:find out|know"
@@ -431,8 +467,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|forget|pretend|act|enable|remember|do not|don't|stop|execute|run|delete|override"
             r"|say|tell|respond|reply|answer|leak|give|make|store|save|update|reset|accept|include"
             r"|write|add|mark|copy|email|turn|keep|treat|quote|switch|set|imagine|pay|paste|elevate"
-            r"|hide|summari[sz]e|do this|do it)\b",
-            r"(?:^|[。.!?;:] ?)请",
+            r"|hide|summari[sz]e|do this|do it|post|consider|start|behave|enter|greet|commit|attach"
+            r"|read|make sure)\b",
+            r"(?:^|[。.!?;:] ?)(?:请|把|将)",
         ),
     ),
     InjectionSignal(
@@ -446,8 +483,9 @@ SIGNALS: tuple[InjectionSignal, ...] = (
             r"|answers?)\b",
             r"\b(?:respond|reply|answer)(?: to)? (?:every|all|any|each)\b",
             r"\b(?:every|each|your) (?:reply|response|answer)\b",
+            r"\b(?:reply|respond|answer|say|tell (?:them|him|her|everyone|anyone|the user)) that\b",
             r"\b(?:respond|reply) (?:only|always|with|in)\b",
-            r"你|您|助手|智能体|机器人",
+            r"你|您|助手|智能体|机器人|就说|就回答|就回复",
         ),
     ),
     InjectionSignal(
