@@ -1,4 +1,7 @@
-"""`python -m bench` (`make bench`): erasing a subject's memory, set-based vs row by row.
+"""`python -m bench` (`make bench`): erasure, set-based vs row by row; the write screen.
+
+`python -m bench screen` (or `erasure`) runs one section and leaves the others
+in bench/RESULTS.md as they were.
 
 Runs in a throwaway database created next to the configured one (the data it
 writes cannot be deleted afterwards: the ledger and the audit log refuse
@@ -9,6 +12,9 @@ baseline measured in the same run on the same machine:
   redaction, one tombstone and one audit row per claim), on 1,000 claims;
 - memdesk: `deletion_run` (plan, set-based erasure, tombstones, probes) on
   1,000 claims and on 10,000 claims.
+
+The screen section (bench/screen.py) needs no database: detection per attack
+class, false positives on benign notes, and screening time per claim.
 
 Results go to stdout and to bench/RESULTS.md.
 """
@@ -34,6 +40,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import screen  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -191,7 +198,7 @@ def _report(timings: list[Timing], environment: str) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def _erasure() -> str:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
@@ -201,13 +208,34 @@ def main() -> int:
             memdesk_erase(tenant, _seed(tenant, "set-1k", BASELINE_CLAIMS), "memdesk deletion_run"),
             memdesk_erase(tenant, _seed(tenant, "set-10k", LARGE_CLAIMS), "memdesk deletion_run"),
         ]
-        report = _report(timings, _environment())
+        return _report(timings, _environment())
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def _merge(existing: str, erasure: str | None, sections: list[str]) -> str:
+    """Replace the erasure preamble and each `## ` section given; keep the rest as it was."""
+    head, *rest = existing.split("\n## ")
+    blocks = {block.split("\n", 1)[0]: "## " + block for block in rest}
+    for section in sections:
+        blocks[section.split("\n", 1)[0].removeprefix("## ")] = section
+    parts = [(erasure or head).rstrip("\n"), *(b.rstrip("\n") for b in blocks.values())]
+    return "\n\n".join(parts) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    chosen = set(argv) or {"erasure", "screen"}
+    unknown = chosen - {"erasure", "screen"}
+    if unknown:
+        raise SystemExit(f"unknown section(s) {sorted(unknown)}; choose erasure and/or screen")
+    erasure = _erasure() if "erasure" in chosen else None
+    sections = [screen.report()] if "screen" in chosen else []
+    existing = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    report = _merge(existing, erasure, sections)
     RESULTS.write_text(report)
     sys.stdout.write(report)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

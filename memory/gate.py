@@ -8,12 +8,18 @@ The rules are data (`GATE_RULES`) so an admin can read what each reason means.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from common.secrets import SecretFinding, find_secrets_in_text, find_secrets_in_value
+from common.screen import (
+    SecretFinding,
+    find_secrets_in_text,
+    find_secrets_in_value,
+    judge_injection,
+    strings_in,
+)
+from common.screen.injection import SIGNALS, THRESHOLD, InjectionSignal
 from memory.models.claims import (
     AUTHORITY_RANK,
     Authority,
@@ -64,7 +70,8 @@ GATE_RULES: tuple[GateRule, ...] = (
     GateRule(
         "instruction_injection",
         GateDecision.QUARANTINED,
-        "The content reads like an instruction to the agent, not a fact about the subject.",
+        "The content reads like an instruction to the agent, not a fact about the subject: "
+        f"its injection signals weigh {THRESHOLD} or more (see `injection_signals`).",
     ),
     GateRule(
         "self_reinforcement",
@@ -161,27 +168,9 @@ GATE_RULES: tuple[GateRule, ...] = (
     ),
 )
 RULES_BY_CODE = {rule.code: rule for rule in GATE_RULES}
-
-# Phrases that address the agent rather than describe the subject. English and
-# Chinese, since both appear in the agents' ledgers.
-INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        r"\bignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\s+"
-        r"(instructions|rules|prompts?)",
-        r"\bdisregard\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|system)\b",
-        r"\bremember\s+(this|that)\s+as\s+(a\s+)?(permanent|standing|system)\s+"
-        r"(instruction|rule)",
-        r"\b(permanent|standing)\s+instruction\b",
-        r"\bfrom\s+now\s+on,?\s+(you|the\s+assistant|the\s+agent)\s+(must|should|will|shall)\b",
-        r"\byou\s+are\s+now\s+(a|an|in)\b",
-        r"\b(system|developer)\s+prompt\b",
-        r"\boverride\s+(your|the)\s+(instructions|rules|guidelines)\b",
-        r"忽略(之前|以前|上面|先前)的?(所有)?(指令|指示|规则)",
-        r"(永久|永远)记住(这条|以下)?(指令|规则)",
-        r"从现在(开始|起)[\uff0c,]?\s*你(必须|要|应该)",
-    )
-)
+# The signals `instruction_injection` adds up, and the score that quarantines.
+INJECTION_SIGNALS: tuple[InjectionSignal, ...] = SIGNALS
+INJECTION_THRESHOLD = THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -214,6 +203,9 @@ class Candidate:
     tool_source: bool = False
     # The state of the receipt named in an experience's `value.receipt`, if any.
     outcome_receipt_state: str | None = None
+    # Identity fields, judged for injection with the content.
+    subject: str = ""
+    scope: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -228,6 +220,8 @@ class Verdict:
     # The authority and basis the claim is stored with, after the trust model.
     authority: str = ""
     basis: str = ""
+    # The injection signals that fired, when the reason is instruction_injection.
+    signals: tuple[str, ...] = field(default=())
 
 
 _STATUS_FOR = {
@@ -252,8 +246,15 @@ def find_secrets(candidate: Candidate) -> list[SecretFinding]:
     return find_secrets_in_text(candidate.text) + find_secrets_in_value(candidate.value)
 
 
-def looks_like_instruction(text: str) -> bool:
-    return any(pattern.search(text) for pattern in INJECTION_PATTERNS)
+def content_strings(candidate: Candidate) -> list[str]:
+    """Every string of the candidate, in reading order: text, value, then identity."""
+    return [
+        candidate.text,
+        *strings_in(candidate.value),
+        candidate.predicate,
+        candidate.subject,
+        *strings_in(candidate.scope),
+    ]
 
 
 def _content_rules(candidate: Candidate) -> Verdict | None:
@@ -261,9 +262,9 @@ def _content_rules(candidate: Candidate) -> Verdict | None:
     secrets = find_secrets(candidate)
     if secrets:
         return _verdict("secret_detected", secrets=tuple(secrets))
-    value_text = candidate.value if isinstance(candidate.value, str) else ""
-    if looks_like_instruction(candidate.text) or looks_like_instruction(value_text):
-        return _verdict("instruction_injection")
+    injection = judge_injection(content_strings(candidate))
+    if injection.is_injection:
+        return _verdict("instruction_injection", signals=injection.signals)
     if candidate.source_count and candidate.sources_all_echo:
         return _verdict("self_reinforcement")
     return None

@@ -21,8 +21,9 @@ path order, so the same zip always fails the same way):
 5. ``file_not_allowed``: anything outside the layout above.
 6. ``file_too_large`` / ``package_too_large``: declared sizes over the limits.
 7. ``package_invalid``: a member that does not decompress to its declared size.
-8. ``file_not_allowed``: a file outside ``assets/`` that is not UTF-8 text.
-9. ``secret_detected``: a credential in any text file.
+8. ``secret_detected``: a credential in any file; files that are not UTF-8
+   are read as UTF-16 (with a byte-order mark) or Latin-1 for the scan.
+9. ``file_not_allowed``: a file outside ``assets/`` that is not UTF-8 text.
 10. ``frontmatter_invalid`` / ``name_mismatch``: the manifest.
 11. ``capability_undeclared``: a script under ``scripts/`` that evidently uses
     a capability in ``DETECTABLE_CAPABILITIES`` the manifest does not declare.
@@ -52,7 +53,7 @@ from typing import Any
 
 import yaml
 
-from common.secrets import find_secrets_in_text
+from common.screen import find_secrets_in_text, text_of_file
 
 ERROR_CODES = frozenset(
     {
@@ -258,8 +259,8 @@ def parse_package(
         max_total_bytes=max_total_bytes,
         max_files=max_files,
     )
+    _reject_secrets(files)
     texts = _decode_texts(files)
-    _reject_secrets(texts)
     manifest, body = _parse_skill_md(texts[SKILL_MD], slug=slug)
     _reject_undeclared_capabilities(texts, declared=frozenset(manifest["capabilities"]))
     listing = "".join(f"{file.path}\t{file.sha256}\n" for file in files)
@@ -512,17 +513,19 @@ def _decode_texts(files: Iterable[PackageFile]) -> dict[str, str]:
     return texts
 
 
-def _reject_secrets(texts: dict[str, str]) -> None:
-    for path, text in texts.items():
-        findings = find_secrets_in_text(text)
+def _reject_secrets(files: Iterable[PackageFile]) -> None:
+    # Every file, binary ones too: a key in a non-UTF-8 asset is still a key.
+    # Skills are instructions by nature, so they are screened for secrets only.
+    for file in files:
+        findings = find_secrets_in_text(text_of_file(file.content))
         if findings:
             first = findings[0]
             raise PackageError(
                 code="secret_detected",
-                detail=f"{path} line {first.line} holds what looks like a {first.kind}. "
+                detail=f"{file.path} line {first.line} holds what looks like a {first.kind}. "
                 "Remove it and have the skill read credentials from its environment at run "
                 "time; memdesk never stores secrets.",
-                path=path,
+                path=file.path,
             )
 
 

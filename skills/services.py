@@ -25,7 +25,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
-from common.secrets import find_secrets_in_value
+from common.screen import find_secrets_in_value
 from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 from skills import selectors

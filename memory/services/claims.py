@@ -17,7 +17,7 @@ from accounts.models import ActorKind, AgentToken, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.secrets import find_secrets_in_text
+from common.screen import find_secrets_in_text, find_secrets_in_value
 from memory import gate
 from memory.models import (
     AUTHORITY_RANK,
@@ -263,11 +263,39 @@ def _open_review(
     )
 
 
+def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]) -> None:
+    """A credential in what names the claim would be stored even on a rejected claim: refuse it."""
+    errors: dict[str, list[str]] = {}
+    kinds: set[str] = set()
+    for name, findings in (
+        ("subject", find_secrets_in_text(candidate.subject)),
+        ("predicate", find_secrets_in_text(candidate.predicate)),
+        ("scope", find_secrets_in_value(scope)),
+    ):
+        if findings:
+            found = sorted({f.kind for f in findings})
+            kinds.update(found)
+            errors[name] = [f"Looks like a credential ({', '.join(found)})."]
+    if errors:
+        raise Problem(
+            "secret_detected",
+            "The claim's subject, predicate or scope contains what looks like a credential. "
+            "Nothing was stored; memdesk never stores secrets.",
+            errors=errors,
+            kinds=sorted(kinds),
+        )
+
+
 def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
     """Judge a candidate with the write gate and store the outcome with its reasons."""
     scope = validate_scope(candidate.scope)
+    _refuse_identity_secrets(candidate=candidate, scope=scope)
     scope_json = scope_key(scope)
-    uri_secrets = [f for s in candidate.sources for f in find_secrets_in_text(s.uri)]
+    uri_secrets = [
+        f
+        for s in candidate.sources
+        for f in find_secrets_in_text(s.uri) + find_secrets_in_text(s.digest)
+    ]
     now = timezone.now()
     available_at = candidate.available_at or now
     with transaction.atomic():
@@ -318,6 +346,8 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 outcome_receipt_state=_outcome_receipt_state(
                     tenant=tenant, kind=candidate.kind, value=candidate.value
                 ),
+                subject=candidate.subject,
+                scope=scope,
             ),
             active=None
             if active is None
@@ -456,6 +486,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 "supersedes": str(superseded.id) if superseded else None,
                 "value_digest": claim.value_digest,
                 "secret_kinds": sorted({f.kind for f in verdict.secrets}),
+                "injection_signals": list(verdict.signals),
             },
         )
     return SubmitResult(
@@ -497,6 +528,13 @@ def claim_invalidate(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str
     """End an active claim; claims derived from it go to the stale queue for review."""
     if not reason.strip():
         raise Problem("reason_required", "Say why the claim is no longer true.")
+    if find_secrets_in_text(reason):
+        raise Problem(
+            "secret_detected",
+            "The reason contains what looks like a credential. Nothing was changed; "
+            "memdesk never stores secrets.",
+            errors={"reason": ["Looks like a credential."]},
+        )
     with transaction.atomic():
         claim = _locked_claim(tenant=tenant, claim_id=claim_id)
         allowed_from = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED, ClaimStatus.CANDIDATE}

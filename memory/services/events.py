@@ -9,7 +9,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.fingerprints import fingerprint
 from common.problems import Problem
-from common.secrets import find_secrets_in_text, find_secrets_in_value
+from common.screen import find_secrets_in_strings, find_secrets_in_value
 from memory.models import Event
 from memory.services.subjects import subject_resolve
 
@@ -31,9 +31,11 @@ def event_record(
 ) -> Event:
     """Append one observation to the ledger. Credentials are refused, never stored."""
     body = body or {}
-    findings = (
-        find_secrets_in_text(text) + find_secrets_in_value(body) + find_secrets_in_text(source_uri)
-    )
+    # Every string the agent sent; injections are not refused here: the ledger
+    # records what was observed, and the claim gate judges what becomes memory.
+    findings = find_secrets_in_strings(
+        [subject_key, run_id, agent, kind, text, source_uri]
+    ) + find_secrets_in_value(body)
     if findings:
         raise Problem(
             "secret_detected",

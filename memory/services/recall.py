@@ -8,6 +8,8 @@ from django.db import transaction
 
 from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
+from common.problems import Problem
+from common.screen import find_secrets_in_text, find_secrets_in_value
 from memory.models import RecallTrace
 from memory.selectors.claims import EXCLUSION_REASONS, RecallQuery, RecallResult, claims_recall
 from memory.services.claims import claims_touch
@@ -18,6 +20,17 @@ def recall_run(
 ) -> tuple[RecallResult, RecallTrace]:
     """Recall for `q.subject`; a subject memdesk has never heard of recalls nothing."""
     started = time.perf_counter()
+    # The trace keeps the query and the filters, so a credential in them is refused.
+    if (
+        find_secrets_in_text(subject_key)
+        or find_secrets_in_text(q.query)
+        or find_secrets_in_value(q.scope)
+    ):
+        raise Problem(
+            "secret_detected",
+            "The recall query, subject or scope contains what looks like a credential. "
+            "Nothing was recalled or stored; memdesk never stores secrets.",
+        )
     if q.subject is None:
         result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
     else:

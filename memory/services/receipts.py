@@ -33,7 +33,7 @@ from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.fingerprints import fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.secrets import find_secrets_in_value
+from common.screen import find_secrets_in_value
 from memory.models.platforms import Platform
 from memory.models.receipts import (
     ReadOutcome,
@@ -287,6 +287,15 @@ def receipt_create(
     """
     _refuse_secrets("secret_in_intent", {"intent": intent})
     _refuse_secrets("secret_in_intent", {"target": target, "reconciler": reconciler or {}})
+    _refuse_secrets(
+        "secret_detected",
+        {
+            "operation": operation,
+            "idempotency_key": idempotency_key,
+            "run_id": run_id,
+            "agent": agent,
+        },
+    )
     try:
         config = reconciler_config_validate(reconciler)
     except ReconcilerConfigError as exc:
@@ -452,6 +461,9 @@ def _transition(
     deciding_review_item: int | None = None,
 ) -> Receipt:
     _refuse_secrets("secret_in_evidence", {"evidence": evidence or {}})
+    _refuse_secrets(
+        "secret_detected", {"external_id": external_id, "error_code": error_code, "reason": reason}
+    )
     submit_lease = None
     if lease_seconds is not None:
         if to != ReceiptState.SUBMITTED:

@@ -21,6 +21,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
+from common.screen import find_secrets_in_strings
 from memory.models.receipts import (
     UNVERIFIED_RECEIPT_STATES,
     Checkpoint,
@@ -154,6 +155,23 @@ def recovery_decision_counts(*, tenant: Tenant | None = None) -> dict[tuple[str,
     return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
 
 
+def _refuse_secrets(fields: dict[str, list[str]]) -> None:
+    errors: dict[str, list[str]] = {}
+    for name, strings in fields.items():
+        findings = find_secrets_in_strings(strings)
+        if findings:
+            errors[name] = [
+                f"Looks like a credential ({', '.join(sorted({f.kind for f in findings}))})."
+            ]
+    if errors:
+        raise Problem(
+            "secret_detected",
+            "The checkpoint contains what looks like a credential. Nothing was stored; "
+            "memdesk never stores secrets.",
+            errors=errors,
+        )
+
+
 def checkpoint_save(
     *,
     tenant: Tenant,
@@ -170,6 +188,16 @@ def checkpoint_save(
     expires_at: datetime | None = None,
 ) -> tuple[Checkpoint, bool]:
     """Create or replace the checkpoint of `task_key`. Effects must be this tenant's receipts."""
+    allowed_next_stages = list(allowed_next_stages)
+    _refuse_secrets(
+        {
+            "task_key": [task_key],
+            "input_fingerprint": [input_fingerprint],
+            "stage": [stage],
+            "run_id": [run_id],
+            "allowed_next_stages": allowed_next_stages,
+        }
+    )
     effect_ids = list(dict.fromkeys(UUID(str(effect)) for effect in effects))
     known = set(
         Receipt.objects.filter(tenant=tenant, pk__in=effect_ids).values_list("pk", flat=True)

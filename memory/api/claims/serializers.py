@@ -278,3 +278,24 @@ class GateRuleOut(serializers.Serializer):
     code = serializers.CharField()
     decision = serializers.CharField()
     description = serializers.CharField()
+
+
+class InjectionSignalOut(serializers.Serializer):
+    code = serializers.CharField()
+    description = serializers.CharField()
+    weight = serializers.IntegerField()
+    patterns = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Regular expressions matched against the canonical text (lower-case, "
+        "look-alike letters folded, invisible characters removed).",
+    )
+
+
+class GateRulesOut(serializers.Serializer):
+    results = GateRuleOut(many=True)
+    next = serializers.CharField(allow_null=True)
+    injection_threshold = serializers.IntegerField(
+        help_text="A text whose fired signals weigh this much or more is quarantined "
+        "with `instruction_injection`."
+    )
+    injection_signals = InjectionSignalOut(many=True)

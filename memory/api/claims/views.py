@@ -26,7 +26,7 @@ from memory.api.claims.serializers import (
     DeriveIn,
     EventInput,
     EventOutput,
-    GateRuleOut,
+    GateRulesOut,
     HotMemoryOut,
     InvalidateIn,
     RecallIn,
@@ -34,7 +34,7 @@ from memory.api.claims.serializers import (
     VerdictOut,
     verdict_data,
 )
-from memory.gate import GATE_RULES
+from memory.gate import GATE_RULES, INJECTION_SIGNALS, INJECTION_THRESHOLD
 from memory.models import Claim, Event
 from memory.selectors.claims import (
     RecallQuery,
@@ -323,8 +323,10 @@ class GateRulesView(APIView):
     """The write gate's rules as data: every reason code, its decision and what it means."""
 
     @extend_schema(
-        responses={200: GateRuleOut(many=True)},
+        responses={200: GateRulesOut},
         summary="The write gate's reason codes with their decisions and descriptions",
+        description="Also the injection classifier as data: each signal's weight and "
+        "patterns, and the threshold at which a claim is quarantined.",
     )
     def get(self, request: Request) -> Response:
         api_context(request)
@@ -332,7 +334,23 @@ class GateRulesView(APIView):
             {"code": r.code, "decision": r.decision, "description": r.description}
             for r in GATE_RULES
         ]
-        return Response({"results": rules, "next": None})
+        signals = [
+            {
+                "code": signal.code,
+                "description": signal.description,
+                "weight": signal.weight,
+                "patterns": list(signal.patterns),
+            }
+            for signal in INJECTION_SIGNALS
+        ]
+        return Response(
+            {
+                "results": rules,
+                "next": None,
+                "injection_threshold": INJECTION_THRESHOLD,
+                "injection_signals": signals,
+            }
+        )
 
 
 class RecallView(APIView):

@@ -1,0 +1,284 @@
+"""Credentials in any string an agent sends, found before anything is written.
+
+Three layers, each compiled once at first use:
+
+1. detect-secrets' detector plugins (AWS, GitHub, Slack, JWT, private keys,
+   quoted `password = "…"`, …) with its false-positive filters. The generic
+   high-entropy and public-IP plugins stay off: they flag prose, hashes and
+   commit ids.
+2. Detectors detect-secrets lacks: fine-grained GitHub tokens, Google API
+   keys, OpenAI project and Anthropic keys, Hugging Face tokens, private-key
+   bodies without their BEGIN line (recognised by their DER header, so
+   certificates and public keys pass), and high-entropy values assigned to a
+   secret-ish name, quoted or not (`aws_secret_access_key = …`).
+3. Re-scans: the text with its whitespace removed (a key split by spaces or
+   line breaks) against the detectors that need a distinctive prefix, and
+   every base64/hex/URL-encoded payload (`decode.hidden_texts`) against all.
+
+A finding keeps a digest of the secret, never the secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.filters import heuristic
+from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
+
+from common.screen.decode import hidden_texts
+from common.screen.strings import strings_in
+
+_NOISY_PLUGINS = {
+    "Base64 High Entropy String",
+    "Hex High Entropy String",
+    "Public IP (ipv4)",
+}
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """Where a secret was found. Holds a digest of the secret, never the secret."""
+
+    kind: str
+    line: int
+    digest: str
+
+
+@dataclass(frozen=True)
+class _Detector:
+    kind: str
+    regex: re.Pattern[str]
+    accept: Callable[[re.Match[str]], str | None]
+
+
+def _whole(match: re.Match[str]) -> str | None:
+    return match.group()
+
+
+def _der_private_key(match: re.Match[str]) -> str | None:
+    """A base64 run whose DER opens like a private key (version 0 or 1).
+
+    Certificates and public keys open with a nested SEQUENCE or the modulus instead.
+    """
+    run = match.group()
+    if run.startswith("b3BlbnNzaC1rZXktdjE"):  # "openssh-key-v1": OpenSSH private keys only
+        return run
+    head = run[:64]
+    try:
+        raw = base64.b64decode(head[: len(head) - len(head) % 4])
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) < 8 or raw[0] != 0x30:
+        return None
+    size = raw[1]
+    start = 2 + (size & 0x7F if size & 0x80 else 0)
+    return run if raw[start : start + 3] in (b"\x02\x01\x00", b"\x02\x01\x01") else None
+
+
+_PREFIXED: tuple[tuple[str, str], ...] = (
+    ("GitHub Fine-grained Token", r"github_pat_[A-Za-z0-9_]{36,}"),
+    ("GitHub Token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
+    ("Google API Key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("Anthropic API Key", r"sk-ant-[a-z0-9]+-[A-Za-z0-9_\-]{20,}"),
+    ("OpenAI Token", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}"),
+    ("OpenAI Token", r"\bsk-[A-Za-z0-9]{40,}"),
+    ("Hugging Face Token", r"\bhf_[A-Za-z0-9]{34,}"),
+    ("GitLab Token", r"\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}"),
+    ("NPM tokens", r"\bnpm_[A-Za-z0-9]{36}"),
+    ("PyPI Token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("AWS Access Key", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
+    ("Slack Token", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("Stripe Access Key", r"(?:sk|rk)_live_[0-9A-Za-z]{24,}"),
+    ("SendGrid API Key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    (
+        "JSON Web Token",
+        r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+    ),
+    ("Private Key", r"-----BEGIN[A-Z ]{0,20}PRIVATE KEY|PuTTY-User-Key-File-\d"),
+)
+
+# A name that says "this is a credential"; the assignment follows it.
+_CREDENTIAL_ASSIGNMENT = (
+    r"(?i)(secret|passw(?:or)?d|passphrase|pwd|token|api[_.-]?key|apikey|access[_.-]?key"
+    r"|private[_.-]?key|credentials?|signing[_.-]?key|auth[_.-]?key)"
+    r"([A-Za-z0-9_.\-]{0,40})[\"']?\s{0,3}(?:=|:=|:|=>)\s{0,3}[\"']?"
+    r"([^\s\"',;{}()<>\[\]`]{8,200})"
+)
+# Names of things about a credential that are not the credential.
+_NOT_A_CREDENTIAL_ASSIGNMENT = re.compile(
+    r"(?i)[_.-](?:digest|hash|sha\d*|fingerprint|ids?|count|length|len|url|uri|path|file|name"
+    r"|type|policy|expiry|expires|ttl|endpoint|hint|rotation|reset|prefix|format|manager|store"
+    r"|vault|min|max|limit|age|version|scope|scopes|header)\b"
+)
+_PLACEHOLDER = re.compile(
+    r"^(?:\$\{.*\}|\{\{.*\}\}|<.*>|%\(.*\)s|\*+|x+|\.+|-+|null|none|true|false|redacted|changeme"
+    r"|your[_-].*|env\(.*)$",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"^[a-z]+(?:[-_./][a-z]+)*$")
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _classes(value: str) -> int:
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
+
+
+def _assigned_secret(match: re.Match[str]) -> str | None:
+    suffix, value = match.group(2), match.group(3)
+    if suffix and not re.fullmatch(r"s?(?:[_.\-][A-Za-z0-9_.\-]*)?", suffix):
+        return None  # the name runs on into another word: "tokenizer", "secretary"
+    if (
+        _NOT_A_CREDENTIAL_ASSIGNMENT.search(suffix)
+        or _PLACEHOLDER.match(value)
+        or _WORDS.match(value)
+    ):
+        return None
+    if value.startswith(("/", "~", "./", "http://", "https://")) and "@" not in value:
+        return None  # a path or a URL without credentials
+    classes = _classes(value)
+    if classes >= 3 or (len(value) >= 16 and classes >= 2 and _entropy(value) >= 3.0):
+        return value
+    return None
+
+
+def _bearer(match: re.Match[str]) -> str | None:
+    value = match.group(1)
+    return value if _classes(value) >= 2 and _entropy(value) >= 3.0 else None
+
+
+@cache
+def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
+    """(detectors for the text as written, detectors for whitespace-joined text)."""
+    prefixed = tuple(_Detector(kind, re.compile(p), _whole) for kind, p in _PREFIXED)
+    key_body = _Detector(
+        "Private Key",
+        re.compile(r"(?:MI|MH)[A-Za-z0-9+/]{38,}={0,2}|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}"),
+        _der_private_key,
+    )
+    assigned = _Detector(
+        "High Entropy Assignment", re.compile(_CREDENTIAL_ASSIGNMENT), _assigned_secret
+    )
+    bearer = _Detector(
+        "Bearer Token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), _bearer
+    )
+    return (*prefixed, key_body, assigned, bearer), (*prefixed, key_body)
+
+
+# The keyword detector is the slowest plugin and can only fire near one of its
+# keywords; a key name worth pairing with its value contains one of these.
+_KEYWORD_HINT = re.compile("|".join(DENYLIST), re.IGNORECASE)
+_SECRET_KEY_NAME = re.compile(
+    r"(?i)pass|pwd|secret|token|key|cred|auth|bearer|cookie|session|private|sign|salt|conn"
+    r"|contrase"
+)
+
+
+@cache
+def _plugins() -> tuple[BasePlugin, ...]:
+    return tuple(
+        cls()
+        for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items())
+        if secret_type not in _NOISY_PLUGINS
+    )
+
+
+def _filtered_out(secret: str, line: str, plugin: BasePlugin) -> bool:
+    """detect-secrets' own false-positive filters, the ones an ad-hoc scan applies."""
+    return (
+        heuristic.is_sequential_string(secret)
+        or heuristic.is_potential_uuid(secret)
+        or heuristic.is_likely_id_string(secret, line, plugin)
+        or heuristic.is_templated_secret(secret)
+        or heuristic.is_prefixed_with_dollar_sign(secret)
+        or heuristic.is_not_alphanumeric_string(secret)
+        or heuristic.is_indirect_reference(line)
+    )
+
+
+def _finding(kind: str, line: int, secret: str) -> SecretFinding:
+    return SecretFinding(
+        kind=kind, line=line, digest="sha256:" + hashlib.sha256(secret.encode()).hexdigest()
+    )
+
+
+def _scan_plugins(text: str) -> Iterator[SecretFinding]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        keyword_near = bool(_KEYWORD_HINT.search(line))
+        for plugin in _plugins():
+            if isinstance(plugin, KeywordDetector) and not keyword_near:
+                continue
+            for secret in plugin.analyze_string(line):
+                if secret and not _filtered_out(secret, line, plugin):
+                    yield _finding(plugin.secret_type, number, secret)
+
+
+def _scan_own(
+    text: str, detectors: Iterable[_Detector], *, joined: bool
+) -> Iterator[SecretFinding]:
+    for detector in detectors:
+        for match in detector.regex.finditer(text):
+            secret = detector.accept(match)
+            if secret:
+                line = 1 if joined else text.count("\n", 0, match.start()) + 1
+                yield _finding(detector.kind, line, secret)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _scan(text: str) -> list[SecretFinding]:
+    written, prefixed = _own_detectors()
+    findings = [*_scan_plugins(text), *_scan_own(text, written, joined=False)]
+    if _SPACE.search(text):
+        findings.extend(_scan_own(_SPACE.sub("", text), prefixed, joined=True))
+    return findings
+
+
+def find_secrets_in_text(text: str) -> list[SecretFinding]:
+    """Every credential in `text` and in whatever it hides, one finding per secret."""
+    if not text or len(text) < 8:
+        return []
+    findings = _scan(text)
+    for hidden in hidden_texts(text):
+        findings.extend(_scan(hidden))
+    unique: dict[str, SecretFinding] = {}
+    for finding in findings:
+        unique.setdefault(finding.digest, finding)
+    return list(unique.values())
+
+
+def find_secrets_in_value(value: Any) -> list[SecretFinding]:
+    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs."""
+    findings: list[SecretFinding] = []
+    for text in strings_in(value, pair_keys=_SECRET_KEY_NAME):
+        findings.extend(find_secrets_in_text(text))
+    return findings
+
+
+def find_secrets_in_strings(strings: Iterable[str]) -> list[SecretFinding]:
+    findings: list[SecretFinding] = []
+    for text in strings:
+        findings.extend(find_secrets_in_text(text))
+    return findings
