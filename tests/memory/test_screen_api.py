@@ -242,7 +242,7 @@ def test_an_injection_in_an_event_is_recorded_as_observed(agent):
 # -- receipts -------------------------------------------------------------------------
 
 
-def test_a_secret_in_the_external_id_is_refused(agent):
+def test_a_secret_in_the_external_id_is_refused(agent, blog_platform):
     receipt = create(agent).json()
     transition(agent, receipt["id"], to="submitted")
     response = transition(agent, receipt["id"], to="succeeded", external_id=ANTHROPIC)
@@ -254,7 +254,7 @@ def test_a_secret_in_the_external_id_is_refused(agent):
 
 
 @pytest.mark.parametrize("field", ["operation", "idempotency_key"])
-def test_a_secret_in_a_receipt_name_is_refused(agent, field):
+def test_a_secret_in_a_receipt_name_is_refused(agent, blog_platform, field):
     response = create(agent, **{field: CLASSIC})
     assert response.status_code == 400
     assert response.json()["code"] == "secret_detected"
@@ -262,7 +262,7 @@ def test_a_secret_in_a_receipt_name_is_refused(agent, field):
     assert tables_containing(CLASSIC[4:24]) == {}
 
 
-def test_a_new_kind_of_key_in_the_intent_is_refused_with_its_own_code(agent):
+def test_a_new_kind_of_key_in_the_intent_is_refused_with_its_own_code(agent, blog_platform):
     response = create(agent, intent={"auth": {"header": f"x-api-key {ANTHROPIC}"}})
     assert (response.status_code, response.json()["code"]) == (400, "secret_in_intent")
     assert not Receipt.objects.exists()
