@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from common import views as common_views
@@ -24,6 +24,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    # Every other /api/ path answers a 404 problem here rather than through
+    # handler404, which Django skips (for its HTML debug page) when DEBUG is on.
+    re_path(r"^api/", common_views.api_not_found),
     path("healthz", common_views.healthz, name="healthz"),
     path("metrics", common_views.metrics, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -278,3 +278,10 @@ class GateRuleOut(serializers.Serializer):
     code = serializers.CharField()
     decision = serializers.CharField()
     description = serializers.CharField()
+
+
+class GateRulesOut(serializers.Serializer):
+    """The whole rule list in one page: `next` is always null."""
+
+    results = GateRuleOut(many=True)
+    next = serializers.CharField(allow_null=True)

@@ -26,7 +26,7 @@ from memory.api.claims.serializers import (
     DeriveIn,
     EventInput,
     EventOutput,
-    GateRuleOut,
+    GateRulesOut,
     HotMemoryOut,
     InvalidateIn,
     RecallIn,
@@ -318,7 +318,7 @@ class GateRulesView(APIView):
     """The write gate's rules as data: every reason code, its decision and what it means."""
 
     @extend_schema(
-        responses={200: GateRuleOut(many=True)},
+        responses={200: GateRulesOut},
         summary="The write gate's reason codes with their decisions and descriptions",
     )
     def get(self, request: Request) -> Response:
