@@ -116,7 +116,11 @@ class HttpReconciler(Reconciler):
         except ValueError as exc:
             return str(exc)
         probe = url.format_map(dict.fromkeys(names, "x"))
-        parts = urlsplit(probe)
+        try:
+            parts = urlsplit(probe)
+            parts.hostname  # noqa: B018 - raises on a malformed IPv6 host such as http://[::1/
+        except ValueError:
+            return "The lookup_url is not a valid URL."
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return "The lookup_url must be an absolute http(s) URL."
         if parts.username or parts.password:

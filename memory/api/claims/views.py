@@ -293,6 +293,8 @@ class ClaimDeriveView(APIView):
         )
         if parent is None:
             raise not_found("claim")
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["The body must be a JSON object."]})
         payload = dict(request.data)
         if not payload.get("sources"):
             # A derivation's evidence is its parents' evidence.
