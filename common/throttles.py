@@ -78,11 +78,15 @@ class AnonymousThrottle(_SettingsRateThrottle):
 
 
 class ScopedPrincipalThrottle(_SettingsRateThrottle):
-    """A second, tighter budget for views that set `throttle_scope` (expensive endpoints)."""
+    """A second, tighter budget on the writes of views that set `throttle_scope`.
+
+    Those are the expensive calls (a batch of candidates, a package scan);
+    reads of the same view only count against the caller's general rate.
+    """
 
     def allow_request(self, request: Request, view: Any) -> bool:
         self.scope = getattr(view, "throttle_scope", None)
-        if not self.scope:
+        if not self.scope or request.method in ("GET", "HEAD", "OPTIONS"):
             return True
         return super().allow_request(request, view)
 

@@ -225,8 +225,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 16 * 1024 * 1024)
 # Deeper JSON is refused with 400 `nesting_too_deep` before any view walks it.
 API_JSON_MAX_DEPTH = env_int("API_JSON_MAX_DEPTH", 64)
-# claims:batch: at most this many items (the contract says 1,000) per call.
-CLAIMS_BATCH_MAX_ITEMS = env_int("CLAIMS_BATCH_MAX_ITEMS", 1000)
 
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
 # username from one address, that pair is locked out for AXES_COOLOFF_MINUTES

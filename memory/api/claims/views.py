@@ -167,6 +167,7 @@ class ClaimListCreateView(ListAPIView):
 
 class ClaimBatchView(APIView):
     permission_classes = [CLAIMS_WRITE]
+    throttle_scope = "claims_batch"
 
     @extend_schema(
         request=BatchIn,
