@@ -226,6 +226,18 @@ API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 16 * 1024 * 1024)
 # Deeper JSON is refused with 400 `nesting_too_deep` before any view walks it.
 API_JSON_MAX_DEPTH = env_int("API_JSON_MAX_DEPTH", 64)
 
+# Skill packages: besides the size limits (SKILL_PACKAGE_MAX_FILE_BYTES,
+# SKILL_PACKAGE_MAX_TOTAL_BYTES, SKILL_PACKAGE_MAX_FILES; 413 beyond them), the
+# inspection of one package is bounded (422 `scan_budget_exceeded` beyond it).
+SKILL_PACKAGE_MAX_FILE_BYTES = env_int("SKILL_PACKAGE_MAX_FILE_BYTES", 1_000_000)
+SKILL_PACKAGE_MAX_TOTAL_BYTES = env_int("SKILL_PACKAGE_MAX_TOTAL_BYTES", 10_000_000)
+SKILL_PACKAGE_MAX_FILES = env_int("SKILL_PACKAGE_MAX_FILES", 500)
+SKILL_SCAN_MAX_TEXT_LINES = env_int("SKILL_SCAN_MAX_TEXT_LINES", 20_000)
+SKILL_SCAN_MAX_SCRIPT_BYTES = env_int("SKILL_SCAN_MAX_SCRIPT_BYTES", 256_000)
+SKILL_SCAN_MAX_AST_NODES = env_int("SKILL_SCAN_MAX_AST_NODES", 100_000)
+SKILL_SCAN_MAX_AST_DEPTH = env_int("SKILL_SCAN_MAX_AST_DEPTH", 100)
+SKILL_SCAN_MAX_SECONDS = env_int("SKILL_SCAN_MAX_SECONDS", 10)
+
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
 # username from one address, that pair is locked out for AXES_COOLOFF_MINUTES
 # and the login page answers 429 saying when to try again.
