@@ -253,6 +253,7 @@ class VersionFileView(APIView):
         summary="Read one file of a version on demand",
         description="Any version but a revoked one, so evaluators can read drafts.",
         responses={
+            (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
             404: _NOT_FOUND,
             410: OpenApiResponse(description="`version_revoked`"),

@@ -10,6 +10,7 @@ documented one. Examples stay few so the file runs in about a minute on two core
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,9 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.middleware.csrf import _get_new_csrf_string
 from django.test import Client
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
+from rest_framework.test import APIClient
 from schemathesis.checks import (
     content_type_conformance,
     not_a_server_error,
@@ -29,7 +32,11 @@ from schemathesis.checks import (
 from accounts.models import Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 from config.wsgi import application
+from reviews.models import ReviewItem
+from tests.skills.conftest import build_zip, skill_md, upload_file
 
+# Small by default so the file runs in about a minute; raise it for a deeper run.
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "6"))
 CONFIG = schemathesis.Config.from_dict(
     {
         "phases": {
@@ -38,7 +45,7 @@ CONFIG = schemathesis.Config.from_dict(
             "fuzzing": {"enabled": True},
             "stateful": {"enabled": False},
         },
-        "generation": {"max-examples": 6, "database": "none", "deterministic": True},
+        "generation": {"max-examples": MAX_EXAMPLES, "database": "none", "deterministic": True},
     }
 )
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
@@ -49,13 +56,18 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONF
 
 
 @pytest.fixture(autouse=True)
-def _fuzzing_settings(db, settings) -> Iterator[None]:
+def _fuzzing_settings(db, settings) -> None:
     # The fuzzer sends far more requests than a client would in a minute.
     settings.API_THROTTLE_RATES = {}
     # Unknown paths and errors must be problems in the mode developers run, too.
     settings.DEBUG = True
+
+
+@pytest.fixture
+def in_process_app(real_objects) -> Iterator[None]:
     # The app is called in-process inside the test's transaction; like Django's
     # test client, keep the request signals from closing that connection.
+    # (After real_objects: Django's test client connects them again.)
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     yield
@@ -84,14 +96,103 @@ def callers() -> dict[str, dict[str, Any]]:
     }
 
 
+@pytest.fixture
+def real_objects(callers) -> dict[str, str]:
+    """One of each object, made through the API, so responses with content are checked too."""
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=callers["agent"]["headers"]["Authorization"])
+    now = timezone.now().isoformat()
+    event = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:fuzz-admin",
+            "kind": "user_statement",
+            "text": "I live in Lyon",
+            "observed_at": now,
+        },
+        format="json",
+    ).json()
+    claim = agent.post(
+        "/api/v1/claims",
+        {
+            "subject": "user:fuzz-admin",
+            "kind": "fact",
+            "predicate": "home_city",
+            "value": {"city": "Lyon", "since": 2020},
+            "text": "Lives in Lyon",
+            "scope": {"project": "crm"},
+            "authority": "user_explicit",
+            "basis": "reported",
+            "sources": [{"event": event["id"]}, {"uri": "chat://s1/m7", "observed_at": now}],
+        },
+        format="json",
+    ).json()
+    receipt = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "articles.create",
+            "target": "https://blog.example/api",
+            "intent": {"title": "t"},
+            "idempotency_key": "fuzz-1",
+        },
+        format="json",
+    ).json()
+    agent.put(
+        "/api/v1/checkpoints/fuzz-task",
+        {"input_fingerprint": "f1", "stage": "draft", "state": {"n": 1}},
+        format="json",
+    )
+    agent.post("/api/v1/skills", {"slug": "fuzz-skill"}, format="json")
+    package = build_zip({"SKILL.md": skill_md("fuzz-skill"), "references/notes.md": "# Notes\n"})
+    agent.post(
+        "/api/v1/skills/fuzz-skill/versions",
+        {"package": upload_file(package)},
+        format="multipart",
+    )
+    item = ReviewItem.objects.filter(target_id=claim["id"]).first()
+    return {
+        "event_id": event["id"],
+        "claim_id": claim["id"],
+        "receipt_id": receipt["id"],
+        "task_key": "fuzz-task",
+        "item_id": str(item.pk) if item else "1",
+        "subject": "user:fuzz-admin",
+        "slug": "fuzz-skill",
+        "number": "1",
+        "a": "1",
+        "b": "1",
+        "label": "production",
+        "path": "references/notes.md",
+    }
+
+
 @schema.parametrize()
 @settings(
     deadline=None,
     suppress_health_check=list(HealthCheck),
-    max_examples=6,
+    max_examples=MAX_EXAMPLES,
     derandomize=True,
     database=None,
 )
-def test_api_answers_every_request_within_its_schema(case: Any, callers) -> None:
-    for credentials in callers.values():
-        case.call_and_validate(checks=CHECKS, **credentials)
+def test_api_answers_every_request_within_its_schema(
+    case: Any, callers, real_objects, in_process_app
+) -> None:
+    for caller in callers_for(case.operation.path):
+        case.call_and_validate(checks=CHECKS, **callers[caller])
+    if case.path_parameters and set(case.path_parameters) <= set(real_objects):
+        # The same request against objects that exist, so the success bodies
+        # are checked against the schema too, not only the 404s.
+        case.path_parameters = {name: real_objects[name] for name in case.path_parameters}
+        for caller in callers_for(case.operation.path):
+            case.call_and_validate(checks=CHECKS, **callers[caller])
+
+
+def callers_for(path: str) -> tuple[str, ...]:
+    # People's endpoints answer agents a 403 before reading anything, and
+    # agents' endpoints validate a session's input the same way, so each side
+    # is fuzzed where it gets past the door; skills serve both.
+    if path.startswith(("/api/v1/me/", "/api/v1/reviews", "/api/v1/deletions")):
+        return ("session",)
+    if path.startswith("/api/v1/skills"):
+        return ("agent", "session")
+    return ("agent",)
