@@ -196,3 +196,50 @@ def callers_for(path: str) -> tuple[str, ...]:
     if path.startswith("/api/v1/skills"):
         return ("agent", "session")
     return ("agent",)
+
+
+# -- responses that once broke the schema, each checked with content in it ------------
+
+CONFORMS = [response_schema_conformance, content_type_conformance, not_a_server_error]
+
+
+def _call(path: str, method: str, caller: dict[str, Any], **parts: Any) -> Any:
+    if "body" in parts:
+        parts.setdefault("media_type", "application/json")
+    case = schema[path][method].Case(**parts)
+    response = case.call(**caller)
+    case.validate_response(response, checks=CONFORMS)
+    return response
+
+
+def test_gate_rules_match_the_schema(callers, real_objects, in_process_app):
+    response = _call("/api/v1/gate/rules", "GET", callers["agent"])
+    assert response.status_code == 200
+    assert response.json()["results"]
+
+
+def test_skills_list_and_detail_match_the_schema(callers, real_objects, in_process_app):
+    for caller in ("agent", "session"):
+        listed = _call("/api/v1/skills", "GET", callers[caller])
+        assert "fuzz-skill" in [s["slug"] for s in listed.json()["results"]]
+        # A skill with no version yet: latest_version and production are null.
+        created = _call("/api/v1/skills", "POST", callers[caller], body={"slug": f"new-{caller}"})
+        assert created.status_code == 201
+        assert created.json()["latest_version"] is None
+        detail = _call(
+            "/api/v1/skills/{slug}", "GET", callers[caller], path_parameters={"slug": "fuzz-skill"}
+        )
+        assert detail.json()["latest_version"] == 1
+
+
+def test_recall_with_items_matches_the_schema(callers, real_objects, in_process_app):
+    response = _call(
+        "/api/v1/recall",
+        "POST",
+        callers["agent"],
+        body={"subject": "user:fuzz-admin", "scope": {"project": "crm"}, "query": "lyon"},
+    )
+    assert response.status_code == 200
+    items = response.json()["items"]
+    assert [item["id"] for item in items] == [real_objects["claim_id"]]
+    assert {source["uri"] for source in items[0]["sources"]} >= {"chat://s1/m7"}

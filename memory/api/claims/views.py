@@ -389,6 +389,7 @@ class RecallView(APIView):
                         "uri": s.uri,
                         "observed_at": s.observed_at,
                         "digest": s.digest,
+                        "added_at": s.added_at,
                     }
                     for s in item.claim.sources.all()
                 ],
