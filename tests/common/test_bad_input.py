@@ -169,8 +169,7 @@ def test_a_real_cursor_still_pages(agent):
 
 def test_a_nul_in_a_query_parameter_is_400(agent):
     response = agent.get("/api/v1/claims", {"subject": "user:al\x00ice"})
-    assert 400 <= response.status_code < 500
-    assert response["Content-Type"] == "application/problem+json"
+    assert_problem(response, 400, "nul_character")
 
 
 def test_unknown_api_paths_are_problems_with_debug_on(agent, settings):
@@ -240,3 +239,18 @@ def test_console_queue_ignores_a_garbage_after_cursor(editor, login, candidate_i
         response = login(editor).get("/review/candidates/", {"after": after, "sort": sort})
         assert response.status_code == 200
         assert "Alice probably works at Acme" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/checkpoints/task%00key",
+        "/api/v1/skills/pdf%00tools",
+        "/api/v1/skills/pdf-tools/versions/1/files/scripts/a%00.py",
+        "/api/v1/subjects/user:al%00ice/hot-memory",
+        "/api/v1/claims?predicate=home%00city",
+        "/api/v1/receipts?operation=a%00b",
+    ],
+)
+def test_a_nul_in_the_url_is_a_400_problem(agent, path):
+    assert_problem(agent.get(path), 400, "nul_character")
