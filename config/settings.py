@@ -278,6 +278,12 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# The schema documents the 429 and 413 answers every operation may give.
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "common.schema.document_limits",
+]
+
 # Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None

@@ -10,7 +10,9 @@ documented one. Examples stay few so the file runs in about a minute on two core
 
 from __future__ import annotations
 
+import copy
 import os
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,13 +65,18 @@ def _fuzzing_settings(db, settings) -> None:
     settings.DEBUG = True
 
 
-@pytest.fixture
-def in_process_app(real_objects) -> Iterator[None]:
+def _detach_request_signals() -> None:
     # The app is called in-process inside the test's transaction; like Django's
     # test client, keep the request signals from closing that connection.
-    # (After real_objects: Django's test client connects them again.)
+    # Django's test client connects them again after each request, so this
+    # runs after any seeding through it.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
+
+
+@pytest.fixture
+def in_process_app() -> Iterator[None]:
+    _detach_request_signals()
     yield
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
@@ -175,11 +182,16 @@ def real_objects(callers) -> dict[str, str]:
     database=None,
 )
 def test_api_answers_every_request_within_its_schema(
-    case: Any, callers, real_objects, in_process_app
+    case: Any, callers, in_process_app, request
 ) -> None:
     for caller in callers_for(case.operation.path):
         case.call_and_validate(checks=CHECKS, **callers[caller])
-    if case.path_parameters and set(case.path_parameters) <= set(real_objects):
+    if not case.path_parameters:
+        return
+    # Made once per operation, and only for operations that name objects.
+    real_objects = request.getfixturevalue("real_objects")
+    _detach_request_signals()
+    if set(case.path_parameters) <= set(real_objects):
         # The same request against objects that exist, so the success bodies
         # are checked against the schema too, not only the 404s.
         case.path_parameters = {name: real_objects[name] for name in case.path_parameters}
@@ -243,3 +255,23 @@ def test_recall_with_items_matches_the_schema(callers, real_objects, in_process_
     items = response.json()["items"]
     assert [item["id"] for item in items] == [real_objects["claim_id"]]
     assert {source["uri"] for source in items[0]["sources"]} >= {"chat://s1/m7"}
+
+
+def test_throttled_and_too_large_answers_match_the_schema(
+    callers, real_objects, in_process_app, settings
+):
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-fuzz-{uuid.uuid4().hex}"
+    settings.CACHES = caches
+    settings.API_THROTTLE_RATES = {"agent": "1/minute"}
+    _call("/api/v1/gate/rules", "GET", callers["agent"])
+    throttled = _call("/api/v1/gate/rules", "GET", callers["agent"])
+    assert throttled.status_code == 429
+    headers = {name.lower(): values for name, values in throttled.headers.items()}
+    assert int(headers["retry-after"][0]) >= 1
+    settings.API_THROTTLE_RATES = {}
+    settings.API_MAX_BODY_BYTES = 100
+    body = {"subject": "user:fuzz-admin", "query": "x" * 200}
+    too_large = _call("/api/v1/recall", "POST", callers["agent"], body=body)
+    assert too_large.status_code == 413
+    assert too_large.json()["code"] == "payload_too_large"
