@@ -218,6 +218,9 @@ API_THROTTLE_RATES = {
     "claims_batch": os.environ.get("API_THROTTLE_CLAIMS_BATCH", "120/minute"),
     "skill_upload": os.environ.get("API_THROTTLE_SKILL_UPLOAD", "60/minute"),
 }
+# Proxies in front of memdesk that append to X-Forwarded-For; 0 counts
+# anonymous callers by REMOTE_ADDR alone, so the header cannot be spoofed.
+REST_FRAMEWORK["NUM_PROXIES"] = env_int("API_NUM_PROXIES", 0)
 # The largest JSON body the API reads (413 `payload_too_large` beyond it); Django
 # refuses to buffer larger form bodies too.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 1024 * 1024)

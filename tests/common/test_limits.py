@@ -226,3 +226,13 @@ def test_a_successful_login_resets_the_failures(editor, settings):
     _login(client, "wrong")
     _login(client, "wrong")
     assert _login(client, "correct horse battery").status_code == 302
+
+
+def test_anonymous_callers_cannot_dodge_the_count_with_x_forwarded_for(rates):
+    rates(anon="2/minute")
+    client = Client()
+    for n in range(2):
+        assert client.get("/api/schema/", HTTP_X_FORWARDED_FOR=f"203.0.113.{n}").status_code == 200
+    refused = client.get("/api/schema/", HTTP_X_FORWARDED_FOR="203.0.113.99")
+    assert refused.status_code == 429
+    assert refused["Retry-After"]
