@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
+from common.problems import problem_response
+
 logger = logging.getLogger("memdesk.request")
 
 
@@ -32,3 +34,33 @@ class RequestLogMiddleware:
             },
         )
         return response
+
+
+class ApiUrlGuardMiddleware:
+    """Refuse a NUL character anywhere in an /api/ URL with a 400 problem.
+
+    PostgreSQL text cannot hold NUL, so a path or query parameter carrying one
+    would otherwise fail deep inside a query with a 500. (NUL in JSON bodies is
+    refused by `common.parsers`.)
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/") and (
+            "\x00" in request.path
+            or any("\x00" in key or "\x00" in value for key, value in _query_items(request))
+        ):
+            return problem_response(
+                request,
+                status_code=400,
+                code="nul_character",
+                title="Malformed request",
+                detail="The URL contains a NUL character (%00).",
+            )
+        return self.get_response(request)
+
+
+def _query_items(request: HttpRequest) -> list[tuple[str, str]]:
+    return [(key, value) for key, values in request.GET.lists() for value in values]

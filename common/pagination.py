@@ -4,8 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.pagination import CursorPagination
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.db import connection
+from django.db.models import QuerySet
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
+
+from common.problems import Problem
+
+
+def cursor_invalid() -> Problem:
+    return Problem(
+        "cursor_invalid",
+        "The cursor is not one this list handed out. Start again without `cursor`, "
+        "then follow `next`.",
+        title="Invalid cursor",
+    )
 
 
 class CursorPage(CursorPagination):
@@ -13,6 +29,41 @@ class CursorPage(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 500
     ordering = "-created_at"
+
+    def paginate_queryset(
+        self, queryset: QuerySet, request: Request, view: Any = None
+    ) -> list[Any] | None:
+        self._model = queryset.model
+        return super().paginate_queryset(queryset, request, view)
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        # A cursor is opaque but only base64: an edited one must be a 400, not
+        # a 404 (the list exists) and not a 500 from a position the ordering
+        # field cannot hold.
+        try:
+            cursor = super().decode_cursor(request)
+        except (NotFound, UnicodeError) as exc:
+            raise cursor_invalid() from exc
+        if cursor is not None and cursor.position is not None:
+            self._check_position(cursor.position)
+        return cursor
+
+    def _check_position(self, position: str) -> None:
+        if "\x00" in position:
+            raise cursor_invalid()
+        name = self.ordering[0].lstrip("-")
+        model = getattr(self, "_model", None)
+        if model is None:
+            return
+        try:
+            field = model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return
+        try:
+            value = field.to_python(position)
+            field.get_db_prep_value(value, connection=connection, prepared=False)
+        except (ValidationError, ValueError, TypeError, OverflowError) as exc:
+            raise cursor_invalid() from exc
 
     def get_paginated_response(self, data: Any) -> Response:
         return Response({"results": data, "next": self.get_next_link()})

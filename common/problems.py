@@ -7,13 +7,15 @@ ones, never rename.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 TYPE_BASE = "https://memdesk.dev/problems/"
@@ -101,10 +103,24 @@ def _flatten_errors(detail: Any) -> dict[str, list[str]]:
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    # Imported here: rest_framework.views reads the parser settings at import,
+    # and common.parsers needs this module.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        # Django refuses to buffer a body over DATA_UPLOAD_MAX_MEMORY_SIZE.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = Problem(
+            "payload_too_large",
+            f"The body is too large; this endpoint accepts at most {limit} bytes.",
+            status_code=413,
+            title="Payload too large",
+            limit=limit,
+        )
 
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
@@ -132,6 +148,17 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             instance=instance,
             errors=errors,
         )
+    elif isinstance(exc, exceptions.Throttled):
+        wait = max(1, math.ceil(exc.wait or 1))
+        body = problem_body(
+            status_code=429,
+            code="throttled",
+            title="Too many requests",
+            detail=f"Too many requests; try again in {wait} seconds.",
+            instance=instance,
+            retry_after=wait,
+        )
+        response["Retry-After"] = str(wait)
     else:
         raw_codes = exc.get_codes()
         raw = raw_codes if isinstance(raw_codes, str) else "error"

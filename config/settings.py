@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "pgtrigger",
+    "axes",
     "common",
     "accounts",
     "reviews",
@@ -79,6 +81,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "common.middleware.RequestLogMiddleware",
+    "common.middleware.ApiUrlGuardMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -227,7 +232,70 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "common.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "common.throttles.AgentTokenThrottle",
+        "common.throttles.UserThrottle",
+        "common.throttles.AnonymousThrottle",
+        "common.throttles.ScopedPrincipalThrottle",
+    ],
 }
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "common.parsers.SafeJSONParser",
+    "common.parsers.LimitedMultiPartParser",
+]
+
+# Limits ----------------------------------------------------------------------
+# Requests per agent token, per signed-in person and per anonymous address,
+# counted in the Redis cache so every web process shares the counts. Scoped
+# rates apply on top to the expensive endpoints that name a `throttle_scope`.
+# Format: "<count>/<second|minute|hour|day>".
+API_THROTTLE_RATES = {
+    "agent": os.environ.get("API_THROTTLE_AGENT", "3000/minute"),
+    "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),
+    "anon": os.environ.get("API_THROTTLE_ANON", "300/minute"),
+    "claims_batch": os.environ.get("API_THROTTLE_CLAIMS_BATCH", "120/minute"),
+    "skill_upload": os.environ.get("API_THROTTLE_SKILL_UPLOAD", "60/minute"),
+}
+# Proxies in front of memdesk that append to X-Forwarded-For; 0 counts
+# anonymous callers by REMOTE_ADDR alone, so the header cannot be spoofed.
+REST_FRAMEWORK["NUM_PROXIES"] = env_int("API_NUM_PROXIES", 0)
+# The largest JSON body the API reads (413 `payload_too_large` beyond it); Django
+# refuses to buffer larger form bodies too.
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# The largest multipart upload (skill packages) the API reads.
+API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 16 * 1024 * 1024)
+# Deeper JSON is refused with 400 `nesting_too_deep` before any view walks it.
+API_JSON_MAX_DEPTH = env_int("API_JSON_MAX_DEPTH", 64)
+
+# Skill packages: besides the size limits (SKILL_PACKAGE_MAX_FILE_BYTES,
+# SKILL_PACKAGE_MAX_TOTAL_BYTES, SKILL_PACKAGE_MAX_FILES; 413 beyond them), the
+# inspection of one package is bounded (422 `scan_budget_exceeded` beyond it).
+SKILL_PACKAGE_MAX_FILE_BYTES = env_int("SKILL_PACKAGE_MAX_FILE_BYTES", 1_000_000)
+SKILL_PACKAGE_MAX_TOTAL_BYTES = env_int("SKILL_PACKAGE_MAX_TOTAL_BYTES", 10_000_000)
+SKILL_PACKAGE_MAX_FILES = env_int("SKILL_PACKAGE_MAX_FILES", 500)
+SKILL_SCAN_MAX_TEXT_LINES = env_int("SKILL_SCAN_MAX_TEXT_LINES", 20_000)
+SKILL_SCAN_MAX_SCRIPT_BYTES = env_int("SKILL_SCAN_MAX_SCRIPT_BYTES", 256_000)
+SKILL_SCAN_MAX_AST_NODES = env_int("SKILL_SCAN_MAX_AST_NODES", 100_000)
+SKILL_SCAN_MAX_AST_DEPTH = env_int("SKILL_SCAN_MAX_AST_DEPTH", 100)
+SKILL_SCAN_MAX_SECONDS = env_int("SKILL_SCAN_MAX_SECONDS", 10)
+
+# Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
+# username from one address, that pair is locked out for AXES_COOLOFF_MINUTES
+# and the login page answers 429 saying when to try again.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+# Behind a proxy, tell axes which header carries the client address.
+AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IP_HEADERS", ["REMOTE_ADDR"])
+# -----------------------------------------------------------------------------
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "memdesk agent API",
@@ -250,6 +318,12 @@ SPECTACULAR_SETTINGS = {
         "ReceiptStateEnum": "memory.models.receipts.ReceiptState.choices",
     },
 }
+
+# The schema documents the 429 and 413 answers every operation may give.
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "common.schema.document_limits",
+]
 
 # Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).
 CELERY_BROKER_URL = REDIS_URL

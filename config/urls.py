@@ -1,7 +1,7 @@
 from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_replace
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
@@ -44,6 +44,9 @@ urlpatterns = [
         ),
         name="api-redoc",
     ),
+    # Every other /api/ path answers a 404 problem here rather than through
+    # handler404, which Django skips (for its HTML debug page) when DEBUG is on.
+    re_path(r"^api/", common_views.api_not_found),
     path("healthz", common_views.healthz, name="healthz"),
     path("metrics", common_views.metrics, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),

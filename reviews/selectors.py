@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import Count, Min, Q, QuerySet
 
@@ -51,12 +51,25 @@ def count_capped(queryset: QuerySet[ReviewItem], cap: int = COUNT_CAP) -> str:
     return f"{cap:,}+" if n > cap else f"{n:,}"
 
 
+_BIGINT = 2**63
+
+
 def _decode_cursor(cursor: str) -> tuple[int, datetime, int] | None:
+    """The keyset position in `after`; anything this page did not hand out is ignored."""
     try:
         priority, stamp, item_id = cursor.split("|")
-        return int(priority), datetime.fromisoformat(stamp), int(item_id)
-    except ValueError:
+        position = int(priority), datetime.fromisoformat(stamp), int(item_id)
+        when = position[1]
+        if when.tzinfo is None:
+            raise ValueError("naive timestamp")
+        # Normalising to UTC is what the database will do; near year 1 or 9999
+        # it overflows, and that must not happen inside the query.
+        when.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
+    if not all(-_BIGINT <= number < _BIGINT for number in (position[0], position[2])):
+        return None
+    return position
 
 
 def queue_page(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.actors import Actor
 from accounts.models import Membership, Role
 from accounts.selectors import request_membership
+from common import parsers
 from common.htmx import render_page
 from common.problems import Problem
 from reviews import selectors, services
@@ -197,9 +196,25 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
     if request.POST.get("evidence"):
         payload["evidence"] = {"note": request.POST["evidence"].strip()}
     if request.POST.get("payload_json"):
-        with contextlib.suppress(json.JSONDecodeError):
-            payload.update(json.loads(request.POST["payload_json"]))
+        payload.update(_payload_json(request.POST["payload_json"]))
     return payload
+
+
+def _payload_json(raw: str) -> dict[str, Any]:
+    # The same refusals as the API's JSON (NUL, lone surrogates, depth, 64-bit
+    # integers), and the decision handlers need named fields, so an object.
+    try:
+        value = parsers.loads(raw)
+    except Problem as problem:
+        raise Problem(
+            "payload_invalid", f"The decision payload is not usable JSON: {problem.detail}"
+        ) from problem
+    if not isinstance(value, dict):
+        raise Problem(
+            "payload_invalid",
+            'The decision payload must be a JSON object, like {"winner": "<claim id>"}.',
+        )
+    return value
 
 
 @login_required

@@ -28,6 +28,11 @@ path order, so the same zip always fails the same way):
 11. ``capability_undeclared``: a script under ``scripts/`` that evidently uses
     a capability in ``DETECTABLE_CAPABILITIES`` the manifest does not declare.
 
+Scanning is bounded by a ``ScanBudget`` (text lines, script size, AST nodes
+and depth, wall time); a package beyond it fails with ``scan_budget_exceeded``
+wherever the budget runs out, so hostile input costs seconds, never a worker.
+``HTTP_STATUS`` gives the status the API answers for each code.
+
 Secrets are scanned before the frontmatter is parsed so that no error detail
 (YAML errors quote the offending key) can echo a credential back.
 """
@@ -44,6 +49,7 @@ import posixpath
 import re
 import shlex
 import stat
+import time
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -67,8 +73,12 @@ ERROR_CODES = frozenset(
         "frontmatter_invalid",
         "name_mismatch",
         "capability_undeclared",
+        "scan_budget_exceeded",
     }
 )
+# Size limits are 413 (the upload is too big), a scan that would cost too much
+# is 422 (the content is refused), everything else is 400.
+HTTP_STATUS = {"package_too_large": 413, "file_too_large": 413, "scan_budget_exceeded": 422}
 
 SKILL_MD = "SKILL.md"
 ALLOWED_ROOT_FILES = frozenset({SKILL_MD, "README.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
@@ -234,6 +244,44 @@ class ParsedPackage:
 
 
 @dataclass(frozen=True)
+class ScanBudget:
+    """What one package may cost to inspect, beyond the size limits.
+
+    ``max_text_lines``: lines of text over all files (the secret scan's cost
+    grows with lines). ``max_script_bytes``: a Python script parsed for its
+    capabilities. ``max_ast_nodes`` / ``max_ast_depth``: its syntax tree.
+    ``max_seconds``: wall time of the whole inspection.
+    """
+
+    max_text_lines: int = 20_000
+    max_script_bytes: int = 256_000
+    max_ast_nodes: int = 100_000
+    max_ast_depth: int = 100
+    max_seconds: float = 10.0
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def check(self, path: str | None = None) -> None:
+        if time.monotonic() > self.at:
+            raise _over_budget(
+                f"Inspecting the package took longer than {self.seconds:g} seconds.", path
+            )
+
+
+def _over_budget(detail: str, path: str | None = None) -> PackageError:
+    return PackageError(
+        code="scan_budget_exceeded",
+        detail=f"{detail} memdesk inspects every file before a version can be stored; "
+        "split the skill or shrink the files and upload again.",
+        path=path,
+    )
+
+
+@dataclass(frozen=True)
 class _Finding:
     capability: str
     line: int
@@ -247,12 +295,15 @@ def parse_package(
     max_file_bytes: int = 1_000_000,
     max_total_bytes: int = 10_000_000,
     max_files: int = 500,
+    budget: ScanBudget | None = None,
 ) -> ParsedPackage:
     """Check the zip in ``data`` as the package of skill ``slug`` and parse it.
 
     Raises ``PackageError``; see the module docstring for the codes and the
     order in which they are checked.
     """
+    budget = budget or ScanBudget()
+    deadline = _Deadline(budget.max_seconds)
     files = _read_files(
         data=data,
         max_file_bytes=max_file_bytes,
@@ -260,9 +311,14 @@ def parse_package(
         max_files=max_files,
     )
     _reject_secrets(files)
+    deadline.check()
     texts = _decode_texts(files)
+    _check_text_budget(texts, budget=budget)
+    deadline.check()
     manifest, body = _parse_skill_md(texts[SKILL_MD], slug=slug)
-    _reject_undeclared_capabilities(texts, declared=frozenset(manifest["capabilities"]))
+    _reject_undeclared_capabilities(
+        texts, declared=frozenset(manifest["capabilities"]), budget=budget, deadline=deadline
+    )
     listing = "".join(f"{file.path}\t{file.sha256}\n" for file in files)
     return ParsedPackage(
         manifest=manifest,
@@ -735,12 +791,32 @@ def _frontmatter_invalid(detail: str) -> PackageError:
 # what a determined script could hide.
 
 
-def _reject_undeclared_capabilities(texts: dict[str, str], *, declared: frozenset[str]) -> None:
+def _check_text_budget(texts: dict[str, str], *, budget: ScanBudget) -> None:
+    lines = 0
+    for path, text in texts.items():
+        lines += text.count("\n") + 1
+        if lines > budget.max_text_lines:
+            raise _over_budget(
+                f"The package holds more than {budget.max_text_lines} lines of text.", path
+            )
+
+
+def _reject_undeclared_capabilities(
+    texts: dict[str, str],
+    *,
+    declared: frozenset[str],
+    budget: ScanBudget | None = None,
+    deadline: _Deadline | None = None,
+) -> None:
+    budget = budget or ScanBudget()
+    deadline = deadline or _Deadline(budget.max_seconds)
     for path, text in texts.items():
         if not path.startswith("scripts/"):
             continue
+        deadline.check(path)
         undeclared: dict[str, _Finding] = {}
-        for finding in sorted(_inspect_script(path, text), key=lambda f: f.line):
+        findings = _inspect_script(path, text, budget=budget, deadline=deadline)
+        for finding in sorted(findings, key=lambda f: f.line):
             if finding.capability not in declared:
                 undeclared.setdefault(finding.capability, finding)
         if undeclared:
@@ -757,11 +833,13 @@ def _reject_undeclared_capabilities(texts: dict[str, str], *, declared: frozense
             )
 
 
-def _inspect_script(path: str, text: str) -> list[_Finding]:
+def _inspect_script(
+    path: str, text: str, *, budget: ScanBudget, deadline: _Deadline
+) -> list[_Finding]:
     first_line = text.partition("\n")[0]
     shebang = first_line if first_line.startswith("#!") else ""
     if path.endswith(".py") or "python" in shebang:
-        return _inspect_python(path, text)
+        return _inspect_python(path, text, budget=budget, deadline=deadline)
     # Redirections only mean something in shell; in other languages `>` is
     # mostly a comparison, so only command names are matched there.
     is_shell = path.endswith(_SHELL_SUFFIXES) or bool(_SHELL_SHEBANG.search(shebang))
@@ -798,10 +876,23 @@ def _shell_capabilities(tokens: list[str], *, redirects: bool) -> Iterator[tuple
                 yield FILESYSTEM_WRITE, f"'{token}' redirection to a file"
 
 
-def _inspect_python(path: str, text: str) -> list[_Finding]:
+def _inspect_python(
+    path: str, text: str, *, budget: ScanBudget, deadline: _Deadline
+) -> list[_Finding]:
+    size = len(text.encode("utf-8"))
+    if size > budget.max_script_bytes:
+        raise _over_budget(
+            f"{path} is {size} bytes; Python scripts are inspected up to "
+            f"{budget.max_script_bytes} bytes.",
+            path,
+        )
     try:
         tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+    except (MemoryError, RecursionError) as exc:
+        # CPython's parser gives up on deeply nested expressions (a long chain
+        # of unary or binary operators) with one of these.
+        raise _over_budget(f"{path} nests expressions too deeply to inspect.", path) from exc
+    except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""
         raise PackageError(
@@ -810,6 +901,7 @@ def _inspect_python(path: str, text: str) -> list[_Finding]:
             "before it can be published; fix the script and upload again.",
             path=path,
         ) from exc
+    _check_tree_budget(path, tree, budget=budget, deadline=deadline)
     aliases = _import_aliases(tree)
     findings: list[_Finding] = []
     for node in ast.walk(tree):
@@ -831,6 +923,28 @@ def _inspect_python(path: str, text: str) -> list[_Finding]:
             if network
         ]
     return findings
+
+
+def _check_tree_budget(
+    path: str, tree: ast.AST, *, budget: ScanBudget, deadline: _Deadline
+) -> None:
+    # Iterative, so a deep tree cannot exhaust the stack while being measured.
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > budget.max_ast_nodes:
+            raise _over_budget(
+                f"{path} has more than {budget.max_ast_nodes} syntax nodes to inspect.", path
+            )
+        if depth > budget.max_ast_depth:
+            raise _over_budget(
+                f"{path} nests code more than {budget.max_ast_depth} levels deep.", path
+            )
+        if nodes % 5_000 == 0:
+            deadline.check(path)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _import_aliases(tree: ast.AST) -> dict[str, str]:

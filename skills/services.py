@@ -44,7 +44,8 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
-from skills.package import PackageError, parse_package
+from skills.package import HTTP_STATUS as PACKAGE_HTTP_STATUS
+from skills.package import PackageError, ScanBudget, parse_package
 
 REVIEW_TARGET = "skill_version"
 
@@ -71,6 +72,17 @@ def _package_limits() -> dict[str, int]:
         "max_total_bytes": getattr(settings, "SKILL_PACKAGE_MAX_TOTAL_BYTES", 10_000_000),
         "max_files": getattr(settings, "SKILL_PACKAGE_MAX_FILES", 500),
     }
+
+
+def _scan_budget() -> ScanBudget:
+    default = ScanBudget()
+    return ScanBudget(
+        max_text_lines=getattr(settings, "SKILL_SCAN_MAX_TEXT_LINES", default.max_text_lines),
+        max_script_bytes=getattr(settings, "SKILL_SCAN_MAX_SCRIPT_BYTES", default.max_script_bytes),
+        max_ast_nodes=getattr(settings, "SKILL_SCAN_MAX_AST_NODES", default.max_ast_nodes),
+        max_ast_depth=getattr(settings, "SKILL_SCAN_MAX_AST_DEPTH", default.max_ast_depth),
+        max_seconds=getattr(settings, "SKILL_SCAN_MAX_SECONDS", default.max_seconds),
+    )
 
 
 def upload_max_bytes() -> int:
@@ -193,12 +205,16 @@ def skill_version_upload(
         raise Problem(
             "package_too_large",
             f"The upload is {len(data)} bytes; packages may be at most {upload_max_bytes()}.",
+            status_code=413,
         )
     try:
-        parsed = parse_package(data=data, slug=skill.slug, **_package_limits())
+        parsed = parse_package(
+            data=data, slug=skill.slug, budget=_scan_budget(), **_package_limits()
+        )
     except PackageError as exc:
         extra = {"path": exc.path} if exc.path else {}
-        raise Problem(exc.code, exc.detail, **extra) from exc
+        status_code = PACKAGE_HTTP_STATUS.get(exc.code, 400)
+        raise Problem(exc.code, exc.detail, status_code=status_code, **extra) from exc
     with transaction.atomic():
         locked = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
         existing = (

@@ -128,7 +128,7 @@ class SkillOutput(serializers.Serializer):
             }
         ).data
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_latest_version(self, skill: Any) -> int | None:
         return getattr(skill, "latest_number", None)
 

@@ -175,6 +175,7 @@ class SkillDetailView(APIView):
 
 
 class VersionListView(GenericAPIView):
+    throttle_scope = "skill_upload"
     queryset = SkillVersion.objects.none()
     pagination_class = VersionPage
     serializer_class = VersionOutput

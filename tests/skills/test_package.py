@@ -949,4 +949,5 @@ def test_error_codes_are_the_documented_set():
         "frontmatter_invalid",
         "name_mismatch",
         "capability_undeclared",
+        "scan_budget_exceeded",
     } == ERROR_CODES

@@ -292,6 +292,8 @@ class InjectionSignalOut(serializers.Serializer):
 
 
 class GateRulesOut(serializers.Serializer):
+    """The whole rule list in one page: `next` is always null."""
+
     results = GateRuleOut(many=True)
     next = serializers.CharField(allow_null=True)
     injection_threshold = serializers.IntegerField(

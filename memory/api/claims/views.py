@@ -170,6 +170,7 @@ class ClaimListCreateView(ListAPIView):
 
 class ClaimBatchView(APIView):
     permission_classes = [CLAIMS_WRITE]
+    throttle_scope = "claims_batch"
 
     @extend_schema(
         request=BatchIn,
@@ -296,6 +297,8 @@ class ClaimDeriveView(APIView):
         )
         if parent is None:
             raise not_found("claim")
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["The body must be a JSON object."]})
         payload = dict(request.data)
         if not payload.get("sources"):
             # A derivation's evidence is its parents' evidence.
@@ -409,6 +412,7 @@ class RecallView(APIView):
                         "uri": s.uri,
                         "observed_at": s.observed_at,
                         "digest": s.digest,
+                        "added_at": s.added_at,
                     }
                     for s in item.claim.sources.all()
                 ],
