@@ -5,7 +5,6 @@ on loopback, with names answered by the fake DNS."""
 from __future__ import annotations
 
 import ssl
-import time
 import uuid
 
 import pytest
@@ -297,9 +296,8 @@ def test_a_slow_resolver_counts_against_the_read_time_limit(agent, acme, actors,
     )
     receipt = unknown_outcome(agent, {"platform": "slow", "lookup_path": LOOKUP_PATH}, key)
     dns.DELAYS["slow.example"] = 3  # the read's whole budget is 1 s (fast_reconcile)
-    started = time.monotonic()
     reconcile(receipt, actors)
-    assert time.monotonic() - started < 2.5
+    # Had the read waited for the resolver, the name would have resolved.
     assert reads(receipt)[0].error_code == "unresolvable"
     assert server.reads == 0
 
