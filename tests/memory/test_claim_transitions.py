@@ -8,6 +8,7 @@ hypothesis' stateful testing, and against the database trigger with raw SQL.
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -36,6 +37,7 @@ from memory.models import (
 )
 from memory.selectors.deletion import LIVE_CLAIM_STATUSES
 from memory.services.claims import claim_move
+from memory.services.consolidation import consolidation_run
 from memory.services.subjects import subject_resolve
 
 pytestmark = pytest.mark.django_db
@@ -142,6 +144,45 @@ def test_set_based_moves_start_where_a_claim_is_still_live():
     # those must be exactly the statuses recall and review still read.
     for role in (ClaimRole.WORKER, ClaimRole.DELETION):
         assert set(claim_sources_for(ClaimStatus.INVALIDATED, role)) == set(LIVE_CLAIM_STATUSES)
+
+
+@pytest.mark.parametrize("source", STATUSES)
+def test_the_invalidate_endpoint_answers_with_the_writers_row_of_the_table(
+    source, agent, make_claim
+):
+    claim = make_claim(source)
+    allowed = allowed_claim_targets(source, ClaimRole.WRITER)
+    response = agent.post(
+        f"/api/v1/claims/{claim.pk}/invalidate", {"reason": "moved away"}, format="json"
+    )
+    claim.refresh_from_db()
+    if ClaimStatus.INVALIDATED in allowed:
+        assert response.status_code == 200, response.json()
+        assert claim.status == response.json()["status"] == "invalidated"
+        [audit] = _moves(claim)
+        assert (audit.verb, audit.data["from"], audit.reason) == (
+            "claim.invalidated",
+            source,
+            "moved away",
+        )
+    else:
+        assert response.status_code == 409
+        assert response.json()["code"] == "illegal_transition"
+        assert response.json()["allowed"] == allowed
+        assert claim.status == source
+        assert _moves(claim) == []
+
+
+def test_expiry_in_sql_moves_only_what_the_table_lets_consolidation_move(make_claim):
+    claims = {status: make_claim(status) for status in STATUSES}
+    Claim.objects.filter(pk__in=[c.pk for c in claims.values()]).update(
+        expires_at=timezone.now() - timedelta(minutes=1)
+    )
+    consolidation_run(tenant=claims["active"].tenant)
+    sources = claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
+    for status, claim in claims.items():
+        claim.refresh_from_db()
+        assert claim.status == ("invalidated" if status in sources else status), status
 
 
 @pytest.mark.parametrize("source", STATUSES)
