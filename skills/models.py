@@ -31,6 +31,51 @@ class VersionStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
+_V = VersionStatus
+
+# The version lifecycle (DESIGN.md, "Skill version") and the only place it is
+# written down: from-status → the statuses it may move to. The services'
+# guard, the API's `allowed_next` and the database trigger below all read it.
+VERSION_TRANSITIONS: dict[str, frozenset[str]] = {
+    _V.DRAFT: frozenset({_V.IN_REVIEW, _V.REVOKED}),
+    _V.IN_REVIEW: frozenset({_V.APPROVED, _V.REJECTED, _V.REVOKED}),
+    _V.APPROVED: frozenset({_V.PUBLISHED, _V.REVOKED}),
+    _V.PUBLISHED: frozenset({_V.DEPRECATED, _V.REVOKED}),
+    _V.DEPRECATED: frozenset({_V.REVOKED}),
+    _V.REJECTED: frozenset(),
+    _V.REVOKED: frozenset(),
+}
+
+
+def allowed_version_targets(status: str) -> list[str]:
+    """The statuses a version in `status` may move to, sorted."""
+    return sorted(VERSION_TRANSITIONS[status])
+
+
+def _version_transition_trigger() -> pgtrigger.Trigger:
+    # Generated from the table so a hand-written UPDATE cannot skip review or
+    # bring a version back; a table change shows up in `makemigrations`.
+    pairs = sorted(
+        f"{source}>{target}"
+        for source, targets in VERSION_TRANSITIONS.items()
+        for target in targets
+    )
+    listed = ", ".join(f"'{pair}'" for pair in pairs)
+    return pgtrigger.Trigger(
+        name="skill_version_status_transition",
+        when=pgtrigger.Before,
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
+        func=f"""
+            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{listed}])) THEN
+                RAISE EXCEPTION 'illegal skill version transition: % -> %', OLD.status, NEW.status
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        """,
+    )
+
+
 class EvaluationCategory(models.TextChoices):
     """The six regression categories of seed 004 §5 (技能回归矩阵)."""
 
@@ -88,13 +133,10 @@ class Skill(models.Model):
             "created_at",
         ),
     ),
-    # Revoke is final: nothing may bring a revoked version back into use.
-    pgtrigger.Protect(
-        name="skill_version_revoke_final",
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Q(old__status="revoked") & ~pgtrigger.Q(new__status="revoked"),
-    ),
     pgtrigger.Protect(name="skill_version_kept", operation=pgtrigger.Delete),
+    # Only the table's moves; revoke is final (nothing leaves `revoked`), so
+    # nothing may bring a revoked version back into use.
+    _version_transition_trigger(),
 )
 class SkillVersion(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

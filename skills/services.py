@@ -5,7 +5,7 @@ moves and version numbers of one skill are serialised and two admins racing
 to publish and revoke cannot interleave. Every change writes its audit row in
 the same transaction and bumps the resolve cache generation after commit.
 
-Lifecycle (``_NEXT``)::
+Lifecycle (``VERSION_TRANSITIONS``, beside the model)::
 
     draft → in_review → approved → published → deprecated
               └→ rejected                 any but rejected/revoked → revoked
@@ -33,6 +33,7 @@ from skills.cache import pin_touch_due, resolve_generation_bump
 from skills.models import (
     PRODUCTION,
     SLUG_PATTERN,
+    VERSION_TRANSITIONS,
     EvaluationCategory,
     EvaluationRun,
     LabelMove,
@@ -43,27 +44,16 @@ from skills.models import (
     SkillPin,
     SkillVersion,
     VersionStatus,
+    allowed_version_targets,
 )
 from skills.package import HTTP_STATUS as PACKAGE_HTTP_STATUS
 from skills.package import PackageError, ScanBudget, parse_package
 
 REVIEW_TARGET = "skill_version"
 
-_NEXT: dict[str, frozenset[str]] = {
-    VersionStatus.DRAFT: frozenset({VersionStatus.IN_REVIEW, VersionStatus.REVOKED}),
-    VersionStatus.IN_REVIEW: frozenset(
-        {VersionStatus.APPROVED, VersionStatus.REJECTED, VersionStatus.REVOKED}
-    ),
-    VersionStatus.APPROVED: frozenset({VersionStatus.PUBLISHED, VersionStatus.REVOKED}),
-    VersionStatus.PUBLISHED: frozenset({VersionStatus.DEPRECATED, VersionStatus.REVOKED}),
-    VersionStatus.DEPRECATED: frozenset({VersionStatus.REVOKED}),
-    VersionStatus.REJECTED: frozenset(),
-    VersionStatus.REVOKED: frozenset(),
-}
-
 
 def allowed_next(status: str) -> list[str]:
-    return sorted(_NEXT[status])
+    return allowed_version_targets(status)
 
 
 def _package_limits() -> dict[str, int]:
@@ -118,7 +108,7 @@ def _require_admin(actor: Actor, *, doing: str) -> None:
 
 
 def _guard(version: SkillVersion, to: str) -> None:
-    if to not in _NEXT[version.status]:
+    if to not in VERSION_TRANSITIONS[version.status]:
         raise InvalidTransition(
             f"Version {version.number} is {version.status} and cannot become {to}.",
             allowed=allowed_next(version.status),

@@ -5,18 +5,16 @@ from __future__ import annotations
 from django.utils.dateparse import parse_datetime
 
 from common.problems import Problem
-from memory.models import Claim, ClaimStatus
+from memory.models import Claim, ClaimRole, ClaimStatus
 from memory.presenters import ClaimPresenter
 from memory.services.claims import (
     claim_merge_into,
+    claim_move,
     claim_refresh,
-    claim_set_status,
     claim_version,
 )
 from reviews.models import Queue, ReviewItem
 from reviews.registry import DecisionInput, QueuePolicy, register_queue
-
-REVIEWABLE = {ClaimStatus.CANDIDATE, ClaimStatus.QUARANTINED}
 
 
 def _claim(item: ReviewItem) -> Claim | None:
@@ -33,21 +31,21 @@ class CandidateHandler(_ClaimHandler):
     def apply(self, decision: DecisionInput) -> None:
         tenant = decision.item.tenant
         if decision.verdict == "approve":
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=decision.actor,
                 claim_id=decision.item.target_id,
                 to=ClaimStatus.ACTIVE,
-                allowed_from=REVIEWABLE,
+                by=ClaimRole.REVIEWER,
                 reason=decision.reason_code or "approved",
             )
         elif decision.verdict == "reject":
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=decision.actor,
                 claim_id=decision.item.target_id,
                 to=ClaimStatus.REJECTED,
-                allowed_from=REVIEWABLE,
+                by=ClaimRole.REVIEWER,
                 reason=decision.reason_code,
             )
         elif decision.verdict == "merge":
@@ -63,6 +61,7 @@ class CandidateHandler(_ClaimHandler):
                 actor=decision.actor,
                 claim_id=decision.item.target_id,
                 into_id=into,
+                by=ClaimRole.REVIEWER,
                 reason=decision.reason_code or "duplicate",
             )
 
@@ -81,7 +80,6 @@ class ConflictHandler(_ClaimHandler):
         tenant = decision.item.tenant
         sides = self._sides(decision.item)
         ids = {str(c.id) for c in sides}
-        live = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED}
         if decision.verdict == "supersede":
             winner = str(decision.payload.get("winner") or "")
             if winner not in ids:
@@ -90,22 +88,22 @@ class ConflictHandler(_ClaimHandler):
                     "Name the winning side of the conflict in `winner`.",
                     errors={"winner": [f"One of: {', '.join(sorted(ids))}."]},
                 )
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=decision.actor,
                 claim_id=winner,
                 to=ClaimStatus.ACTIVE,
-                allowed_from=live,
+                by=ClaimRole.REVIEWER,
                 reason="conflict_resolved",
             )
             for side in sides:
                 if str(side.id) != winner and side.status == ClaimStatus.CONFLICTED:
-                    claim_set_status(
+                    claim_move(
                         tenant=tenant,
                         actor=decision.actor,
                         claim_id=side.id,
                         to=ClaimStatus.SUPERSEDED,
-                        allowed_from={ClaimStatus.CONFLICTED},
+                        by=ClaimRole.REVIEWER,
                         reason="lost_conflict",
                     )
         elif decision.verdict == "keep_both":
@@ -126,12 +124,12 @@ class ConflictHandler(_ClaimHandler):
                         errors={"scopes": [f"{side.id} must keep {side.scope}."]},
                     )
             for side in sorted(sides, key=lambda c: c.status != ClaimStatus.ACTIVE):
-                claim_set_status(
+                claim_move(
                     tenant=tenant,
                     actor=decision.actor,
                     claim_id=side.id,
                     to=ClaimStatus.ACTIVE,
-                    allowed_from=live,
+                    by=ClaimRole.REVIEWER,
                     reason="kept_with_narrower_scope",
                     scope=scopes.get(str(side.id)),
                 )
@@ -139,22 +137,22 @@ class ConflictHandler(_ClaimHandler):
             loser = str(decision.payload.get("loser") or decision.item.target_id)
             if loser not in ids:
                 raise Problem("loser_required", "Name the rejected side in `loser`.")
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=decision.actor,
                 claim_id=loser,
                 to=ClaimStatus.REJECTED,
-                allowed_from=live,
+                by=ClaimRole.REVIEWER,
                 reason=decision.reason_code,
             )
             for side in sides:
                 if str(side.id) != loser:
-                    claim_set_status(
+                    claim_move(
                         tenant=tenant,
                         actor=decision.actor,
                         claim_id=side.id,
                         to=ClaimStatus.ACTIVE,
-                        allowed_from=live,
+                        by=ClaimRole.REVIEWER,
                         reason="conflict_resolved",
                     )
 
@@ -162,12 +160,12 @@ class ConflictHandler(_ClaimHandler):
 class StaleHandler(_ClaimHandler):
     def apply(self, decision: DecisionInput) -> None:
         if decision.verdict == "invalidate":
-            claim_set_status(
+            claim_move(
                 tenant=decision.item.tenant,
                 actor=decision.actor,
                 claim_id=decision.item.target_id,
                 to=ClaimStatus.INVALIDATED,
-                allowed_from={ClaimStatus.ACTIVE},
+                by=ClaimRole.REVIEWER,
                 reason=decision.reason_code or "outdated",
             )
         else:

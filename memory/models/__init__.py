@@ -1,14 +1,18 @@
 from memory.models.claims import (
     AUTHORITY_RANK,
     AUTHORITY_RANK_SQL,
+    CLAIM_TRANSITIONS,
     Authority,
     Basis,
     Claim,
     ClaimKind,
+    ClaimRole,
     ClaimSource,
     ClaimStatus,
     GateDecision,
     RecallTrace,
+    allowed_claim_targets,
+    claim_sources_for,
 )
 from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.lifecycle import (
@@ -28,12 +32,14 @@ from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTra
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
+    "CLAIM_TRANSITIONS",
     "DELETION_TRANSITIONS",
     "Authority",
     "Basis",
     "Checkpoint",
     "Claim",
     "ClaimKind",
+    "ClaimRole",
     "ClaimSource",
     "ClaimStatus",
     "ConsolidationRun",
@@ -53,4 +59,6 @@ __all__ = [
     "Tombstone",
     "TombstoneAction",
     "TombstoneTarget",
+    "allowed_claim_targets",
+    "claim_sources_for",
 ]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 
+import pgtrigger
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
@@ -53,6 +54,135 @@ class ClaimStatus(models.TextChoices):
     ERASED = "erased"
 
 
+class ClaimRole(models.TextChoices):
+    """Who moves a claim: the writer through the gate or the claims API (an agent's
+    token or an editor), a review decision, the person the memory is about,
+    consolidation, or a deletion."""
+
+    WRITER = "writer"
+    REVIEWER = "reviewer"
+    USER = "user"
+    WORKER = "worker"
+    DELETION = "deletion"
+
+
+_C = ClaimStatus
+_W = ClaimRole
+
+# A deletion (or retention) may erase a claim in any state; nothing comes back.
+_ERASE = {_C.ERASED: frozenset({_W.DELETION})}
+
+# The claim state machine (DESIGN.md, "Claim") and the only place it is written
+# down: from-state → {to-state: roles allowed to make that move}. The service
+# guard (`claim_move`), the bulk SQL moves (`claim_sources_for`) and the
+# database trigger on `Claim` all read it. Moves the design's diagram does not
+# draw are marked "beyond the diagram" with the reason they are right.
+CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
+    _C.CANDIDATE: {
+        _C.ACTIVE: frozenset({_W.REVIEWER}),
+        _C.QUARANTINED: frozenset({_W.WRITER}),
+        # Rejected on review, or folded into a claim that already says it
+        # (a reviewer's merge, consolidation's duplicate pass).
+        _C.REJECTED: frozenset({_W.REVIEWER, _W.WORKER}),
+        # Beyond the diagram: candidates that contradict an active claim or each
+        # other are turned into a conflict by consolidation, so approving them
+        # one by one cannot settle the contradiction by arrival order.
+        _C.CONFLICTED: frozenset({_W.WORKER}),
+        # Beyond the diagram: the user's own correction replaces what is pending.
+        _C.SUPERSEDED: frozenset({_W.USER}),
+        # Beyond the diagram: a pending claim stops being true like an active
+        # one does (the writer retracts it, it expires, its source changed or
+        # was deleted); it was not wrong when written, so not rejected.
+        _C.INVALIDATED: frozenset({_W.WRITER, _W.WORKER, _W.DELETION}),
+        **_ERASE,
+    },
+    _C.QUARANTINED: {
+        _C.ACTIVE: frozenset({_W.REVIEWER}),
+        _C.REJECTED: frozenset({_W.REVIEWER}),
+        # Beyond the diagram: the user's correction, and expiry or a changed or
+        # deleted source, end a quarantined claim as they end a candidate.
+        _C.SUPERSEDED: frozenset({_W.USER}),
+        _C.INVALIDATED: frozenset({_W.WORKER, _W.DELETION}),
+        **_ERASE,
+    },
+    _C.ACTIVE: {
+        # Beyond the diagram, a stay: a conflict settled for the standing side
+        # (or kept on both sides with narrower scopes) leaves it active, its
+        # conflict links cleared and the decision audited like any move.
+        _C.ACTIVE: frozenset({_W.REVIEWER, _W.WORKER}),
+        # A newer revision through the gate or the user's correction, or another
+        # claim on the identity approved or winning a conflict.
+        _C.SUPERSEDED: frozenset({_W.WRITER, _W.REVIEWER, _W.WORKER, _W.USER}),
+        _C.CONFLICTED: frozenset({_W.WRITER}),
+        _C.INVALIDATED: frozenset({_W.WRITER, _W.REVIEWER, _W.WORKER, _W.DELETION}),
+        # Beyond the diagram: resolving a conflict, a reviewer may find the
+        # standing side was never true; superseded would say it once was.
+        _C.REJECTED: frozenset({_W.REVIEWER}),
+        **_ERASE,
+    },
+    _C.CONFLICTED: {
+        _C.ACTIVE: frozenset({_W.REVIEWER, _W.WORKER}),
+        _C.SUPERSEDED: frozenset({_W.REVIEWER, _W.WORKER, _W.USER}),
+        # Beyond the diagram: a reviewer rejects a side that was never true, and
+        # a contested claim can stop being true before anyone settles it.
+        _C.REJECTED: frozenset({_W.REVIEWER}),
+        _C.INVALIDATED: frozenset({_W.WRITER, _W.WORKER, _W.DELETION}),
+        **_ERASE,
+    },
+    _C.SUPERSEDED: {**_ERASE},
+    _C.INVALIDATED: {**_ERASE},
+    _C.REJECTED: {**_ERASE},
+    _C.ERASED: {},
+}
+
+
+def allowed_claim_targets(status: str, role: str | None = None) -> list[str]:
+    """The statuses a claim in `status` may move to (by `role`, or by anyone)."""
+    moves = CLAIM_TRANSITIONS.get(status, {})
+    return [
+        target
+        for target in _C.values
+        if target in moves and (role is None or role in moves[target])
+    ]
+
+
+def claim_sources_for(to: str, role: str | None = None) -> list[str]:
+    """The statuses from which `role` (or anyone) may move a claim to `to`, for set-based
+    moves in SQL (`WHERE status = ANY(%s)`)."""
+    return [
+        source
+        for source in _C.values
+        if to in CLAIM_TRANSITIONS.get(source, {})
+        and (role is None or role in CLAIM_TRANSITIONS[source][to])
+    ]
+
+
+def _claim_transition_trigger() -> pgtrigger.Trigger:
+    # Generated from the table so the database and the services cannot disagree;
+    # a change to the table shows up in `makemigrations` as a new trigger.
+    pairs = sorted(
+        f"{source}>{target}"
+        for source, targets in CLAIM_TRANSITIONS.items()
+        for target in targets
+        if source != target
+    )
+    listed = ", ".join(f"'{pair}'" for pair in pairs)
+    return pgtrigger.Trigger(
+        name="claim_status_transition",
+        when=pgtrigger.Before,
+        operation=pgtrigger.Update,
+        # Same-status updates (revision, scope, links, erasing remnants) pass.
+        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
+        func=f"""
+            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{listed}])) THEN
+                RAISE EXCEPTION 'illegal claim transition: % -> %', OLD.status, NEW.status
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        """,
+    )
+
+
 class GateDecision(models.TextChoices):
     ACCEPTED = "accepted"
     MERGED = "merged"
@@ -63,6 +193,7 @@ class GateDecision(models.TextChoices):
     REJECTED = "rejected"
 
 
+@pgtrigger.register(_claim_transition_trigger())
 class Claim(models.Model):
     """A fact, preference or experience about a subject, with its provenance and times.
 

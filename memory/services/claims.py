@@ -21,15 +21,18 @@ from common.screen import find_secrets_in_text, find_secrets_in_value
 from memory import gate
 from memory.models import (
     AUTHORITY_RANK,
+    CLAIM_TRANSITIONS,
     Authority,
     Claim,
     ClaimKind,
+    ClaimRole,
     ClaimSource,
     ClaimStatus,
     Event,
     GateDecision,
     Receipt,
     Subject,
+    allowed_claim_targets,
 )
 from memory.search import ngrams, searchable_text
 from memory.services.subjects import subject_resolve
@@ -400,13 +403,15 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         value = None if secret_found else candidate.value
         superseded: Claim | None = None
         if verdict.supersede is not None and active is not None:
-            superseded = active
-            active.status = ClaimStatus.SUPERSEDED
-            active.valid_to = active.valid_to or candidate.valid_from or now
-            if active.valid_from and active.valid_to <= active.valid_from:
-                active.valid_to = None
-            active.updated_at = now
-            active.save(update_fields=["status", "valid_to", "updated_at"])
+            superseded = claim_move(
+                tenant=tenant,
+                actor=actor,
+                claim_id=active.pk,
+                to=ClaimStatus.SUPERSEDED,
+                by=ClaimRole.WRITER,
+                reason="newer_revision",
+                closes_at=candidate.valid_from or now,
+            )
             review_cancel_for_target(tenant=tenant, target_type="claim", target_id=active.id)
         claim = Claim.objects.create(
             tenant=tenant,
@@ -525,7 +530,7 @@ def _flag_derivatives(*, tenant: Tenant, claim: Claim, actor: Actor) -> int:
 
 
 def claim_invalidate(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str) -> Claim:
-    """End an active claim; claims derived from it go to the stale queue for review."""
+    """End a claim that is no longer true; claims derived from it go to the stale queue."""
     if not reason.strip():
         raise Problem("reason_required", "Say why the claim is no longer true.")
     if find_secrets_in_text(reason):
@@ -537,98 +542,111 @@ def claim_invalidate(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str
         )
     with transaction.atomic():
         claim = _locked_claim(tenant=tenant, claim_id=claim_id)
-        allowed_from = {ClaimStatus.ACTIVE, ClaimStatus.CONFLICTED, ClaimStatus.CANDIDATE}
-        if claim.status not in allowed_from:
-            raise InvalidTransition(
-                f"A {claim.status} claim cannot be invalidated.",
-                allowed=sorted(allowed_from),
-            )
-        claim.status = ClaimStatus.INVALIDATED
-        claim.updated_at = timezone.now()
-        claim.save(update_fields=["status", "updated_at"])
-        review_cancel_for_target(tenant=tenant, target_type="claim", target_id=claim.id)
+        # Flagged first so the move's audit row can count them; an illegal move
+        # raises below and rolls the flags back with it.
         flagged = _flag_derivatives(tenant=tenant, claim=claim, actor=actor)
-        audit_record(
+        claim = claim_move(
             tenant=tenant,
             actor=actor,
-            verb="claim.invalidated",
-            target_type="claim",
-            target_id=claim.id,
+            claim_id=claim.pk,
+            to=ClaimStatus.INVALIDATED,
+            by=ClaimRole.WRITER,
             reason=reason,
             data={"derivatives_flagged": flagged},
         )
+        review_cancel_for_target(tenant=tenant, target_type="claim", target_id=claim.id)
     return claim
 
 
-def claim_set_status(
+def claim_move(
     *,
     tenant: Tenant,
     actor: Actor,
     claim_id: Any,
     to: str,
-    allowed_from: set[str],
+    by: str,
     reason: str = "",
     scope: dict[str, str] | None = None,
+    closes_at: datetime | None = None,
+    data: dict[str, Any] | None = None,
 ) -> Claim:
-    """A guarded status change used by review decisions. Activation keeps one active claim."""
-    now = timezone.now()
-    claim = _locked_claim(tenant=tenant, claim_id=claim_id)
-    if claim.status not in allowed_from:
-        raise InvalidTransition(
-            f"A {claim.status} claim cannot become {to}.", allowed=sorted(allowed_from)
-        )
-    fields = ["status", "updated_at"]
-    if scope is not None:
-        claim.scope = validate_scope(scope)
-        claim.scope_key = scope_key(claim.scope)
-        claim.scope_size = len(claim.scope)
-        fields += ["scope", "scope_key", "scope_size"]
-    if to == ClaimStatus.ACTIVE:
-        _lock_identity(
-            tenant=tenant,
-            subject=claim.subject,
-            predicate=claim.predicate,
-            scope_json=claim.scope_key,
-        )
-        current = (
-            Claim.objects.select_for_update()
-            .filter(
+    """Move one claim to `to` as `by`, if `CLAIM_TRANSITIONS` allows it, with its audit row.
+
+    The only way a single claim changes status. Raises `InvalidTransition` with
+    the statuses `by` may move this claim to. Activation keeps one active claim
+    per identity: the one standing is superseded (a move of its own). A move to
+    superseded closes the claim's validity at `closes_at` unless it already
+    ended; `scope` narrows the claim's scope in the same write.
+    """
+    with transaction.atomic():
+        now = timezone.now()
+        claim = _locked_claim(tenant=tenant, claim_id=claim_id)
+        if by not in CLAIM_TRANSITIONS.get(claim.status, {}).get(to, frozenset()):
+            raise InvalidTransition(
+                f"A {claim.status} claim cannot become {to}.",
+                allowed=allowed_claim_targets(claim.status, by),
+            )
+        fields = ["status", "updated_at"]
+        if scope is not None:
+            claim.scope = validate_scope(scope)
+            claim.scope_key = scope_key(claim.scope)
+            claim.scope_size = len(claim.scope)
+            fields += ["scope", "scope_key", "scope_size"]
+        if to == ClaimStatus.SUPERSEDED and closes_at is not None:
+            claim.valid_to = claim.valid_to or closes_at
+            if claim.valid_from and claim.valid_to <= claim.valid_from:
+                claim.valid_to = None
+            fields.append("valid_to")
+        if to == ClaimStatus.ACTIVE:
+            _lock_identity(
                 tenant=tenant,
                 subject=claim.subject,
                 predicate=claim.predicate,
-                scope_key=claim.scope_key,
-                status=ClaimStatus.ACTIVE,
+                scope_json=claim.scope_key,
             )
-            .exclude(pk=claim.pk)
-            .first()
+            current = (
+                Claim.objects.filter(
+                    tenant=tenant,
+                    subject=claim.subject,
+                    predicate=claim.predicate,
+                    scope_key=claim.scope_key,
+                    status=ClaimStatus.ACTIVE,
+                )
+                .exclude(pk=claim.pk)
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if current is not None:
+                claim.supersedes = claim_move(
+                    tenant=tenant,
+                    actor=actor,
+                    claim_id=current,
+                    to=ClaimStatus.SUPERSEDED,
+                    by=by,
+                    reason=f"superseded by {claim.pk}",
+                    closes_at=now,
+                )
+                fields.append("supersedes")
+            claim.conflicts_with = []
+            fields.append("conflicts_with")
+        source = claim.status
+        claim.status = to
+        claim.updated_at = now
+        claim.save(update_fields=fields)
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb=f"claim.{to}",
+            target_type="claim",
+            target_id=claim.id,
+            reason=reason,
+            data={"from": source, "by": by, **(data or {})},
         )
-        if current is not None:
-            current.status = ClaimStatus.SUPERSEDED
-            current.valid_to = current.valid_to or now
-            if current.valid_from and current.valid_to <= current.valid_from:
-                current.valid_to = None
-            current.updated_at = now
-            current.save(update_fields=["status", "valid_to", "updated_at"])
-            claim.supersedes = current
-            fields.append("supersedes")
-        claim.conflicts_with = []
-        fields.append("conflicts_with")
-    claim.status = to
-    claim.updated_at = now
-    claim.save(update_fields=fields)
-    audit_record(
-        tenant=tenant,
-        actor=actor,
-        verb=f"claim.{to}",
-        target_type="claim",
-        target_id=claim.id,
-        reason=reason,
-    )
     return claim
 
 
 def claim_merge_into(
-    *, tenant: Tenant, actor: Actor, claim_id: Any, into_id: Any, reason: str = ""
+    *, tenant: Tenant, actor: Actor, claim_id: Any, into_id: Any, by: str, reason: str = ""
 ) -> Claim:
     """Fold a candidate's evidence into an active claim and retire the candidate."""
     candidate = _locked_claim(tenant=tenant, claim_id=claim_id)
@@ -641,12 +659,12 @@ def claim_merge_into(
     ]
     _attach_sources(tenant=tenant, claim=target, sources=sources)  # type: ignore[arg-type]
     Claim.objects.filter(pk=target.pk).update(updated_at=timezone.now())
-    return claim_set_status(
+    return claim_move(
         tenant=tenant,
         actor=actor,
         claim_id=candidate.pk,
         to=ClaimStatus.REJECTED,
-        allowed_from={ClaimStatus.CANDIDATE, ClaimStatus.QUARANTINED},
+        by=by,
         reason=reason or f"merged into {target.id}",
     )
 

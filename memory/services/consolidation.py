@@ -36,17 +36,18 @@ from memory.models import (
     Authority,
     Basis,
     Claim,
+    ClaimRole,
     ClaimSource,
     ClaimStatus,
     ConsolidationRun,
     ConsolidationTrigger,
     RecallTrace,
     Subject,
+    claim_sources_for,
 )
 from memory.selectors.claims import hot_memory
-from memory.services.claims import claim_merge_into, claim_set_status, claim_version
+from memory.services.claims import claim_merge_into, claim_move, claim_version
 from memory.services.deletion import (
-    LIVE_CLAIM_STATUSES,
     claim_reviews_cancel,
     hot_memory_purge,
     lifecycle_lock_key,
@@ -62,6 +63,8 @@ GONE_PARENT_STATUSES = (
     ClaimStatus.REJECTED,
     ClaimStatus.ERASED,
 )
+# Where consolidation's set-based moves (expiry, derived invalidation) may start.
+_INVALIDATABLE = claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
 MAX_LINEAGE_DEPTH = 32
 AUDIT_IDS = 200
 
@@ -158,13 +161,13 @@ def claims_invalidate_derived(
             """,  # noqa: S608 - table names come from model metadata
             [
                 tenant.pk,
-                list(LIVE_CLAIM_STATUSES),
+                _INVALIDATABLE,
                 list(GONE_PARENT_STATUSES),
                 parents,
                 parents,
                 list(OPEN_STATUSES),
                 now,
-                list(LIVE_CLAIM_STATUSES),
+                _INVALIDATABLE,
             ],
         )
         if not rows:
@@ -193,7 +196,7 @@ def _expire(*, tenant: Tenant, actor: Actor, now: datetime) -> Changed:
         f"UPDATE {_CLAIM} SET status = 'invalidated', updated_at = %s "  # noqa: S608
         "WHERE tenant_id = %s AND status = ANY(%s) AND expires_at <= %s "
         "RETURNING id, subject_id",
-        [now, tenant.pk, list(LIVE_CLAIM_STATUSES), now],
+        [now, tenant.pk, _INVALIDATABLE, now],
     )
     for claim_id, subject_id in rows:
         changed.add(claim_id, subject_id)
@@ -247,6 +250,7 @@ def _merge_duplicates(*, tenant: Tenant, actor: Actor) -> Changed:
             actor=actor,
             claim_id=candidate.pk,
             into_id=candidate.into,
+            by=ClaimRole.WORKER,
             reason=f"duplicate of {candidate.into}",
         )
         review_cancel_for_target(tenant=tenant, target_type="claim", target_id=candidate.pk)
@@ -263,12 +267,12 @@ def _merge_duplicates(*, tenant: Tenant, actor: Actor) -> Changed:
         for duplicate_id in group["ids"][1:]:
             duplicate = Claim.objects.select_for_update().get(pk=duplicate_id)
             _copy_sources(tenant=tenant, source=duplicate, into=keep)
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=actor,
                 claim_id=duplicate.pk,
                 to=ClaimStatus.REJECTED,
-                allowed_from={ClaimStatus.CANDIDATE},
+                by=ClaimRole.WORKER,
                 reason=f"duplicate of {keep.pk}",
             )
             review_cancel_for_target(tenant=tenant, target_type="claim", target_id=duplicate.pk)
@@ -284,12 +288,12 @@ def _open_conflict(
     """Make `claim` the reviewed side of a conflict with `others` and open its item."""
     for side in [claim, *others]:
         if side.status == ClaimStatus.CANDIDATE:
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=actor,
                 claim_id=side.pk,
                 to=ClaimStatus.CONFLICTED,
-                allowed_from={ClaimStatus.CANDIDATE},
+                by=ClaimRole.WORKER,
                 reason="contradiction_detected",
             )
             review_cancel_for_target(
@@ -425,12 +429,12 @@ def _settle_conflicts(*, tenant: Tenant, actor: Actor) -> Changed:
         if decided is None:
             continue
         winner, reason = decided
-        claim_set_status(
+        claim_move(
             tenant=tenant,
             actor=actor,
             claim_id=winner.pk,
             to=ClaimStatus.ACTIVE,
-            allowed_from=live,
+            by=ClaimRole.WORKER,
             reason=reason,
         )
         for side in sides:
@@ -439,12 +443,12 @@ def _settle_conflicts(*, tenant: Tenant, actor: Actor) -> Changed:
             )
             changed.add(side.pk, side.subject_id)
             if side.pk != winner.pk and side.status == ClaimStatus.CONFLICTED:
-                claim_set_status(
+                claim_move(
                     tenant=tenant,
                     actor=actor,
                     claim_id=side.pk,
                     to=ClaimStatus.SUPERSEDED,
-                    allowed_from={ClaimStatus.CONFLICTED},
+                    by=ClaimRole.WORKER,
                     reason=f"lost_conflict:{reason}",
                 )
     return changed

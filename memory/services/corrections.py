@@ -21,11 +21,19 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
-from memory.models import Authority, Basis, Claim, ClaimStatus, GateDecision
+from memory.models import (
+    Authority,
+    Basis,
+    Claim,
+    ClaimRole,
+    ClaimStatus,
+    GateDecision,
+    claim_sources_for,
+)
 from memory.services.claims import (
     CandidateInput,
     SourceInput,
-    claim_set_status,
+    claim_move,
     claim_submit,
 )
 from memory.services.consolidation import claims_invalidate_derived
@@ -33,14 +41,8 @@ from memory.services.deletion import hot_memory_purge
 from memory.services.events import event_record
 from reviews.services import review_cancel_for_target
 
-CORRECTABLE_STATUSES = frozenset(
-    {
-        ClaimStatus.ACTIVE,
-        ClaimStatus.CANDIDATE,
-        ClaimStatus.QUARANTINED,
-        ClaimStatus.CONFLICTED,
-    }
-)
+# What the user may replace with a correction; the rest is history.
+CORRECTABLE_STATUSES = frozenset(claim_sources_for(ClaimStatus.SUPERSEDED, ClaimRole.USER))
 ACCEPTED_DECISIONS = frozenset(
     {GateDecision.ACCEPTED, GateDecision.SUPERSEDED_PREVIOUS, GateDecision.MERGED}
 )
@@ -89,12 +91,12 @@ def memory_correct(
         # retires the old claim, then enters as the identity's new revision.
         explicit = old.status == ClaimStatus.ACTIVE and value != old.value
         if not explicit:
-            claim_set_status(
+            claim_move(
                 tenant=tenant,
                 actor=actor,
                 claim_id=old.pk,
                 to=ClaimStatus.SUPERSEDED,
-                allowed_from=set(CORRECTABLE_STATUSES),
+                by=ClaimRole.USER,
                 reason="user_correction",
             )
             review_cancel_for_target(tenant=tenant, target_type="claim", target_id=old.pk)

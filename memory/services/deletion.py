@@ -49,6 +49,7 @@ from common.problems import InvalidTransition, not_found
 from memory.models import (
     DELETION_TRANSITIONS,
     Claim,
+    ClaimRole,
     ClaimSource,
     ClaimStatus,
     DeletionRequest,
@@ -60,11 +61,11 @@ from memory.models import (
     Tombstone,
     TombstoneAction,
     TombstoneTarget,
+    claim_sources_for,
 )
 from memory.models.lifecycle import UNFINISHED_DELETION_STATUSES
 from memory.search import ngrams
 from memory.selectors.deletion import (
-    LIVE_CLAIM_STATUSES,
     cache_client,
     candidate_terms,
     claim_content,
@@ -195,10 +196,11 @@ def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
         UPDATE {_CLAIM} AS c
         SET status = 'erased', value = NULL, text = '', search_vector = NULL,
             ngrams = '{{}}', updated_at = %s
-        FROM target WHERE c.id = target.id
+        FROM target WHERE c.id = target.id AND c.status = ANY(%s)
         RETURNING c.id, c.subject_id, target.had_fts, target.had_grams
         """,  # noqa: S608 - table names come from model metadata
-        [tenant_id, *params, now],
+        # Every state may be erased; an erased row is wiped again if anything is left.
+        [tenant_id, *params, now, [*claim_sources_for(ClaimStatus.ERASED), ClaimStatus.ERASED]],
     )
     return ErasedClaims(
         ids=[row[0] for row in erased],
@@ -222,7 +224,7 @@ def _invalidate_claims(*, tenant_id: int, rows: Rows, now: datetime) -> list[tup
     return _rows(
         f"UPDATE {_CLAIM} SET status = 'invalidated', updated_at = %s "  # noqa: S608
         f"WHERE tenant_id = %s AND status = ANY(%s) AND {where} RETURNING id, subject_id",
-        [now, tenant_id, list(LIVE_CLAIM_STATUSES), *params],
+        [now, tenant_id, claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.DELETION), *params],
     )
 
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.utils import timezone
 
 from skills import services
-from skills.models import EvaluationRun, LabelMove, SkillFile, SkillVersion, VersionStatus
+from skills.models import (
+    VERSION_TRANSITIONS,
+    EvaluationRun,
+    LabelMove,
+    SkillFile,
+    SkillVersion,
+    VersionStatus,
+)
 
 
 def refused(sql: str, params: list) -> None:
@@ -79,3 +87,68 @@ def test_it_refuses_an_approver_who_is_the_author(upload, ada):
         SkillVersion.objects.filter(pk=version.pk).update(
             approved_by_kind=version.author_kind, approved_by_id=version.author_id
         )
+
+
+def test_the_version_table_is_the_design_lifecycle():
+    # DESIGN.md, "Skill version", written out once more by hand.
+    assert {(s, t) for s, targets in VERSION_TRANSITIONS.items() for t in targets} == {
+        ("draft", "in_review"),
+        ("in_review", "approved"),
+        ("in_review", "rejected"),
+        ("approved", "published"),
+        ("published", "deprecated"),
+        *((s, "revoked") for s in ("draft", "in_review", "approved", "published", "deprecated")),
+    }
+    assert set(VERSION_TRANSITIONS) == set(VersionStatus.values)
+
+
+def _walk_to(status: str) -> list[str]:
+    """The statuses a draft passes through to reach `status`, read off the table."""
+    previous: dict[str, str | None] = {VersionStatus.DRAFT: None}
+    queue = [str(VersionStatus.DRAFT)]
+    while queue:
+        current = queue.pop(0)
+        for target in sorted(VERSION_TRANSITIONS[current]):
+            if target not in previous:
+                previous[target] = current
+                queue.append(target)
+    steps: list[str] = []
+    at: str | None = status
+    while at is not None and at != VersionStatus.DRAFT:
+        steps.append(at)
+        at = previous[at]
+    return list(reversed(steps))
+
+
+@pytest.mark.parametrize("source", VersionStatus.values)
+def test_the_database_refuses_every_status_move_the_table_does_not_list(upload, ada, source):
+    version = upload(actor=ada)
+    # The times and reason each status's own constraints ask for, so only the
+    # transition trigger can refuse a move below.
+    now = timezone.now()
+    SkillVersion.objects.filter(pk=version.pk).update(
+        approved_at=now, published_at=now, revoked_at=now, revoke_reason="checked by hand"
+    )
+    sql = "UPDATE skills_skillversion SET status = %s WHERE id = %s"
+    with connection.cursor() as cursor:
+        for step in _walk_to(source):
+            cursor.execute(sql, [step, version.pk])
+    assert SkillVersion.objects.get(pk=version.pk).status == source
+    for target in VersionStatus.values:
+        if target == source:
+            continue
+        if target in VERSION_TRANSITIONS[source]:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql, [target, version.pk])
+                assert SkillVersion.objects.get(pk=version.pk).status == target
+                transaction.set_rollback(True)
+        else:
+            with (
+                pytest.raises(
+                    IntegrityError, match=f"illegal skill version transition: {source} -> {target}"
+                ),
+                transaction.atomic(),
+                connection.cursor() as cursor,
+            ):
+                cursor.execute(sql, [target, version.pk])
+        assert SkillVersion.objects.get(pk=version.pk).status == source

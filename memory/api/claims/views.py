@@ -252,8 +252,8 @@ class ClaimInvalidateView(APIView):
             409: OpenApiResponse(description="illegal_transition"),
         },
         summary="Invalidate a claim; derived claims are flagged for review",
-        description="Errors: `not_found`, `illegal_transition` (with `allowed`), "
-        "`validation_error` (reason missing).",
+        description="Errors: `not_found`, `illegal_transition` (with `allowed`: the statuses "
+        "the claim's writer may still move it to), `validation_error` (reason missing).",
     )
     def post(self, request: Request, claim_id: Any) -> Response:
         context = api_context(request)
