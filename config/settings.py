@@ -292,6 +292,7 @@ AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # one start-up banner per process is noise in every command
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 # Behind a proxy, tell axes which header carries the client address.
 AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IP_HEADERS", ["REMOTE_ADDR"])
