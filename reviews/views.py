@@ -66,7 +66,9 @@ def _workspace(
     filterset = ReviewItemFilter(
         request.GET, queryset=selectors.review_items(tenant=membership.tenant)
     )
-    sort = "priority" if request.GET.get("sort") == "priority" else "age"
+    sort = request.GET.get("sort", "age")
+    if sort not in selectors.SORTS:
+        sort = "age"
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
@@ -82,6 +84,9 @@ def _workspace(
     query.pop("item", None)
     return {
         "queue": queue,
+        # Reversed once per page: rows link to `<queue_url>?item=<id>` and
+        # `<queue_url><id>/` (reviews:item) instead of reversing per row.
+        "queue_url": reverse("reviews:queue", args=[queue]),
         "queue_label": Queue(queue).label,
         "queue_help": QUEUE_HELP[Queue(queue)],
         "page": page,
@@ -89,6 +94,7 @@ def _workspace(
         "filter_form": filterset.form,
         "filter_query": query.urlencode(),
         "sort": sort,
+        "sort_choices": selectors.SORT_CHOICES,
         "policy": policy,
         "reason_codes": ReasonCode.choices,
         "can_decide": membership.role in (policy.roles if policy else ()),
@@ -118,8 +124,8 @@ def _detail_context(membership: Membership, item: ReviewItem | None) -> dict[str
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     membership = _membership(request)
-    depths = selectors.queue_depths(tenant=membership.tenant)
-    busiest = max(depths, key=lambda q: depths[q]["depth"], default=Queue.CANDIDATES)
+    depths = selectors.queue_depths_capped(tenant=membership.tenant)
+    busiest = max(depths, key=lambda q: depths[q], default=Queue.CANDIDATES)
     return redirect("reviews:queue", queue=busiest)
 
 
