@@ -187,17 +187,19 @@ def queue_page(
     sort: str = "age",
     after: str | None = None,
     limit: int = 50,
+    depth: int | None = None,
 ) -> QueuePage:
     """Open items of a queue in the sort's order, `limit` at a time after a keyset cursor.
 
     Two statements whatever the queue's size or the page's depth: the capped
     count and the page itself (an index range scan starting at the cursor,
-    claimants joined in).
+    claimants joined in). `depth`, the unfiltered queue's capped count when the
+    caller already has it from `queue_depths_capped`, saves the first.
     """
     if sort not in SORTS:
         sort = "age"
     items = filtered.filter(tenant=tenant, queue=queue, status__in=OPEN_STATUSES)
-    count_label = count_capped(items)
+    count_label = count_capped(items) if depth is None else depth_label(depth)
     ordering = SORTS[sort]
     cursor = _decode_cursor(after) if after else None
     if cursor is not None:

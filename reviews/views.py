@@ -20,6 +20,7 @@ from accounts.selectors import request_membership
 from common.htmx import render_page
 from common.problems import Problem
 from reviews import selectors, services
+from reviews.context_processors import request_queue_depths
 from reviews.filters import ReviewItemFilter
 from reviews.models import OPEN_STATUSES, Queue, ReasonCode, ReviewItem
 from reviews.registry import policy_for
@@ -69,13 +70,19 @@ def _workspace(
     sort = request.GET.get("sort", "age")
     if sort not in selectors.SORTS:
         sort = "age"
+    valid = filterset.is_valid()
+    filtered = valid and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
-        filtered=filterset.qs if filterset.is_valid() else filterset.queryset,
+        filtered=filterset.qs if valid else filterset.queryset,
         sort=sort,
         after=request.GET.get("after"),
         limit=PAGE_SIZE,
+        # Unfiltered, the page counts what its badge counts: read both at once.
+        depth=None
+        if filtered
+        else request_queue_depths(request, tenant=membership.tenant).get(queue, 0),
     )
     policy = policy_for(queue)
     rows = policy.presenter.rows(items=page.items) if policy and policy.presenter else {}
@@ -124,7 +131,7 @@ def _detail_context(membership: Membership, item: ReviewItem | None) -> dict[str
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     membership = _membership(request)
-    depths = selectors.queue_depths_capped(tenant=membership.tenant)
+    depths = request_queue_depths(request, tenant=membership.tenant)
     busiest = max(depths, key=lambda q: depths[q], default=Queue.CANDIDATES)
     return redirect("reviews:queue", queue=busiest)
 
