@@ -34,6 +34,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import queues  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -202,6 +203,7 @@ def main() -> int:
             memdesk_erase(tenant, _seed(tenant, "set-10k", LARGE_CLAIMS), "memdesk deletion_run"),
         ]
         report = _report(timings, _environment())
+        report += "\n" + queues.section(queues.run(items=queues.items_from_env()))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     RESULTS.write_text(report)

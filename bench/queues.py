@@ -7,13 +7,14 @@ the rest. The default size (20,000 open items) is the smoke size the tests run;
 the issue's figures use `--items 500000`.
 
 One tenant's `candidates` queue holds every row (all open, in pairs sharing a
-timestamp so the keyset's id tie-break is exercised). Four pages are measured,
+timestamp so the keyset's id tie-break is exercised). Five pages are measured,
 interleaved in a shuffled order each round after a warm-up, through the full
 middleware stack with DEBUG off:
 
 - memdesk page 1 and memdesk at row ~80% (a keyset `?after=` cursor);
 - the admin changelist page 1 and the admin page showing the same rows
-  (`?p=`, i.e. OFFSET), filtered to the same tenant, queue and status.
+  (`?p=`, i.e. OFFSET), filtered to the same tenant, queue and status;
+- for reference, the memdesk page of an empty queue (its fixed cost).
 
 Before timing, the deep pages of both are checked to list the same item ids.
 """
@@ -115,6 +116,7 @@ class QueueBench:
     admin_page1: Series
     memdesk_deep: Series
     admin_deep: Series
+    memdesk_empty: Series
 
     @property
     def page1_ratio(self) -> float:
@@ -183,6 +185,8 @@ def run(*, items: int = SMOKE_ITEMS, samples: int = 20, warmup: int = 3) -> Queu
         "admin_page1": admin,
         "memdesk_deep": f"/review/{queue}/?{urlencode({'after': cursor})}",
         "admin_deep": f"{admin}&p={deep_page}",
+        # The same page over an empty queue: what the page costs before any row.
+        "memdesk_empty": f"/review/{Queue.STALE}/",
     }
     with override_settings(DEBUG=False):
         memdesk_ids = _ids(_MEMDESK_ROW, _get(client, urls["memdesk_deep"]))
@@ -204,6 +208,7 @@ def run(*, items: int = SMOKE_ITEMS, samples: int = 20, warmup: int = 3) -> Queu
         "admin_page1": "admin changelist, page 1",
         "memdesk_deep": f"memdesk queue page at row {deep_row:,} (keyset)",
         "admin_deep": f"admin changelist page {deep_page:,} (OFFSET {deep_row:,})",
+        "memdesk_empty": "memdesk queue page, empty queue (the page without rows)",
     }
     series = {key: Series(labels[key], urls[key], timings[key], queries[key]) for key in urls}
     return QueueBench(items=items, deep_row=deep_row, samples=samples, **series)
@@ -214,7 +219,13 @@ def _met(ok: bool) -> str:
 
 
 def section(result: QueueBench) -> str:
-    rows = [result.memdesk_page1, result.admin_page1, result.memdesk_deep, result.admin_deep]
+    rows = [
+        result.memdesk_page1,
+        result.admin_page1,
+        result.memdesk_deep,
+        result.admin_deep,
+        result.memdesk_empty,
+    ]
     lines = [
         HEADING,
         "",
