@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import random
 import re
 import statistics
@@ -44,6 +45,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.models import Role, Tenant
 from accounts.services import member_create, tenant_create
@@ -117,6 +119,7 @@ class QueueBench:
     memdesk_deep: Series
     admin_deep: Series
     memdesk_empty: Series
+    environment: str = ""
 
     @property
     def page1_ratio(self) -> float:
@@ -153,7 +156,8 @@ def _queries(client: Client, url: str) -> int:
 
 
 def run(*, items: int = SMOKE_ITEMS, samples: int = 20, warmup: int = 3) -> QueueBench:
-    """Seed a fresh tenant's queue with `items` open items and time the four pages."""
+    """Seed a fresh tenant's queue with `items` open items and time the five pages."""
+    environment = _environment()
     tenant, _ = tenant_create(slug=f"bench-queues-{items}", name="Queue benchmark")
     user = member_create(
         tenant=tenant, username=f"bench-reviewer-{items}", password=None, role=Role.ADMIN
@@ -211,11 +215,24 @@ def run(*, items: int = SMOKE_ITEMS, samples: int = 20, warmup: int = 3) -> Queu
         "memdesk_empty": "memdesk queue page, empty queue (the page without rows)",
     }
     series = {key: Series(labels[key], urls[key], timings[key], queries[key]) for key in urls}
-    return QueueBench(items=items, deep_row=deep_row, samples=samples, **series)
+    return QueueBench(
+        items=items, deep_row=deep_row, samples=samples, environment=environment, **series
+    )
 
 
 def _met(ok: bool) -> str:
     return "yes" if ok else "**no**"
+
+
+def _environment() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        server = cursor.fetchone()[0].split()[0]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"PostgreSQL {server}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"load average {load:.1f} when it started"
+    )
 
 
 def section(result: QueueBench) -> str:
@@ -229,6 +246,7 @@ def section(result: QueueBench) -> str:
     lines = [
         HEADING,
         "",
+        f"Run on {timezone.now():%Y-%m-%d %H:%M} UTC, {result.environment}. "
         f"{result.items:,} open items in one queue; {result.samples} interleaved samples per "
         f"page after a warm-up, DEBUG off, through the full middleware stack (bench/queues.py).",
         "",
