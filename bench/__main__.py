@@ -1,7 +1,8 @@
 """`python -m bench` (`make bench`): erasure, set-based vs row by row; the write screen.
 
-`python -m bench screen` (or `erasure`) runs one section and leaves the others
-in bench/RESULTS.md as they were.
+`python -m bench screen` (or `erasure`, `queues`, …: see DATABASE_SECTIONS and
+PLAIN_SECTIONS below) runs those sections and leaves the others in
+bench/RESULTS.md as they were.
 
 Runs in a throwaway database created next to the configured one (the data it
 writes cannot be deleted afterwards: the ledger and the audit log refuse
@@ -25,6 +26,8 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +43,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
-from bench import screen  # noqa: E402
+from bench import queues, screen  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -198,19 +201,35 @@ def _report(timings: list[Timing], environment: str) -> str:
     return "\n".join(lines)
 
 
-def _erasure() -> str:
+@contextmanager
+def _throwaway_database() -> Iterator[None]:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
-        tenant, _ = tenant_create(slug="bench", name="Benchmark")
-        timings = [
-            naive_erase(tenant, _seed(tenant, "naive-1k", BASELINE_CLAIMS)),
-            memdesk_erase(tenant, _seed(tenant, "set-1k", BASELINE_CLAIMS), "memdesk deletion_run"),
-            memdesk_erase(tenant, _seed(tenant, "set-10k", LARGE_CLAIMS), "memdesk deletion_run"),
-        ]
-        return _report(timings, _environment())
+        yield
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def _erasure() -> str:
+    tenant, _ = tenant_create(slug="bench", name="Benchmark")
+    timings = [
+        naive_erase(tenant, _seed(tenant, "naive-1k", BASELINE_CLAIMS)),
+        memdesk_erase(tenant, _seed(tenant, "set-1k", BASELINE_CLAIMS), "memdesk deletion_run"),
+        memdesk_erase(tenant, _seed(tenant, "set-10k", LARGE_CLAIMS), "memdesk deletion_run"),
+    ]
+    return _report(timings, _environment())
+
+
+# Each `## ` section of RESULTS.md, by the name that runs it alone. The erasure
+# figures are the file's preamble; the sections that write rows run in the
+# throwaway database too.
+DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
+    "queues": lambda: queues.section(queues.run(items=queues.items_from_env())),
+}
+PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
+    "screen": screen.report,
+}
 
 
 def _merge(existing: str, erasure: str | None, sections: list[str]) -> str:
@@ -224,12 +243,19 @@ def _merge(existing: str, erasure: str | None, sections: list[str]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    chosen = set(argv) or {"erasure", "screen"}
-    unknown = chosen - {"erasure", "screen"}
-    if unknown:
-        raise SystemExit(f"unknown section(s) {sorted(unknown)}; choose erasure and/or screen")
-    erasure = _erasure() if "erasure" in chosen else None
-    sections = [screen.report()] if "screen" in chosen else []
+    known = {"erasure", *DATABASE_SECTIONS, *PLAIN_SECTIONS}
+    chosen = set(argv) or known
+    if chosen - known:
+        unknown = sorted(chosen - known)
+        raise SystemExit(f"unknown section(s) {unknown}; choose from {sorted(known)}")
+    erasure = None
+    sections = []
+    if chosen & {"erasure", *DATABASE_SECTIONS}:
+        with _throwaway_database():
+            if "erasure" in chosen:
+                erasure = _erasure()
+            sections += [run() for name, run in DATABASE_SECTIONS.items() if name in chosen]
+    sections += [run() for name, run in PLAIN_SECTIONS.items() if name in chosen]
     existing = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     report = _merge(existing, erasure, sections)
     RESULTS.write_text(report)

@@ -1,27 +1,45 @@
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.http import HttpRequest
 
-from accounts.models import Role
+from accounts.models import Role, Tenant
 from accounts.selectors import request_membership
 from reviews.models import Queue
-from reviews.selectors import queue_depths
+from reviews.selectors import depth_label, queue_depths_capped
+
+
+def request_queue_depths(request: HttpRequest, *, tenant: Tenant) -> dict[str, int]:
+    """The capped depths, read at most once per request (badges and the page's count)."""
+    if not hasattr(request, "_memdesk_queue_depths"):
+        request._memdesk_queue_depths = queue_depths_capped(tenant=tenant)  # type: ignore[attr-defined]
+    return request._memdesk_queue_depths  # type: ignore[attr-defined]
 
 
 def queue_nav(request: HttpRequest) -> dict[str, Any]:
-    """Every queue with its depth, for the navigation badges (one grouped query)."""
+    """Every queue with its depth, for the navigation badges.
+
+    The depths are read only if a template shows them (a fragment without the
+    navigation reads none), once per request (the queue page's own count of an
+    unfiltered queue reuses them), capped (`1,000+`) so the cost does not grow
+    with the queues.
+    """
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
     membership = request_membership(request)
     if membership is None or membership.role == Role.USER:
         return {}
-    depths = queue_depths(tenant=membership.tenant)
-    return {
-        "queue_nav": [
-            {"value": q.value, "label": q.label, "depth": depths.get(q.value, {}).get("depth", 0)}
+
+    @cache
+    def badges() -> list[dict[str, Any]]:
+        depths = request_queue_depths(request, tenant=membership.tenant)
+        return [
+            {"value": q.value, "label": q.label, "depth": depth_label(depths.get(q.value, 0))}
             for q in Queue
         ]
-    }
+
+    # Templates call a callable variable; the first use runs the query.
+    return {"queue_nav": badges}

@@ -4,6 +4,7 @@ import pgtrigger
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import F
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
@@ -86,6 +87,17 @@ class ReviewItem(models.Model):
                 fields=["tenant", "queue", "created_at", "id"],
                 condition=models.Q(status__in=["open", "claimed"]),
                 name="review_open_by_age",
+            ),
+            # The console's "priority" sort walks (-priority, created_at, id)
+            # ascending, so one row-value keyset condition serves it.
+            models.Index(
+                F("tenant"),
+                F("queue"),
+                F("priority") * -1,
+                F("created_at"),
+                F("id"),
+                condition=models.Q(status__in=["open", "claimed"]),
+                name="review_open_by_priority",
             ),
             models.Index(fields=["tenant", "target_type", "target_id"]),
         ]

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db import connection
+from django.db.models import (
+    BooleanField,
+    Count,
+    Expression,
+    F,
+    Min,
+    QuerySet,
+    Value,
+)
+from django.db.models.fields import DateTimeField
+from django.utils import timezone
 
 from accounts.models import Tenant
-from reviews.models import OPEN_STATUSES, ReviewItem
+from reviews.models import OPEN_STATUSES, Queue, ReviewItem
 
 
 def review_items(
@@ -27,12 +40,45 @@ def review_item_get(*, tenant: Tenant, item_id: int) -> ReviewItem | None:
 
 
 def queue_depths(*, tenant: Tenant) -> dict[str, dict]:
+    """Exact depth and oldest item per queue: a scan of every open item, for the dashboard."""
     rows = (
         ReviewItem.objects.filter(tenant=tenant, status__in=OPEN_STATUSES)
         .values("queue")
         .annotate(depth=Count("id"), oldest=Min("created_at"))
     )
     return {row["queue"]: {"depth": row["depth"], "oldest": row["oldest"]} for row in rows}
+
+
+COUNT_CAP = 1000
+
+
+def depth_label(n: int, cap: int = COUNT_CAP) -> str:
+    return f"{cap:,}+" if n > cap else f"{n:,}"
+
+
+def queue_depths_capped(*, tenant: Tenant, cap: int = COUNT_CAP) -> dict[str, int]:
+    """Open items per queue, counting at most cap + 1 in each (one statement).
+
+    An exact count reads every open item, so it grows with the queue; each
+    capped count reads at most cap + 1 entries of the `review_open_by_age`
+    index, so the badges cost the same for 10 items or a million.
+    """
+    # `status IN (…)` and the ORDER BY repeat the index's predicate and columns
+    # so the planner reads the index instead of scanning the table until the
+    # LIMIT, which it is otherwise tempted to do. Only the model's own table
+    # name is interpolated; every value is a parameter.
+    table = connection.ops.quote_name(ReviewItem._meta.db_table)
+    statuses = ", ".join(["%s"] * len(OPEN_STATUSES))
+    sql = (
+        f"SELECT q.queue, (SELECT count(*) FROM (SELECT 1 FROM {table} r "  # noqa: S608
+        f"WHERE r.tenant_id = %s AND r.queue = q.queue AND r.status IN ({statuses}) "
+        "ORDER BY r.created_at, r.id LIMIT %s) capped) FROM unnest(%s::text[]) AS q(queue)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [tenant.pk, *(str(s) for s in OPEN_STATUSES), cap + 1, list(Queue.values)]
+        )
+        return dict(cursor.fetchall())
 
 
 @dataclass
@@ -42,34 +88,101 @@ class QueuePage:
     count_label: str
 
 
-COUNT_CAP = 1000
-
-
 def count_capped(queryset: QuerySet[ReviewItem], cap: int = COUNT_CAP) -> str:
     """`COUNT(*)` grows with the queue; counting at most cap + 1 rows does not."""
-    n = queryset.order_by()[: cap + 1].count()
-    return f"{cap:,}+" if n > cap else f"{n:,}"
+    # Ordered like `review_open_by_age` so the planner walks that index.
+    return depth_label(queryset.order_by("created_at", "id")[: cap + 1].count(), cap)
+
+
+def _negated_priority() -> Any:
+    """`priority * -1`, exactly as `review_open_by_priority` indexes it, so PostgreSQL
+    matches the two: "highest priority first, then oldest" becomes one ascending row."""
+    return F("priority") * -1
+
+
+class RowAfter(Expression):
+    """`(a, b, c) > (x, y, z)` (or `<`): the keyset condition PostgreSQL matches to an index.
+
+    The equivalent `a > x OR (a = x AND b > y) OR …` is evaluated row by row
+    after scanning from the start of the queue; a row-value comparison is an
+    index condition, so a deep page starts reading at its cursor.
+    """
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(
+        self, columns: Sequence[Any], values: Sequence[Any], *, descending: bool = False
+    ) -> None:
+        super().__init__()
+        self.columns = list(columns)
+        self.values = list(values)
+        self.operator = "<" if descending else ">"
+
+    def get_source_expressions(self) -> list[Any]:
+        return [*self.columns, *self.values]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        n = len(self.columns)
+        self.columns, self.values = list(exprs[:n]), list(exprs[n:])
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        sides, params = [], []
+        for side in (self.columns, self.values):
+            parts = []
+            for expression in side:
+                sql, part_params = compiler.compile(expression)
+                parts.append(sql)
+                params.extend(part_params)
+            sides.append(f"({', '.join(parts)})")
+        return f"{sides[0]} {self.operator} {sides[1]}", params
+
+
+# Each sort's ORDER BY. Every one is backed by a partial index over open items
+# on (tenant, queue, …the same columns): `review_open_by_age` (read backwards
+# for "newest") and `review_open_by_priority`, so a page is one index range scan.
+SORTS = {
+    "age": ["created_at", "id"],
+    "newest": ["-created_at", "-id"],
+    "priority": [_negated_priority().asc(), "created_at", "id"],
+}
+SORT_CHOICES = (("age", "oldest first"), ("newest", "newest first"), ("priority", "priority"))
+_SMALLINT = range(-32768, 32768)
 
 
 _BIGINT = 2**63
 
 
 def _decode_cursor(cursor: str) -> tuple[int, datetime, int] | None:
-    """The keyset position in `after`; anything this page did not hand out is ignored."""
+    """A cursor is `priority|created_at|id` of the last row shown; anything else is ignored."""
     try:
         priority, stamp, item_id = cursor.split("|")
-        position = int(priority), datetime.fromisoformat(stamp), int(item_id)
-        when = position[1]
-        if when.tzinfo is None:
-            raise ValueError("naive timestamp")
+        at = datetime.fromisoformat(stamp)
+        position = int(priority), at, int(item_id)
+        if timezone.is_naive(at):
+            at = at.replace(tzinfo=UTC)
         # Normalising to UTC is what the database will do; near year 1 or 9999
         # it overflows, and that must not happen inside the query.
-        when.astimezone(UTC)
+        at.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
-    if not all(-_BIGINT <= number < _BIGINT for number in (position[0], position[2])):
+    if position[0] not in _SMALLINT or not 0 < position[2] < _BIGINT:
         return None
-    return position
+    return position[0], at, position[2]
+
+
+def _keyset(sort: str, cursor: tuple[int, datetime, int]) -> RowAfter:
+    priority, stamp, item_id = cursor
+    stamp_value = Value(stamp, output_field=DateTimeField())
+    id_value = Value(item_id)
+    if sort == "priority":
+        return RowAfter(
+            [_negated_priority(), F("created_at"), F("id")],
+            [Value(-priority), stamp_value, id_value],
+        )
+    return RowAfter(
+        [F("created_at"), F("id")], [stamp_value, id_value], descending=sort == "newest"
+    )
 
 
 def queue_page(
@@ -80,22 +193,23 @@ def queue_page(
     sort: str = "age",
     after: str | None = None,
     limit: int = 50,
+    depth: int | None = None,
 ) -> QueuePage:
-    """Open items of a queue, oldest (or highest priority) first, with keyset pagination."""
+    """Open items of a queue in the sort's order, `limit` at a time after a keyset cursor.
+
+    Two statements whatever the queue's size or the page's depth: the capped
+    count and the page itself (an index range scan starting at the cursor,
+    claimants joined in). `depth`, the unfiltered queue's capped count when the
+    caller already has it from `queue_depths_capped`, saves the first.
+    """
+    if sort not in SORTS:
+        sort = "age"
     items = filtered.filter(tenant=tenant, queue=queue, status__in=OPEN_STATUSES)
-    count_label = count_capped(items)
-    ordering = ["-priority", "created_at", "id"] if sort == "priority" else ["created_at", "id"]
+    count_label = count_capped(items) if depth is None else depth_label(depth)
+    ordering = SORTS[sort]
     cursor = _decode_cursor(after) if after else None
     if cursor is not None:
-        priority, stamp, item_id = cursor
-        if sort == "priority":
-            items = items.filter(
-                Q(priority__lt=priority)
-                | Q(priority=priority, created_at__gt=stamp)
-                | Q(priority=priority, created_at=stamp, id__gt=item_id)
-            )
-        else:
-            items = items.filter(Q(created_at__gt=stamp) | Q(created_at=stamp, id__gt=item_id))
+        items = items.filter(_keyset(sort, cursor))
     page = list(items.select_related("claimed_by").order_by(*ordering)[: limit + 1])
     next_cursor = None
     if len(page) > limit:

@@ -19,6 +19,7 @@ from common import parsers
 from common.htmx import render_page
 from common.problems import Problem
 from reviews import selectors, services
+from reviews.context_processors import request_queue_depths
 from reviews.filters import ReviewItemFilter
 from reviews.models import OPEN_STATUSES, Queue, ReasonCode, ReviewItem
 from reviews.registry import policy_for
@@ -65,14 +66,22 @@ def _workspace(
     filterset = ReviewItemFilter(
         request.GET, queryset=selectors.review_items(tenant=membership.tenant)
     )
-    sort = "priority" if request.GET.get("sort") == "priority" else "age"
+    sort = request.GET.get("sort", "age")
+    if sort not in selectors.SORTS:
+        sort = "age"
+    valid = filterset.is_valid()
+    filtered = valid and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
-        filtered=filterset.qs if filterset.is_valid() else filterset.queryset,
+        filtered=filterset.qs if valid else filterset.queryset,
         sort=sort,
         after=request.GET.get("after"),
         limit=PAGE_SIZE,
+        # Unfiltered, the page counts what its badge counts: read both at once.
+        depth=None
+        if filtered
+        else request_queue_depths(request, tenant=membership.tenant).get(queue, 0),
     )
     policy = policy_for(queue)
     rows = policy.presenter.rows(items=page.items) if policy and policy.presenter else {}
@@ -81,6 +90,9 @@ def _workspace(
     query.pop("item", None)
     return {
         "queue": queue,
+        # Reversed once per page: rows link to `<queue_url>?item=<id>` and
+        # `<queue_url><id>/` (reviews:item) instead of reversing per row.
+        "queue_url": reverse("reviews:queue", args=[queue]),
         "queue_label": Queue(queue).label,
         "queue_help": QUEUE_HELP[Queue(queue)],
         "page": page,
@@ -88,6 +100,7 @@ def _workspace(
         "filter_form": filterset.form,
         "filter_query": query.urlencode(),
         "sort": sort,
+        "sort_choices": selectors.SORT_CHOICES,
         "policy": policy,
         "reason_codes": ReasonCode.choices,
         "can_decide": membership.role in (policy.roles if policy else ()),
@@ -117,8 +130,8 @@ def _detail_context(membership: Membership, item: ReviewItem | None) -> dict[str
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     membership = _membership(request)
-    depths = selectors.queue_depths(tenant=membership.tenant)
-    busiest = max(depths, key=lambda q: depths[q]["depth"], default=Queue.CANDIDATES)
+    depths = request_queue_depths(request, tenant=membership.tenant)
+    busiest = max(depths, key=lambda q: depths[q], default=Queue.CANDIDATES)
     return redirect("reviews:queue", queue=busiest)
 
 
