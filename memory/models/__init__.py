@@ -10,6 +10,7 @@ from memory.models.claims import (
     GateDecision,
     RecallTrace,
 )
+from memory.models.embeddings import ClaimEmbedding
 from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.lifecycle import (
     DELETION_TRANSITIONS,
@@ -33,6 +34,7 @@ __all__ = [
     "Basis",
     "Checkpoint",
     "Claim",
+    "ClaimEmbedding",
     "ClaimKind",
     "ClaimSource",
     "ClaimStatus",

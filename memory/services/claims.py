@@ -32,6 +32,7 @@ from memory.models import (
     Subject,
 )
 from memory.search import ngrams, searchable_text
+from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
@@ -443,6 +444,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         )
         if not secret_found:
             _attach_sources(tenant=tenant, claim=claim, sources=sources)
+            embeddings_enqueue_on_commit(claim_ids=[claim.id])
         if parents:
             claim.derived_from.set(parents)
         if superseded is not None:
