@@ -89,6 +89,21 @@ def test_paraphrase_is_found_by_meaning_once_embedded(agent, client):
     assert trace.ranking["items"][top["id"]]["signals"]["vector"]["rank"] == 1
 
 
+def test_a_written_claim_is_embedded_by_the_task_enqueued_on_commit(
+    agent, django_capture_on_commit_callbacks
+):
+    # Eager: the task runs where it is enqueued, so this follows submit -> commit -> task.
+    embed_claims.app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            [claim_id] = seed(agent, ALICE[:1])
+            assert not ClaimEmbedding.objects.filter(claim_id=claim_id).exists()
+    finally:
+        embed_claims.app.conf.task_always_eager = False
+    assert callbacks
+    assert ClaimEmbedding.objects.filter(claim_id=claim_id).count() == 1
+
+
 def test_a_claim_is_embedded_once_and_again_when_its_text_changes(agent):
     [claim_id] = seed(agent, ALICE[:1])
     assert embed_claims([claim_id]) == 1
