@@ -139,7 +139,7 @@ def pgvector_installed() -> bool:
 
 
 def semantic_mode() -> str:
-    """How recall ranks by meaning here: `pgvector` (in SQL), `python` (numpy) or `off`."""
+    """How recall ranks by meaning here: `pgvector`, `sql` (plain arrays) or `off`."""
     if embedder() is None:
         return "off"
-    return "pgvector" if pgvector_installed() else "python"
+    return "pgvector" if pgvector_installed() else "sql"

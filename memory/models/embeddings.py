@@ -1,8 +1,9 @@
 """Vectors of claims for semantic recall, in a table every PostgreSQL can hold.
 
 The vector is a plain float array: with pgvector installed recall casts it to
-`vector` and measures cosine distance in SQL; without it recall computes the
-same exact distance in Python. Either way only inside a subject's legal set.
+`vector` and uses its cosine distance; without it recall computes the same
+exact similarity as a dot product over the arrays (the vectors are unit
+length). Either way in SQL, and only inside a subject's legal set.
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import httpx
-import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from accounts.models import Tenant
 from memory.embedders import embedder, pgvector_installed
-from memory.models import AUTHORITY_RANK_SQL, Claim, ClaimEmbedding, ClaimStatus, Subject
+from memory.models import AUTHORITY_RANK_SQL, Claim, ClaimStatus, Subject
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
 
 logger = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class RecalledClaim:
     scope_match: str
     # Each ranking signal that placed the claim: {"fulltext": {"rank": 1, "score": 0.6}, ...}.
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
-    # `pgvector` or `python` when meaning ranked the claim, else `unavailable`.
+    # `pgvector` or `sql` when meaning ranked the claim, else `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
 
     @property
@@ -125,7 +125,7 @@ class RecallResult:
     items: list[RecalledClaim]
     excluded: dict[str, int]
     used_chars: int
-    # How this recall compared meanings: `pgvector`, `python` or `unavailable`.
+    # How this recall compared meanings: `pgvector`, `sql` or `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
 
 
@@ -150,7 +150,7 @@ def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> 
     return "global" if not claim_scope else "broader"
 
 
-def _query_vector(query: str) -> tuple[str, np.ndarray | None]:
+def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
     """The query's vector and the model that made it; no vector when semantic recall is off."""
     model = embedder()
     if model is None or not query.strip():
@@ -203,9 +203,9 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
 
     One query counts every claim of the subject by the first rule that excludes
     it; one scores the whole legal set as plain rows on each signal: full text,
-    n-grams, vector similarity (exact cosine, in SQL with pgvector, else in
-    numpy over the legal set's vectors, read by one more query), recency and
-    authority; the last loads the chosen claims with their sources. The
+    n-grams, vector similarity (exact cosine in SQL: pgvector's operator, or a
+    dot product over plain arrays without it), recency and authority; the last
+    loads the chosen claims with their sources. The
     signals are fused by reciprocal rank, so a query returns the best legal
     claims up to `limit` even when they share no word with it. No score ever
     reaches a claim outside the legal set.
@@ -233,34 +233,30 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     model, query_vector = _query_vector(q.query) if legal_count else ("", None)
     mode = SEMANTIC_UNAVAILABLE
     if query_vector is not None:
-        mode = "pgvector" if pgvector_installed() else "python"
-    if mode == "pgvector":
-        legal = legal.annotate(
-            similarity=RawSQL(
+        # Exact cosine (the vectors are unit length) of each legal claim's vector, in
+        # the same query: pgvector's operator, or a dot product over the plain arrays.
+        mode = "pgvector" if pgvector_installed() else "sql"
+        if mode == "pgvector":
+            sql = (
                 "SELECT 1 - (e.vector::vector <=> %s::vector) FROM memory_claimembedding e "
-                "WHERE e.claim_id = memory_claim.id AND e.model = %s",
-                ("[" + ",".join(f"{x:.7g}" for x in query_vector) + "]", model),
-                output_field=FloatField(),
+                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
             )
-        )
+            vector_param: Any = "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
+        else:
+            sql = (
+                "SELECT sum(a * b) FROM memory_claimembedding e, "
+                "unnest(e.vector, %s::float8[]) AS t(a, b) "
+                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
+            )
+            vector_param = [float(x) for x in query_vector]
+        # `sql` is one of the two literals above; the vector and model are parameters.
+        scored = RawSQL(sql, (vector_param, model), output_field=FloatField())  # noqa: S611
+        legal = legal.annotate(similarity=scored)
         columns.append("similarity")
     rows = {row["id"]: row for row in legal.values(*columns)}
-
-    similarity: dict[Any, float] = {}
-    if mode == "pgvector":
-        similarity = {i: r["similarity"] for i, r in rows.items() if r["similarity"] is not None}
-    elif mode == "python" and rows:
-        stored = list(
-            ClaimEmbedding.objects.filter(claim_id__in=list(rows), model=model).values_list(
-                "claim_id", "vector"
-            )
-        )
-        if stored:
-            matrix = np.asarray([vector for _, vector in stored], dtype=np.float32)
-            scores = matrix @ query_vector
-            similarity = {
-                claim_id: float(score) for (claim_id, _), score in zip(stored, scores, strict=True)
-            }
+    similarity: dict[Any, float] = {
+        i: r["similarity"] for i, r in rows.items() if r.get("similarity") is not None
+    }
 
     signals: dict[Any, dict[str, dict[str, float]]] = {i: {} for i in rows}
     fused: dict[Any, float] = {}

@@ -10,7 +10,7 @@ def test_healthz_reports_database_and_broker(client):
     body = response.json()
     assert body["status"] == "ok" and body["checks"] == {"database": "ok", "broker": "ok"}
     # The embedder is on by default; pgvector depends on the server.
-    assert body["semantic"] in {"pgvector", "python"}
+    assert body["semantic"] in {"pgvector", "sql"}
 
 
 def test_healthz_is_503_when_the_broker_is_down(client):

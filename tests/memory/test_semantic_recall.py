@@ -57,7 +57,7 @@ def embed_all() -> None:
 
 
 def expected_mode() -> str:
-    return "pgvector" if pgvector_installed() else "python"
+    return "pgvector" if pgvector_installed() else "sql"
 
 
 def test_paraphrase_is_found_by_meaning_once_embedded(agent, client):
