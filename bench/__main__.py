@@ -40,7 +40,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
-from bench import screen  # noqa: E402
+from bench import recall, screen  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -224,12 +224,15 @@ def _merge(existing: str, erasure: str | None, sections: list[str]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    chosen = set(argv) or {"erasure", "screen"}
-    unknown = chosen - {"erasure", "screen"}
+    reports = {"screen": screen.report, "recall": recall.report}
+    chosen = set(argv) or {"erasure", *reports}
+    unknown = chosen - {"erasure", *reports}
     if unknown:
-        raise SystemExit(f"unknown section(s) {sorted(unknown)}; choose erasure and/or screen")
+        raise SystemExit(
+            f"unknown section(s) {sorted(unknown)}; choose from erasure, {list(reports)}"
+        )
     erasure = _erasure() if "erasure" in chosen else None
-    sections = [screen.report()] if "screen" in chosen else []
+    sections = [report() for name, report in reports.items() if name in chosen]
     existing = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     report = _merge(existing, erasure, sections)
     RESULTS.write_text(report)
