@@ -43,7 +43,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
-from bench import queues, screen  # noqa: E402
+from bench import queues, recall, screen  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -227,8 +227,10 @@ def _erasure() -> str:
 DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
     "queues": lambda: queues.section(queues.run(items=queues.items_from_env())),
 }
+# Sections that need no database, or make their own.
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
+    "recall": recall.report,
 }
 
 

@@ -4,6 +4,7 @@ import secrets
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.module_loading import import_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -22,6 +23,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
         {
             "status": "ok" if healthy else "unavailable",
             "checks": {"database": db_detail, "broker": mq_detail},
+            # How recall ranks by meaning: pgvector, python or off (never unhealthy).
+            "semantic": import_string(settings.SEMANTIC_MODE_PROBE)() if db_ok else "off",
         },
         status=200 if healthy else 503,
     )

@@ -499,3 +499,48 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
         "DeletionScopeEnum": "memory.models.lifecycle.DeletionScope.choices",
     }
 )
+
+# Semantic recall ---------------------------------------------------------------
+# Who turns memories into vectors: `local` (the packaged all-MiniLM-L6-v2 model,
+# on CPU, never downloaded), `http` (an OpenAI-compatible embeddings endpoint) or
+# `none` (recall ranks lexically only).
+MEMDESK_EMBEDDER = os.environ.get("MEMDESK_EMBEDDER", "local").strip().lower()
+if MEMDESK_EMBEDDER not in {"local", "http", "none"}:
+    raise ImproperlyConfigured("MEMDESK_EMBEDDER must be local, http or none.")
+# The `http` embedder: the full URL of the embeddings endpoint, the model it
+# should use, and its key (read from the environment only, never stored).
+MEMDESK_EMBEDDER_URL = os.environ.get("MEMDESK_EMBEDDER_URL", "")
+MEMDESK_EMBEDDER_MODEL = os.environ.get("MEMDESK_EMBEDDER_MODEL", "text-embedding-3-small")
+MEMDESK_EMBEDDER_KEY = os.environ.get("MEMDESK_EMBEDDER_KEY", "")
+MEMDESK_EMBEDDER_TIMEOUT_SECONDS = env_int("MEMDESK_EMBEDDER_TIMEOUT_SECONDS", 30)
+if MEMDESK_EMBEDDER == "http" and not MEMDESK_EMBEDDER_URL:
+    raise ImproperlyConfigured("MEMDESK_EMBEDDER=http needs MEMDESK_EMBEDDER_URL.")
+# Claims embedded per model call, and how often beat looks for active claims
+# still without an embedding (a lost message or a dead worker only delays them).
+EMBED_BATCH_SIZE = env_int("EMBED_BATCH_SIZE", 64)
+EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
+EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
+# CPU threads the local model may use per process.
+EMBED_TORCH_THREADS = env_int("EMBED_TORCH_THREADS", 1)
+# Reciprocal rank fusion inside the legal set: score = sum(weight / (k + rank)).
+# A subject's legal set is small, so a small k keeps the head of each list
+# apart; recency and authority weigh little, so they order near-equals
+# without overruling what matches the question.
+RECALL_RRF_K = env_int("RECALL_RRF_K", 10)
+RECALL_WEIGHTS = {
+    signal: float(os.environ.get(f"RECALL_WEIGHT_{signal.upper()}", default))
+    for signal, default in (
+        ("fulltext", 1.0),
+        ("ngram", 1.0),
+        ("vector", 1.5),
+        ("recency", 0.05),
+        ("authority", 0.05),
+    )
+}
+# /healthz reports how recall ranks by meaning; common cannot import memory.
+SEMANTIC_MODE_PROBE = "memory.embedders.semantic_mode"
+CELERY_BEAT_SCHEDULE["memory-embed-pending"] = {
+    "task": "memory.embed_pending",
+    "schedule": float(EMBED_SWEEP_SECONDS),
+    "options": {"queue": EMBED_QUEUE, "expires": EMBED_SWEEP_SECONDS},
+}

@@ -11,6 +11,7 @@ class MemoryConfig(AppConfig):
         from memory.decisions import deletions as deletion_decisions
         from memory.decisions import receipts as receipt_decisions
         from memory.metrics.lifecycle import collect_lifecycle_metrics
+        from memory.metrics.recall import collect_recall_metrics
         from memory.metrics.receipts import collect_receipt_metrics
 
         claim_decisions.register()
@@ -18,3 +19,4 @@ class MemoryConfig(AppConfig):
         deletion_decisions.register()
         register_collector("receipts", collect_receipt_metrics)
         register_collector("lifecycle", collect_lifecycle_metrics)
+        register_collector("recall", collect_recall_metrics)

@@ -14,6 +14,7 @@ from memory.models.claims import (
     allowed_claim_targets,
     claim_sources_for,
 )
+from memory.models.embeddings import ClaimEmbedding
 from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.lifecycle import (
     DELETION_TRANSITIONS,
@@ -38,6 +39,7 @@ __all__ = [
     "Basis",
     "Checkpoint",
     "Claim",
+    "ClaimEmbedding",
     "ClaimKind",
     "ClaimRole",
     "ClaimSource",

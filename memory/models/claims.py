@@ -321,6 +321,8 @@ class RecallTrace(models.Model):
     budget_chars = models.PositiveIntegerField(null=True)
     used_chars = models.PositiveIntegerField(default=0)
     duration_ms = models.FloatField(default=0)
+    # How the returned claims were ranked: each signal's rank or score per claim.
+    ranking = models.JSONField(default=dict, db_default=models.Value({}, models.JSONField()))
     created_at = models.DateTimeField(db_default=Now())
     redacted_at = models.DateTimeField(null=True, blank=True)
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import httpx
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
 from django.db.models import (
+    BooleanField,
     Case,
     CharField,
     Count,
@@ -27,8 +32,13 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import Tenant
+from memory.embedders import embedder, pgvector_installed
 from memory.models import AUTHORITY_RANK_SQL, Claim, ClaimStatus, Subject
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
+
+logger = logging.getLogger(__name__)
+
+SEMANTIC_UNAVAILABLE = "unavailable"
 
 EXCLUSION_REASONS = (
     "out_of_scope",
@@ -99,6 +109,15 @@ class RecalledClaim:
     rank: float
     matched: list[str]
     scope_match: str
+    # Each ranking signal that placed the claim: {"fulltext": {"rank": 1, "score": 0.6}, ...}.
+    signals: dict[str, dict[str, float]] = field(default_factory=dict)
+    # `pgvector` or `sql` when meaning ranked the claim, else `unavailable`.
+    semantic: str = SEMANTIC_UNAVAILABLE
+
+    @property
+    def lexical(self) -> bool:
+        """Whether the claim shares words or n-grams with the query (not only meaning)."""
+        return "fulltext" in self.signals or "ngram" in self.signals
 
 
 @dataclass
@@ -106,6 +125,8 @@ class RecallResult:
     items: list[RecalledClaim]
     excluded: dict[str, int]
     used_chars: int
+    # How this recall compared meanings: `pgvector`, `sql` or `unavailable`.
+    semantic: str = SEMANTIC_UNAVAILABLE
 
 
 def _exclusion_reason(q: RecallQuery, as_of: datetime) -> Case:
@@ -129,14 +150,30 @@ def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> 
     return "global" if not claim_scope else "broader"
 
 
-def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
-    """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
+def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
+    """The query's vector and the model that made it; no vector when semantic recall is off."""
+    model = embedder()
+    if model is None or not query.strip():
+        return "", None
+    try:
+        return model.model, model.embed([query])[0]
+    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        # An unreachable embeddings endpoint degrades recall to lexical, never fails it.
+        logger.warning("query embedding failed", extra={"error": type(exc).__name__})
+        return "", None
 
-    Two queries: one counts every claim of the subject by the first rule that
-    excludes it, one ranks the legal set. No relevance score ever reaches a
-    claim outside the legal set.
-    """
-    as_of = q.as_of or timezone.now()
+
+def _ranks(scores: dict[Any, float]) -> dict[Any, int]:
+    """1 for the best score; equal scores share a rank."""
+    ordered = sorted(scores.values(), reverse=True)
+    first = {}
+    for position, score in enumerate(ordered, start=1):
+        first.setdefault(score, position)
+    return {key: first[score] for key, score in scores.items()}
+
+
+def _legal_set(*, tenant: Tenant, q: RecallQuery, as_of: datetime) -> tuple[QuerySet, dict]:
+    """The legal claims of the subject, and the count of every claim by what excluded it."""
     subject_claims = Claim.objects.filter(tenant=tenant, subject=q.subject).exclude(
         status=ClaimStatus.ERASED
     )
@@ -149,9 +186,6 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         .annotate(n=Count("id"))
         .values_list("exclusion", "n")
     )
-    excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
-    legal_count = counts.get("legal", 0)
-
     legal = subject_claims.filter(status=ClaimStatus.ACTIVE, scope__contained_by=q.scope).filter(
         Q(valid_from__isnull=True) | Q(valid_from__lte=as_of),
         Q(valid_to__isnull=True) | Q(valid_to__gt=as_of),
@@ -161,61 +195,124 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         legal = legal.filter(available_at__lte=q.cutoff)
     if not q.include_stale:
         legal = legal.filter(Q(refresh_after__isnull=True) | Q(refresh_after__gt=as_of))
+    return legal, counts
 
-    legal = legal.annotate(
-        authority_rank=AUTHORITY_RANK_SQL,
-        stale=Case(
-            When(refresh_after__lte=as_of, then=Value(True)),
-            default=Value(False),
-        ),
-    )
+
+def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
+    """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
+
+    One query counts every claim of the subject by the first rule that excludes
+    it; one scores the whole legal set as plain rows on each signal: full text,
+    n-grams, vector similarity (exact cosine in SQL: pgvector's operator, or a
+    dot product over plain arrays without it), recency and authority; the last
+    loads the chosen claims with their sources. The
+    signals are fused by reciprocal rank, so a query returns the best legal
+    claims up to `limit` even when they share no word with it. No score ever
+    reaches a claim outside the legal set.
+    """
+    as_of = q.as_of or timezone.now()
+    legal, counts = _legal_set(tenant=tenant, q=q, as_of=as_of)
+    excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
+    legal_count = counts.get("legal", 0)
+
+    columns = ["id", "predicate", "scope_size", "recorded_at", "authority_rank"]
+    legal = legal.annotate(authority_rank=AUTHORITY_RANK_SQL)
     query_grams = ngrams(q.query) if q.query.strip() else []
     if query_grams:
         search = SearchQuery(q.query, config="english", search_type="plain")
-        needed = max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD))
-        legal = (
-            legal.annotate(
-                text_rank=SearchRank(F("search_vector"), search),
-                gram_hits=RawSQL(
-                    "cardinality(ARRAY(SELECT unnest(memory_claim.ngrams) "
-                    "INTERSECT SELECT unnest(%s::varchar[])))",
-                    (query_grams,),
-                ),
-            )
-            .filter(Q(search_vector=search) | Q(ngrams__overlap=query_grams, gram_hits__gte=needed))
-            .annotate(
-                score=ExpressionWrapper(
-                    F("text_rank") * Value(2.0)
-                    + F("gram_hits") * Value(1.0) / Value(float(len(query_grams)))
-                    + F("authority_rank") * Value(0.05)
-                    + F("scope_size") * Value(0.05),
-                    output_field=FloatField(),
-                )
-            )
-        )
-    else:
         legal = legal.annotate(
-            score=ExpressionWrapper(
-                F("authority_rank") * Value(0.05) + F("scope_size") * Value(0.05),
-                output_field=FloatField(),
-            )
+            text_rank=SearchRank(F("search_vector"), search),
+            text_hit=ExpressionWrapper(Q(search_vector=search), output_field=BooleanField()),
+            gram_hits=RawSQL(
+                "cardinality(ARRAY(SELECT unnest(memory_claim.ngrams) "
+                "INTERSECT SELECT unnest(%s::varchar[])))",
+                (query_grams,),
+            ),
         )
-    candidates = list(
-        legal.select_related("subject")
-        .prefetch_related("sources")
-        .order_by("-score", "-scope_size", "-recorded_at")[: max(q.limit * 4, q.limit)]
-    )
+        columns += ["text_rank", "text_hit", "gram_hits"]
+    model, query_vector = _query_vector(q.query) if legal_count else ("", None)
+    mode = SEMANTIC_UNAVAILABLE
+    if query_vector is not None:
+        # Exact cosine (the vectors are unit length) of each legal claim's vector, in
+        # the same query: pgvector's operator, or a dot product over the plain arrays.
+        mode = "pgvector" if pgvector_installed() else "sql"
+        if mode == "pgvector":
+            sql = (
+                "SELECT 1 - (e.vector::vector <=> %s::vector) FROM memory_claimembedding e "
+                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
+            )
+            vector_param: Any = "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
+        else:
+            sql = (
+                "SELECT sum(a * b) FROM memory_claimembedding e, "
+                "unnest(e.vector, %s::float8[]) AS t(a, b) "
+                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
+            )
+            vector_param = [float(x) for x in query_vector]
+        # `sql` is one of the two literals above; the vector and model are parameters.
+        scored = RawSQL(sql, (vector_param, model), output_field=FloatField())  # noqa: S611
+        legal = legal.annotate(similarity=scored)
+        columns.append("similarity")
+    rows = {row["id"]: row for row in legal.values(*columns)}
+    similarity: dict[Any, float] = {
+        i: r["similarity"] for i, r in rows.items() if r.get("similarity") is not None
+    }
+
+    signals: dict[Any, dict[str, dict[str, float]]] = {i: {} for i in rows}
+    fused: dict[Any, float] = {}
+    lexical: set[Any] = set()
+    recency = _ranks({i: r["recorded_at"].timestamp() for i, r in rows.items()})
+    authority = _ranks({i: float(r["authority_rank"]) for i, r in rows.items()})
+    for i, r in rows.items():
+        signals[i]["recency"] = {"rank": recency[i]}
+        signals[i]["authority"] = {"rank": authority[i], "score": r["authority_rank"]}
     if query_grams:
-        excluded["no_match"] = legal_count - min(len(candidates), legal_count)
+        needed = max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD))
+        lexical = {i for i, r in rows.items() if r["text_hit"] or r["gram_hits"] >= needed}
+        per_signal = {
+            "fulltext": {i: float(r["text_rank"]) for i, r in rows.items() if r["text_hit"]},
+            # Below the match threshold, shared n-grams are noise ("the", "her").
+            "ngram": {
+                i: r["gram_hits"] / len(query_grams)
+                for i, r in rows.items()
+                if r["gram_hits"] >= needed
+            },
+            "vector": similarity,
+        }
+        for name, scores in per_signal.items():
+            for i, rank in _ranks(scores).items():
+                signals[i][name] = {"rank": rank, "score": round(scores[i], 4)}
+        weights, k = settings.RECALL_WEIGHTS, settings.RECALL_RRF_K
+        for i, placed in signals.items():
+            fused[i] = sum(weights[name] / (k + s["rank"]) for name, s in placed.items())
+        excluded["no_match"] = legal_count - len(lexical)
+    else:
+        for i, r in rows.items():
+            fused[i] = r["authority_rank"] * 0.05 + r["scope_size"] * 0.05
+
+    ordered = sorted(
+        rows,
+        key=lambda i: (-fused[i], -rows[i]["scope_size"], -rows[i]["recorded_at"].timestamp()),
+    )[: max(q.limit * 4, q.limit)]
+    claims = (
+        Claim.objects.filter(pk__in=ordered)
+        .select_related("subject")
+        .prefetch_related("sources")
+        .annotate(
+            stale=Case(When(refresh_after__lte=as_of, then=Value(True)), default=Value(False))
+        )
+        .in_bulk()
+    )
+    candidates = [claims[i] for i in ordered]
 
     # Among claims on the same predicate, the more specific scope comes first.
     best_by_predicate: dict[str, float] = {}
     for claim in candidates:
         best_by_predicate[claim.predicate] = max(
-            best_by_predicate.get(claim.predicate, 0.0), claim.score
+            best_by_predicate.get(claim.predicate, 0.0), fused[claim.id]
         )
     candidates.sort(
-        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -c.score)
+        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -fused[c.id])
     )
 
     items: list[RecalledClaim] = []
@@ -233,16 +330,18 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
             RecalledClaim(
                 claim=claim,
                 stale=bool(claim.stale),
-                rank=round(float(claim.score), 4),
+                rank=round(fused[claim.id], 4),
                 matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")
                 if q.query
                 else [],
                 scope_match=_scope_match(claim.scope, q.scope),
+                signals=signals[claim.id],
+                semantic=mode if claim.id in similarity else SEMANTIC_UNAVAILABLE,
             )
         )
     if q.budget_chars is not None:
         excluded["over_budget"] = over_budget
-    return RecallResult(items=items, excluded=excluded, used_chars=used)
+    return RecallResult(items=items, excluded=excluded, used_chars=used, semantic=mode)
 
 
 @dataclass(frozen=True)

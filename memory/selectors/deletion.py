@@ -399,7 +399,9 @@ def _probe_recall(s: _Scope) -> dict[str, Any]:
                 recalls += 1
                 returned_gone += len({str(item.claim.id) for item in result.items} & gone)
                 if query:
-                    returned_for_words += len(result.items)
+                    # Recall fills its limit with the best legal claims; a leak is one
+                    # that matches a word only the deleted content had.
+                    returned_for_words += sum(1 for item in result.items if item.lexical)
     return _probe(
         "recall",
         "claims_recall, the selector behind POST /api/v1/recall (no trace is written), for "

@@ -35,6 +35,7 @@ from memory.models import (
     allowed_claim_targets,
 )
 from memory.search import ngrams, searchable_text
+from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
@@ -448,6 +449,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         )
         if not secret_found:
             _attach_sources(tenant=tenant, claim=claim, sources=sources)
+            embeddings_enqueue_on_commit(claim_ids=[claim.id])
         if parents:
             claim.derived_from.set(parents)
         if superseded is not None:

@@ -74,6 +74,7 @@ from memory.selectors.deletion import (
     like_patterns,
     term_digest,
 )
+from memory.services.embeddings import claim_embeddings_delete_where
 from reviews.models import OPEN_STATUSES, Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
@@ -182,6 +183,8 @@ class ErasedClaims:
 
 def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
     """Wipe value, text and both index entries; the value digest stays."""
+    # Claims are wiped, not deleted, so no cascade removes the vectors of their text.
+    claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
     where, params = rows.match("id")
     erased = _rows(
         f"""

@@ -56,6 +56,13 @@ def recall_run(
             budget_chars=q.budget_chars,
             used_chars=result.used_chars,
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            ranking={
+                "semantic": result.semantic,
+                "items": {
+                    str(item.claim.id): {"rank": item.rank, "signals": item.signals}
+                    for item in result.items
+                },
+            },
         )
         claims_touch(claim_ids=chosen)
     return result, trace

@@ -204,8 +204,11 @@ def test_canary_is_gone_from_every_probe_recall_redis_and_a_full_dump(
     assert tables_containing(CANARY) == {}
     # A fresh recall asking for it finds nothing (its own trace records a new question,
     # asked after the forgetting, so the dump was taken first).
-    assert recall(agent, query=CANARY, include_stale=True)["items"] == []
-    assert recall(agent, query=f"locker {CANARY}", include_stale=True)["items"] == []
+    # (Recall fills its limit with the remaining legal claims; none may match the canary.)
+    for query in (CANARY, f"locker {CANARY}"):
+        found = recall(agent, query=query, include_stale=True)
+        assert CANARY not in json.dumps(found)
+        assert [i for i in found["items"] if {"fulltext", "ngram"} & set(i["why"]["signals"])] == []
 
 
 @pytest.mark.django_db
@@ -240,7 +243,8 @@ def test_deleting_one_memory_erases_its_history_but_not_newer_or_unrelated_claim
     assert Tombstone.objects.filter(deletion=deletion, target_type="claim").count() == 2
     assert tables_containing("xiaoying") == {}
     assert tables_containing("Pudong") == {}
-    assert recall(agent, query="where does alice live")["items"] == []
+    left = recall(agent, query="where does alice live")["items"]
+    assert [i["id"] for i in left] == [unrelated["id"]]
 
 
 @pytest.mark.django_db

@@ -420,6 +420,8 @@ class RecallView(APIView):
                     "rank": item.rank,
                     "matched": item.matched,
                     "scope_match": item.scope_match,
+                    "signals": item.signals,
+                    "semantic": item.semantic,
                 },
             }
             for item in result.items

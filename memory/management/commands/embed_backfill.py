@@ -1,0 +1,31 @@
+"""`manage.py embed_backfill`: embed every active claim still without a vector, now."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memory.embedders import embedder, semantic_mode
+from memory.services.embeddings import claims_embed_pending
+
+
+class Command(BaseCommand):
+    help = (
+        "Embed, in this process and in batches, every active claim that has no vector of the "
+        "configured model (after enabling semantic recall or switching models). Idempotent: "
+        "a second run embeds nothing. Prints how many claims it embedded."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--limit", type=int, default=1_000_000, help="stop after this many")
+
+    def handle(self, *args: Any, limit: int, **options: Any) -> None:
+        model = embedder()
+        if model is None:
+            raise CommandError("Semantic recall is off (MEMDESK_EMBEDDER=none).")
+        embedded = claims_embed_pending(limit=limit)
+        self.stdout.write(
+            json.dumps({"model": model.model, "semantic": semantic_mode(), "embedded": embedded})
+        )

@@ -1,0 +1,38 @@
+"""Vectors of claims for semantic recall, in a table every PostgreSQL can hold.
+
+The vector is a plain float array: with pgvector installed recall casts it to
+`vector` and uses its cosine distance; without it recall computes the same
+exact similarity as a dot product over the arrays (the vectors are unit
+length). Either way in SQL, and only inside a subject's legal set.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models.functions import Now
+
+from accounts.models import Tenant
+from memory.models.claims import Claim
+
+
+class ClaimEmbedding(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="embeddings")
+    # Vectors of different models are not comparable; recall uses its own model's.
+    model = models.CharField(max_length=200)
+    dim = models.PositiveSmallIntegerField()
+    vector = ArrayField(models.FloatField())
+    # sha256 of the embedded text: a claim whose text changed is embedded again.
+    digest = models.CharField(max_length=64)
+    embedded_at = models.DateTimeField(db_default=Now())
+    # Seconds from the claim's commit to its embedding (the lag metric).
+    lag_seconds = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "model"], name="claim_embedding_one_per_model")
+        ]
+
+    def __str__(self) -> str:
+        return f"embedding of {self.claim_id} ({self.model})"

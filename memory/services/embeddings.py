@@ -1,0 +1,146 @@
+"""Writes of claim embeddings: embed after commit, in batches; find what was missed; erase.
+
+State lives in PostgreSQL: a claim without an embedding of the current model
+(or with one of older text) is work, whoever enqueued it and whenever, so a
+lost message or a killed worker only delays semantic recall. Until then
+recall still finds the claim lexically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from memory.embedders import embedder, embedding_digest, embedding_document
+from memory.models import Claim, ClaimEmbedding, ClaimStatus
+
+# Claims that can never be recalled are not worth a model call.
+UNEMBEDDED_STATUSES = (ClaimStatus.ERASED, ClaimStatus.REJECTED)
+
+
+def embeddings_enqueue(*, claim_ids: Iterable[UUID | str]) -> int:
+    """Wake an embedding worker for these claims, one task per batch. Returns the tasks sent."""
+    # Imported here because the tasks module imports this one.
+    from memory.tasks.embeddings import embed_claims
+
+    if embedder() is None:
+        return 0
+    ids = [str(claim_id) for claim_id in claim_ids]
+    size = max(1, settings.EMBED_BATCH_SIZE)
+    batches = [ids[start : start + size] for start in range(0, len(ids), size)]
+    for batch in batches:
+        embed_claims.apply_async(args=[batch], queue=settings.EMBED_QUEUE)
+    return len(batches)
+
+
+def embeddings_enqueue_on_commit(*, claim_ids: list[Any]) -> None:
+    # robust: the claim is committed whatever happens to the broker; the
+    # pending sweep finds it from the rows if this message is lost.
+    transaction.on_commit(lambda: embeddings_enqueue(claim_ids=claim_ids), robust=True)
+
+
+def claims_embed(*, claim_ids: Iterable[UUID | str]) -> int:
+    """Embed these claims with the configured model unless already current. Returns how many."""
+    model = embedder()
+    if model is None:
+        return 0
+    claims = list(
+        Claim.objects.filter(pk__in=list(claim_ids))
+        .exclude(status__in=UNEMBEDDED_STATUSES)
+        .values("id", "tenant_id", "predicate", "text", "value", "recorded_at")
+    )
+    documents = {
+        c["id"]: embedding_document(predicate=c["predicate"], text=c["text"], value=c["value"])
+        for c in claims
+    }
+    current = set(
+        ClaimEmbedding.objects.filter(claim_id__in=documents, model=model.model).values_list(
+            "claim_id", "digest"
+        )
+    )
+    todo = [
+        c
+        for c in claims
+        if documents[c["id"]] and (c["id"], embedding_digest(documents[c["id"]])) not in current
+    ]
+    if not todo:
+        return 0
+    vectors = model.embed([documents[c["id"]] for c in todo])
+    now = timezone.now()
+    with transaction.atomic():
+        # A claim erased while the model ran keeps no vector of its old text.
+        still_there = set(
+            Claim.objects.filter(pk__in=[c["id"] for c in todo])
+            .exclude(status__in=UNEMBEDDED_STATUSES)
+            .select_for_update()
+            .values_list("id", flat=True)
+        )
+        rows = [
+            ClaimEmbedding(
+                tenant_id=c["tenant_id"],
+                claim_id=c["id"],
+                model=model.model,
+                dim=len(vector),
+                vector=[float(x) for x in vector],
+                digest=embedding_digest(documents[c["id"]]),
+                embedded_at=now,
+                lag_seconds=max(0.0, (now - c["recorded_at"]).total_seconds()),
+            )
+            for c, vector in zip(todo, vectors, strict=True)
+            if c["id"] in still_there
+        ]
+        ClaimEmbedding.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["claim", "model"],
+            update_fields=["dim", "vector", "digest", "embedded_at", "lag_seconds"],
+        )
+    return len(rows)
+
+
+def claims_pending_embedding(*, limit: int) -> list[UUID]:
+    """Active claims with no embedding of the current model, oldest first."""
+    model = embedder()
+    if model is None:
+        return []
+    has_embedding = ClaimEmbedding.objects.filter(claim=OuterRef("pk"), model=model.model)
+    return list(
+        Claim.objects.filter(status=ClaimStatus.ACTIVE)
+        .filter(~Exists(has_embedding))
+        .order_by("recorded_at")
+        .values_list("id", flat=True)[:limit]
+    )
+
+
+def claims_embed_pending(*, limit: int = 10_000) -> int:
+    """Embed every active claim still missing a vector (the sweep and the backfill)."""
+    done = 0
+    while True:
+        pending = claims_pending_embedding(limit=min(limit - done, settings.EMBED_BATCH_SIZE))
+        if not pending:
+            return done
+        embedded = claims_embed(claim_ids=pending)
+        done += len(pending)
+        if embedded == 0 or done >= limit:
+            return done
+
+
+def claim_embeddings_delete_where(*, tenant_id: int, match: tuple[str, list[Any]]) -> int:
+    """Erasure's statement: drop the vectors of the claims a SQL condition on `claim_id` names.
+
+    Erased claims are wiped, not deleted, so the foreign key's cascade never
+    fires; their vectors encode the erased text and must go with it.
+    """
+    condition, params = match
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {ClaimEmbedding._meta.db_table} WHERE tenant_id = %s AND {condition}",  # noqa: S608
+            [tenant_id, *params],
+        )
+        return cursor.rowcount
