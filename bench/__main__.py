@@ -34,6 +34,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import deletion as deletion_bench  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -202,10 +203,13 @@ def main() -> int:
             memdesk_erase(tenant, _seed(tenant, "set-10k", LARGE_CLAIMS), "memdesk deletion_run"),
         ]
         report = _report(timings, _environment())
+        size = deletion_bench.size_from(sys.argv)
+        deletion = deletion_bench.markdown(deletion_bench.measure(size))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     RESULTS.write_text(report)
-    sys.stdout.write(report)
+    deletion_bench.write_section(RESULTS, deletion)
+    sys.stdout.write(report + "\n" + deletion)
     return 0
 
 
