@@ -131,22 +131,18 @@ def _execute(sql: str, params: list[Any]) -> int:
         return cursor.rowcount
 
 
-def _stage(rows: list[tuple[UUID, str, str]], *, create: bool = False) -> None:
-    """Add (id, kind, digest) rows to the propagation's temporary table in one round
-    trip. `create` starts a fresh table, dropped when the transaction commits."""
-    sql = f"""
+def _stage(rows: list[tuple[UUID, str, str]]) -> None:
+    """Add (id, kind, digest) rows to the propagation's temporary table (created by
+    `_roots`, dropped at commit) and refresh its statistics, in one round trip."""
+    _execute(
+        f"""
         INSERT INTO {_STAGED} (id, kind, digest)
         SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[])
         ON CONFLICT DO NOTHING;
         ANALYZE {_STAGED};
-    """  # noqa: S608
-    if create:
-        sql = (
-            f"DROP TABLE IF EXISTS pg_temp.{_STAGED}; CREATE TEMPORARY TABLE {_STAGED} "
-            "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
-            "PRIMARY KEY (kind, id)) ON COMMIT DROP;" + sql
-        )
-    _execute(sql, [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]])
+        """,  # noqa: S608
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
 
 
 def hot_memory_purge(*, tenant_id: int, subject_ids: Iterable[int]) -> int:
@@ -782,15 +778,13 @@ class Propagation:
 
 
 def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
-    fields = ("id", "subject_id", "value", "text", "value_digest")
-    live = Claim.objects.filter(tenant_id=deletion.tenant_id).exclude(status=ClaimStatus.ERASED)
+    """The claims the request names, staged as `erase` in the same statement that reads
+    them: id, subject, value, text and value digest."""
     if deletion.scope == DeletionScope.SUBJECT:
-        return list(live.filter(subject_id=deletion.subject_id).values_list(*fields))
-    # One memory is the claim with the revisions it superseded: its own history.
-    chain = [
-        row[0]
-        for row in _rows(
-            f"""
+        named, params = "c.subject_id = %s", [deletion.subject_id]
+    else:
+        # One memory is the claim with the revisions it superseded: its own history.
+        named = f"""c.id IN (
             WITH RECURSIVE chain(id, supersedes_id) AS (
                 SELECT id, supersedes_id FROM {_CLAIM} WHERE tenant_id = %s AND id = %s
               UNION
@@ -798,12 +792,27 @@ def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
                 JOIN chain ON c.id = chain.supersedes_id
                 WHERE c.tenant_id = %s AND c.subject_id = %s
             )
-            SELECT id FROM chain
-            """,  # noqa: S608
-            [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id],
+            SELECT id FROM chain)"""  # noqa: S608
+        params = [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id]
+    _execute(
+        f"DROP TABLE IF EXISTS pg_temp.{_STAGED}; CREATE TEMPORARY TABLE {_STAGED} "
+        "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
+        "PRIMARY KEY (kind, id)) ON COMMIT DROP",
+        [],
+    )
+    rows = _rows(
+        f"""
+        WITH roots AS (
+            SELECT c.id, c.subject_id, c.value, c.text, c.value_digest FROM {_CLAIM} c
+            WHERE c.tenant_id = %s AND c.status <> 'erased' AND {named}
+        ), staged AS (
+            INSERT INTO {_STAGED} (id, kind, digest) SELECT id, 'erase', value_digest FROM roots
         )
-    ]
-    return list(live.filter(id__in=chain).values_list(*fields))
+        SELECT * FROM roots
+        """,  # noqa: S608
+        [deletion.tenant_id, *params],
+    )
+    return [(row[0], row[1], _json(row[2]), row[3], row[4]) for row in rows]
 
 
 def _lineage(*, tenant_id: int, roots: Rows) -> list[tuple[UUID, int, Any, str, str]]:
@@ -870,15 +879,14 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     digests = {row[0]: row[4] for row in roots}
     subjects = {deletion.subject_id, *(row[1] for row in roots)}
     # Everything below joins the staged rows rather than passing ids around.
-    _stage([(row[0], "erase", row[4]) for row in roots], create=True)
     lineage = _lineage(tenant_id=tenant_id, roots=ERASE) if root_ids else []
     derived_ids = [row[0] for row in lineage]
     derived: dict[UUID, tuple[int, str, str]] = {
         claim_id: (subject_id, claim_content(text=text, value=value), digest)
         for claim_id, subject_id, value, text, digest in lineage
     }
-    if derived_ids:
-        _stage([(row[0], "derived", row[4]) for row in lineage])
+    # Also the statistics of the roots, so the planner joins them sensibly.
+    _stage([(row[0], "derived", row[4]) for row in lineage])
 
     terms = _distinctive(
         tenant_id=tenant_id,
