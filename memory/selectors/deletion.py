@@ -439,10 +439,20 @@ def _probe_recall(s: _Scope) -> dict[str, Any]:
         known = scopes.setdefault(subject_id, [{}])
         if scope not in known and len(known) < MAX_PROBED_SCOPES:
             known.append(scope)
+    # A subject left with no claim but erased ones has nothing recall could rank: the
+    # query-less recall still runs for it, the per-word searches would only repeat it.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT subject_id FROM {_CLAIM} WHERE tenant_id = %s "  # noqa: S608
+            "AND subject_id = ANY(%s) AND status <> 'erased'",
+            [s.tenant.pk, [subject.pk for subject in s.subjects]],
+        )
+        with_claims = {row[0] for row in cursor.fetchall()}
     recalls = returned_gone = returned_for_words = 0
     for subject in s.subjects:
+        words = s.terms if subject.pk in with_claims else []
         for scope in _scope_unions(scopes.get(subject.pk, [{}])):
-            for query in ["", *s.terms]:
+            for query in ["", *words]:
                 result = claims_recall(
                     tenant=s.tenant,
                     q=RecallQuery(
@@ -458,9 +468,10 @@ def _probe_recall(s: _Scope) -> dict[str, Any]:
         "claims_recall, the selector behind POST /api/v1/recall (no trace is written), for "
         "each touched subject in the union of the scopes the deleted claims had (one union "
         "per set of compatible scopes), include_stale=true, once without a query and once "
-        "per :word",
+        "per :word (the words only where the subject still has claims that are not erased)",
         {
             "recalls": recalls,
+            "subjects_with_claims": len(with_claims),
             "erased_or_invalidated_returned": returned_gone,
             "returned_for_words": returned_for_words,
         },
