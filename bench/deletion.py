@@ -70,6 +70,8 @@ class Section:
     floor: list[float] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     detail: str = ""
+    # memdesk's own split of each sample: (propagate, verify) milliseconds.
+    phases: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -207,6 +209,8 @@ def measure(size: Size) -> Section:
                 artifacts = done.report["artifacts"]
                 if not warm_up:
                     section.memdesk.append(seconds)
+                    timings = done.report["timings_ms"]
+                    section.phases.append((timings["propagate"], timings["verify"]))
                     section.detail = (
                         f"erased {artifacts['claims']['erased']:,} claims + "
                         f"{artifacts['derived_claims']['erased']:,} derived, redacted "
@@ -244,7 +248,9 @@ def markdown(section: Section) -> str:
             f"| floor: hand-written set-based SQL, one statement per table | {len(floor)} "
             f"| {p(floor, 50):.3f} | {p(floor, 95):.3f} | 1.0x | |",
             "",
-            f"- memdesk: {section.detail}.",
+            f"- memdesk: {section.detail}; p50 of its phases: propagate "
+            f"{p([a for a, _ in section.phases], 50):.0f} ms, verify (probes) "
+            f"{p([b for _, b in section.phases], 50):.0f} ms.",
             f"- floor rows: {rows}.",
             "",
         ]

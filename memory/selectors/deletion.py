@@ -355,7 +355,9 @@ def _probe_events(s: _Scope) -> dict[str, Any]:
         patterns = s.patterns
         quoting = _count(
             f"SELECT count(*) FROM {_EVENT} WHERE tenant_id = %s AND redacted_at IS NULL "  # noqa: S608
-            f"AND (subject_id = %s OR echo_of && ARRAY{erased} "
+            # cardinality first: most events quote nothing and skip the overlap test.
+            "AND (subject_id = %s OR (cardinality(echo_of) > 0 AND echo_of && "
+            f"ARRAY{erased}) "
             f"OR id IN (SELECT event_id FROM {_SOURCE} WHERE claim_id IN {erased})) "
             "AND (text ILIKE ANY(%s) OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
             [
