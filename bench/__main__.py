@@ -43,6 +43,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import deletion as deletion_bench  # noqa: E402
 from bench import queues, recall, screen  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
@@ -225,6 +226,9 @@ def _erasure() -> str:
 # figures are the file's preamble; the sections that write rows run in the
 # throwaway database too.
 DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
+    "deletion": lambda: deletion_bench.markdown(
+        deletion_bench.measure(deletion_bench.size_from(sys.argv))
+    ),
     "queues": lambda: queues.section(queues.run(items=queues.items_from_env())),
 }
 # Sections that need no database, or make their own.
@@ -246,7 +250,8 @@ def _merge(existing: str, erasure: str | None, sections: list[str]) -> str:
 
 def main(argv: list[str]) -> int:
     known = {"erasure", *DATABASE_SECTIONS, *PLAIN_SECTIONS}
-    chosen = set(argv) or known
+    # Flags such as --smoke are read by the sections themselves.
+    chosen = {arg for arg in argv if not arg.startswith("--")} or known
     if chosen - known:
         unknown = sorted(chosen - known)
         raise SystemExit(f"unknown section(s) {unknown}; choose from {sorted(known)}")

@@ -14,6 +14,7 @@ from django.db import connection
 
 from accounts.models import Tenant
 from memory.models import Claim, ClaimSource, Event, RecallTrace, Subject
+from reviews.models import ReviewItem
 
 # Character trigrams of each word, like memory.search.ngrams does for Latin text.
 _NGRAMS_SQL = (
@@ -30,6 +31,7 @@ class Seeded:
     events: int
     derived: int
     traces: int
+    review_items: int = 0
 
 
 def seed_subject(
@@ -42,10 +44,12 @@ def seed_subject(
     derived_subject: Subject | None = None,
     derived: int = 0,
     traces: int = 0,
+    review_items: int = 0,
 ) -> Seeded:
     """Give `key` `claims` active claims, each citing one of `events` ledger events and
     mentioning `marker`; optionally `derived` claims about `derived_subject` built on them,
-    and `traces` recall traces that chose some of them."""
+    `traces` recall traces that chose some of them, and open candidate review items for
+    `review_items` of them."""
     kind, _, ref = key.partition(":")
     subject, _ = Subject.objects.get_or_create(tenant=tenant, kind=kind, ref=ref)
     events = events or max(1, claims // 10)
@@ -134,4 +138,25 @@ def seed_subject(
                 """,
                 [tenant.pk, subject.pk, key, tenant.pk, subject.pk, traces],
             )
-    return Seeded(subject=subject, claims=claims, events=events, derived=derived, traces=traces)
+        if review_items:
+            cursor.execute(
+                f"""
+                INSERT INTO {ReviewItem._meta.db_table} (tenant_id, queue, target_type, target_id,
+                    target_version, status, priority, subject_key, topic, agent_label,
+                    reason_codes, created_at)
+                SELECT c.tenant_id, 'candidates', 'claim', c.id::text, '1', 'open', 0, %s,
+                    c.predicate, 'bench', '{{needs_review}}', now()
+                FROM {claim_table} c
+                WHERE c.tenant_id = %s AND c.subject_id = %s
+                  AND substr(c.predicate, 11)::int <= %s
+                """,
+                [key, tenant.pk, subject.pk, review_items],
+            )
+    return Seeded(
+        subject=subject,
+        claims=claims,
+        events=events,
+        derived=derived,
+        traces=traces,
+        review_items=review_items,
+    )

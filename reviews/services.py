@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -235,3 +236,29 @@ def review_cancel_for_target(
     if queue:
         items = items.filter(queue=queue)
     return items.update(status=ItemStatus.CANCELLED, lease_expires_at=None, claimed_by=None)
+
+
+def reviews_cancel_for_targets(
+    *, tenant: Tenant, target_type: str, target_ids: Iterable[Any], queue: str | None = None
+) -> int:
+    """`review_cancel_for_target` for many targets in one UPDATE. Returns the items closed.
+
+    The ids travel as one array parameter, so 10,000 targets cost one statement
+    and no per-id placeholders.
+    """
+    ids = sorted({str(target_id) for target_id in target_ids})
+    if not ids:
+        return 0
+    table = ReviewItem._meta.db_table
+    sql = (
+        f"UPDATE {table} SET status = %s, lease_expires_at = NULL, claimed_by_id = NULL "  # noqa: S608
+        "WHERE tenant_id = %s AND target_type = %s AND target_id = ANY(%s::text[]) "
+        "AND status = ANY(%s::text[])"
+    )
+    params: list[Any] = [ItemStatus.CANCELLED, tenant.pk, target_type, ids, list(OPEN_STATUSES)]
+    if queue:
+        sql += " AND queue = %s"
+        params.append(queue)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount

@@ -11,8 +11,10 @@ and results go into the report.
 
 The probes search for the deleted content's distinctive words. Those words
 are read before the wipe and live only in the worker's memory: the report
-keeps their HMAC digests. Every write is set-based SQL over id arrays, so a
-subject with 10,000 claims is erased in one worker pass.
+keeps their HMAC digests. The plan stages the rows it will touch in a
+temporary table once; every write after that is one set-based statement per
+table joined to it, so erasing a subject costs the same number of queries
+whether it has 10 claims or 10,000.
 
 What one deletion reaches: the claim and the revisions it superseded (or
 every claim of the subject); claims derived from them, transitively — erased
@@ -27,6 +29,7 @@ review items of erased or invalidated claims.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import Counter
@@ -74,9 +77,10 @@ from memory.selectors.deletion import (
     like_patterns,
     term_digest,
 )
+from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
 from memory.services.embeddings import claim_embeddings_delete_where
-from reviews.models import OPEN_STATUSES, Queue, ReviewItem
-from reviews.services import review_cancel_for_target, review_open
+from reviews.models import Queue
+from reviews.services import review_open, reviews_cancel_for_targets
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +93,9 @@ _EVENT = Event._meta.db_table
 _TRACE = RecallTrace._meta.db_table
 _TOMBSTONE = Tombstone._meta.db_table
 _IDEMPOTENCY = IdempotencyRecord._meta.db_table
+# The rows one propagation touches, staged server-side once: every statement joins
+# this table instead of shipping (and re-parsing) an array of 10,000 ids.
+_STAGED = "memdesk_deletion_rows"
 
 
 # -- shared building blocks ------------------------------------------------------------
@@ -126,6 +133,20 @@ def _execute(sql: str, params: list[Any]) -> int:
         return cursor.rowcount
 
 
+def _stage(rows: list[tuple[UUID, str, str]]) -> None:
+    """Add (id, kind, digest) rows to the propagation's temporary table (created by
+    `_roots`, dropped at commit) and refresh its statistics, in one round trip."""
+    _execute(
+        f"""
+        INSERT INTO {_STAGED} (id, kind, digest)
+        SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[])
+        ON CONFLICT DO NOTHING;
+        ANALYZE {_STAGED};
+        """,  # noqa: S608
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
+
+
 def hot_memory_purge(*, tenant_id: int, subject_ids: Iterable[int]) -> int:
     """Delete every cached hot-memory block of these subjects. Returns the keys deleted.
 
@@ -152,6 +173,8 @@ class Rows:
     ids: list[UUID] | None = None
     # (tenant, target types, actions) of the tombstones whose targets are meant.
     tombstoned: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+    # Kinds of rows staged by this propagation (see `_stage`).
+    staged: tuple[str, ...] | None = None
 
     @classmethod
     def of_tombstones(cls, tenant_id: int, target_types: Iterable[str], actions: Iterable[str]):  # type: ignore[no-untyped-def]
@@ -159,6 +182,12 @@ class Rows:
 
     def match(self, column: str, *, as_text: bool = False) -> tuple[str, list[Any]]:
         """A SQL condition on `column` (uuid, or text with `as_text`) and its parameters."""
+        if self.staged is not None:
+            staged_id = "id::text" if as_text else "id"
+            return (
+                f"{column} IN (SELECT {staged_id} FROM {_STAGED} WHERE kind = ANY(%s))",  # noqa: S608
+                [list(self.staged)],
+            )
         if self.tombstoned is None:
             ids = self.ids or []
             if as_text:
@@ -171,6 +200,9 @@ class Rows:
             "AND target_type = ANY(%s) AND action = ANY(%s))",
             [tenant_id, list(target_types), list(actions)],
         )
+
+
+ERASE = Rows(staged=("erase",))
 
 
 @dataclass(frozen=True)
@@ -232,19 +264,34 @@ def _invalidate_claims(*, tenant_id: int, rows: Rows, now: datetime) -> list[tup
 
 
 def _drop_conflict_links(
-    *, tenant_id: int, subject_ids: list[int], erased: list[UUID], now: datetime
+    *, tenant_id: int, subject_ids: list[int], erased: list[UUID] | Rows, now: datetime
 ) -> int:
-    """Remove erased claims from the other side of their conflicts (same subject only)."""
+    """Remove erased claims from the other side of their conflicts (same subject only).
+
+    Runs after the erasure, so `status <> 'erased'` skips the erased claims themselves.
+    Only claims that have conflicts at all (read first, materialised) are compared
+    with the erased ids: testing `&&` against a 10,000-id array on every claim of the
+    subject costs a second.
+    """
+    rows = erased if isinstance(erased, Rows) else Rows(ids=erased)
+    is_erased, params = rows.match("x")
     return _execute(
         f"""
-        UPDATE {_CLAIM}
-        SET conflicts_with = ARRAY(
-                SELECT x FROM unnest(conflicts_with) AS x WHERE NOT (x = ANY(%s::uuid[]))),
-            updated_at = %s
-        WHERE tenant_id = %s AND subject_id = ANY(%s) AND conflicts_with && %s::uuid[]
-          AND NOT (id = ANY(%s::uuid[]))
+        WITH linked AS MATERIALIZED (
+            SELECT id, conflicts_with FROM {_CLAIM}
+            WHERE tenant_id = %s AND subject_id = ANY(%s) AND cardinality(conflicts_with) > 0
+              AND status <> 'erased'
+        ), changed AS (
+            SELECT linked.id, ARRAY(
+                SELECT x FROM unnest(linked.conflicts_with) AS x WHERE NOT ({is_erased})
+            ) AS kept
+            FROM linked
+        )
+        UPDATE {_CLAIM} AS c SET conflicts_with = changed.kept, updated_at = %s
+        FROM changed
+        WHERE c.id = changed.id AND cardinality(changed.kept) < cardinality(c.conflicts_with)
         """,  # noqa: S608
-        [erased, now, tenant_id, subject_ids, erased, erased],
+        [tenant_id, subject_ids, *params, now],
     )
 
 
@@ -322,17 +369,7 @@ def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
 
 def claim_reviews_cancel(*, tenant: Tenant, claim_ids: Iterable[UUID | str]) -> int:
     """Close the open review items of claims that left review (erased, invalidated)."""
-    targets: set[str] = set()
-    for chunk in _chunks(sorted({str(i) for i in claim_ids})):
-        targets.update(
-            ReviewItem.objects.filter(
-                tenant=tenant, target_type="claim", target_id__in=chunk, status__in=OPEN_STATUSES
-            ).values_list("target_id", flat=True)
-        )
-    return sum(
-        review_cancel_for_target(tenant=tenant, target_type="claim", target_id=target)
-        for target in sorted(targets)
-    )
+    return reviews_cancel_for_targets(tenant=tenant, target_type="claim", target_ids=claim_ids)
 
 
 def _write_tombstones(
@@ -363,6 +400,20 @@ def _write_tombstones(
             [r[0] for r in rows],
             [r[1] for r in rows],
         ],
+    )
+
+
+def _write_staged_tombstones(
+    *, tenant_id: int, deletion_id: UUID, kind: str, target_type: str, action: str, now: datetime
+) -> int:
+    return _execute(
+        f"""
+        INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
+                                  digest, created_at)
+        SELECT %s, %s, %s, s.id, %s, s.digest, %s FROM {_STAGED} s WHERE s.kind = %s
+        ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
+        """,  # noqa: S608
+        [tenant_id, deletion_id, target_type, action, now, kind],
     )
 
 
@@ -732,15 +783,13 @@ class Propagation:
 
 
 def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
-    fields = ("id", "subject_id", "value", "text", "value_digest")
-    live = Claim.objects.filter(tenant_id=deletion.tenant_id).exclude(status=ClaimStatus.ERASED)
+    """The claims the request names, staged as `erase` in the same statement that reads
+    them: id, subject, value, text and value digest."""
     if deletion.scope == DeletionScope.SUBJECT:
-        return list(live.filter(subject_id=deletion.subject_id).values_list(*fields))
-    # One memory is the claim with the revisions it superseded: its own history.
-    chain = [
-        row[0]
-        for row in _rows(
-            f"""
+        named, params = "c.subject_id = %s", [deletion.subject_id]
+    else:
+        # One memory is the claim with the revisions it superseded: its own history.
+        named = f"""c.id IN (
             WITH RECURSIVE chain(id, supersedes_id) AS (
                 SELECT id, supersedes_id FROM {_CLAIM} WHERE tenant_id = %s AND id = %s
               UNION
@@ -748,53 +797,84 @@ def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
                 JOIN chain ON c.id = chain.supersedes_id
                 WHERE c.tenant_id = %s AND c.subject_id = %s
             )
-            SELECT id FROM chain
-            """,  # noqa: S608
-            [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id],
+            SELECT id FROM chain)"""  # noqa: S608
+        params = [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id]
+    _execute(
+        f"DROP TABLE IF EXISTS pg_temp.{_STAGED}; CREATE TEMPORARY TABLE {_STAGED} "
+        "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
+        "PRIMARY KEY (kind, id)) ON COMMIT DROP",
+        [],
+    )
+    rows = _rows(
+        f"""
+        WITH roots AS (
+            SELECT c.id, c.subject_id, c.value, c.text, c.value_digest FROM {_CLAIM} c
+            WHERE c.tenant_id = %s AND c.status <> 'erased' AND {named}
+        ), staged AS (
+            INSERT INTO {_STAGED} (id, kind, digest) SELECT id, 'erase', value_digest FROM roots
         )
-    ]
-    return list(live.filter(id__in=chain).values_list(*fields))
+        SELECT * FROM roots
+        """,  # noqa: S608
+        [deletion.tenant_id, *params],
+    )
+    return [(row[0], row[1], _json(row[2]), row[3], row[4]) for row in rows]
 
 
-def _lineage(*, tenant_id: int, roots: list[UUID]) -> list[UUID]:
-    """Every claim derived from the roots, directly or through other derived claims."""
+def _lineage(*, tenant_id: int, roots: Rows) -> list[tuple[UUID, int, Any, str, str]]:
+    """Every claim derived from the roots, directly or through other derived claims:
+    id, subject, value, text and value digest."""
+    is_root, params = roots.match("to_claim_id")
+    is_root_claim, claim_params = roots.match("c.id")
     rows = _rows(
         f"""
         WITH RECURSIVE lineage(id) AS (
-            SELECT from_claim_id FROM {_LINEAGE} WHERE to_claim_id = ANY(%s::uuid[])
+            SELECT from_claim_id FROM {_LINEAGE} WHERE {is_root}
           UNION
             SELECT l.from_claim_id FROM {_LINEAGE} l JOIN lineage ON l.to_claim_id = lineage.id
         )
-        SELECT c.id FROM {_CLAIM} c JOIN lineage ON c.id = lineage.id
-        WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT (c.id = ANY(%s::uuid[]))
+        SELECT c.id, c.subject_id, c.value, c.text, c.value_digest
+        FROM {_CLAIM} c JOIN lineage ON c.id = lineage.id
+        WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_root_claim})
         """,  # noqa: S608
-        [roots, tenant_id, roots],
+        [*params, tenant_id, *claim_params],
     )
-    return [row[0] for row in rows]
+    return [(row[0], row[1], _json(row[2]), row[3], row[4]) for row in rows]
 
 
-def _distinctive(*, tenant_id: int, candidates: list[str], excluded: list[UUID]) -> list[str]:
+def _json(value: str | None) -> Any:
+    # Django's connections load jsonb as text; the ORM decodes it per field, raw SQL here.
+    return None if value is None else json.loads(value)
+
+
+def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> list[str]:
     """The candidates no claim outside the deletion set contains (full text or n-grams)."""
     if not candidates:
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
+    is_excluded, params = excluded.match("c.id")
     rows = _rows(
         f"""
         SELECT t.term FROM unnest(%s::text[], %s::text[]) AS t(term, grams)
         WHERE (numnode(plainto_tsquery('english', t.term)) > 0 OR t.grams <> '')
           AND NOT EXISTS (
             SELECT 1 FROM {_CLAIM} c
-            WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT (c.id = ANY(%s::uuid[]))
+            WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_excluded})
               AND ((numnode(plainto_tsquery('english', t.term)) > 0
                     AND c.search_vector @@ plainto_tsquery('english', t.term))
                 OR (t.grams <> '' AND c.ngrams @> string_to_array(t.grams, ' ')::varchar[]))
           )
         """,  # noqa: S608
-        [candidates, grams, tenant_id, excluded],
+        [candidates, grams, tenant_id, *params],
     )
     found = {row[0] for row in rows}
     kept = [term for term in candidates if term in found]
     return kept[: settings.DELETION_PROBE_TERMS]
+
+
+def _stored_text(text: str) -> str:
+    # A claim rejected for a secret keeps memdesk's placeholder, not the person's words:
+    # "withheld", "secret" and "detected" would match every such claim's audit row.
+    return "" if text == SECRET_PLACEHOLDER else text
 
 
 def _plan(deletion: DeletionRequest) -> _Plan:
@@ -803,27 +883,33 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     root_ids = [row[0] for row in roots]
     digests = {row[0]: row[4] for row in roots}
     subjects = {deletion.subject_id, *(row[1] for row in roots)}
-    derived_ids = _lineage(tenant_id=tenant_id, roots=root_ids) if root_ids else []
-    derived: dict[UUID, tuple[int, str, str]] = {}
-    for chunk in _chunks(derived_ids):
-        for claim_id, subject_id, value, text, digest in Claim.objects.filter(
-            id__in=chunk
-        ).values_list("id", "subject_id", "value", "text", "value_digest"):
-            derived[claim_id] = (subject_id, claim_content(text=text, value=value), digest)
+    # Everything below joins the staged rows rather than passing ids around.
+    lineage = _lineage(tenant_id=tenant_id, roots=ERASE) if root_ids else []
+    derived_ids = [row[0] for row in lineage]
+    derived: dict[UUID, tuple[int, str, str]] = {
+        claim_id: (subject_id, claim_content(text=text, value=value), digest)
+        for claim_id, subject_id, value, text, digest in lineage
+    }
+    # Also the statistics of the roots, so the planner joins them sensibly.
+    _stage([(row[0], "derived", row[4]) for row in lineage])
 
     terms = _distinctive(
         tenant_id=tenant_id,
-        candidates=candidate_terms(claim_content(text=row[3], value=row[2]) for row in roots),
-        excluded=[*root_ids, *derived_ids],
+        candidates=candidate_terms(
+            claim_content(text=_stored_text(row[3]), value=row[2]) for row in roots
+        ),
+        excluded=Rows(staged=("erase", "derived")),
     )
 
     # A derived claim that restates the deleted content, or rests on nothing
     # but erased claims, is erased; one that merely built on it is invalidated.
     parents: dict[UUID, set[UUID]] = {claim_id: set() for claim_id in derived}
-    for chunk in _chunks(derived_ids):
-        for child, parent in Claim.derived_from.through.objects.filter(
-            from_claim_id__in=chunk
-        ).values_list("from_claim_id", "to_claim_id"):
+    if derived_ids:
+        for child, parent in _rows(
+            f"SELECT from_claim_id, to_claim_id FROM {_LINEAGE} "  # noqa: S608
+            f"WHERE from_claim_id IN (SELECT id FROM {_STAGED} WHERE kind = 'derived')",
+            [],
+        ):
             parents[child].add(parent)
     erase = set(root_ids)
     erase.update(d for d, (_, content, _) in derived.items() if any(t in content for t in terms))
@@ -836,6 +922,12 @@ def _plan(deletion: DeletionRequest) -> _Plan:
                 grew = True
     derived_erase = [d for d in derived_ids if d in erase]
     derived_invalidate = [d for d in derived_ids if d not in erase]
+    if derived_ids:
+        _execute(
+            f"UPDATE {_STAGED} SET kind = CASE WHEN id = ANY(%s::uuid[]) THEN 'erase' "  # noqa: S608
+            "ELSE 'invalidate' END WHERE kind = 'derived'",
+            [derived_erase],
+        )
     for claim_id, (subject_id, _, digest) in derived.items():
         subjects.add(subject_id)
         digests[claim_id] = digest
@@ -852,15 +944,14 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     else:
         # The user's own statements behind the erased claims, and any other
         # statement of theirs that repeats the deleted content.
-        for chunk in _chunks(erase_ids):
-            events.update(
-                ClaimSource.objects.filter(
-                    tenant_id=tenant_id,
-                    claim_id__in=chunk,
-                    event__subject_id=deletion.subject_id,
-                    event__redacted_at__isnull=True,
-                ).values_list("event_id", "event__digest")
+        events.update(
+            _rows(
+                f"SELECT e.id, e.digest FROM {_SOURCE} s JOIN {_EVENT} e ON e.id = s.event_id "  # noqa: S608
+                f"WHERE s.tenant_id = %s AND s.claim_id IN (SELECT id FROM {_STAGED} "
+                "WHERE kind = 'erase') AND e.subject_id = %s AND e.redacted_at IS NULL",
+                [tenant_id, deletion.subject_id],
             )
+        )
         if patterns:
             events.update(
                 _rows(
@@ -875,9 +966,13 @@ def _plan(deletion: DeletionRequest) -> _Plan:
         events.update(
             _rows(
                 f"SELECT id, digest FROM {_EVENT} WHERE tenant_id = %s "  # noqa: S608
-                "AND redacted_at IS NULL AND echo_of && %s::uuid[] AND (text ILIKE ANY(%s) "
+                # Most events quote nothing: testing that first spares them the
+                # overlap test against every erased id.
+                "AND redacted_at IS NULL AND cardinality(echo_of) > 0 "
+                "AND echo_of && ARRAY(SELECT id FROM "
+                f"{_STAGED} WHERE kind = 'erase') AND (text ILIKE ANY(%s) "
                 "OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
-                [tenant_id, erase_ids, patterns, patterns, patterns],
+                [tenant_id, patterns, patterns, patterns],
             )
         )
 
@@ -892,9 +987,16 @@ def _plan(deletion: DeletionRequest) -> _Plan:
         row[0]
         for row in _rows(
             f"SELECT id FROM {_TRACE} WHERE tenant_id = %s AND subject_id = ANY(%s) "  # noqa: S608
-            "AND redacted_at IS NULL AND (chosen && %s::uuid[] OR query ILIKE ANY(%s))",
-            [tenant_id, sorted(subjects), erase_ids, patterns],
+            f"AND redacted_at IS NULL AND (chosen && ARRAY(SELECT id FROM {_STAGED} "
+            "WHERE kind = 'erase') OR query ILIKE ANY(%s))",
+            [tenant_id, sorted(subjects), patterns],
         )
+    )
+    _stage(
+        [
+            *((event, "event", digest) for event, digest in events.items()),
+            *((trace, "trace", "") for trace in traces),
+        ]
     )
     return _Plan(
         roots=root_ids,
@@ -944,7 +1046,7 @@ def deletion_propagate(
         lifecycle_lock(tenant_id=tenant.pk)
         plan = _plan(deletion)
         erase_ids = [*plan.roots, *plan.derived_erase]
-        erased = _erase_claims(tenant_id=tenant.pk, rows=Rows(ids=erase_ids), now=now)
+        erased = _erase_claims(tenant_id=tenant.pk, rows=ERASE, now=now)
         # Derived claims already out of use (superseded, rejected…) keep their status.
         invalidated_ids = [
             row[0]
@@ -956,30 +1058,30 @@ def deletion_propagate(
         artifacts = {
             "claims": {"erased": len(plan.roots)},
             "derived_claims": {"erased": len(plan.derived_erase), "invalidated": invalidated},
-            "claim_sources": {
-                "removed": _remove_uri_sources(tenant_id=tenant.pk, claims=Rows(ids=erase_ids))
-            },
+            "claim_sources": {"removed": _remove_uri_sources(tenant_id=tenant.pk, claims=ERASE)},
             "conflict_links": {
                 "removed": _drop_conflict_links(
                     tenant_id=tenant.pk,
                     subject_ids=sorted(plan.subjects),
-                    erased=erase_ids,
+                    erased=ERASE,
                     now=now,
                 )
             },
             "events": {
                 "redacted": _redact_events(
-                    tenant_id=tenant.pk, rows=Rows(ids=list(plan.events)), now=now
+                    tenant_id=tenant.pk, rows=Rows(staged=("event",)), now=now
                 )
             },
             "full_text_index": {"entries_cleared": erased.full_text_cleared},
             "trigram_index": {"entries_cleared": erased.ngrams_cleared},
             "recall_traces": {
-                "redacted": _redact_traces(tenant_id=tenant.pk, rows=Rows(ids=plan.traces), now=now)
+                "redacted": _redact_traces(
+                    tenant_id=tenant.pk, rows=Rows(staged=("trace",)), now=now
+                )
             },
             "idempotency_replies": {
                 "redacted": _redact_idempotency_replies(
-                    tenant_id=tenant.pk, rows=Rows(ids=[*erase_ids, *plan.events])
+                    tenant_id=tenant.pk, rows=Rows(staged=("erase", "event"))
                 )
             },
             "review_items": {
@@ -988,13 +1090,21 @@ def deletion_propagate(
                 )
             },
         }
-        tombstones = _write_tombstones(
-            tenant_id=tenant.pk,
-            deletion_id=deletion.pk,
-            target_type=TombstoneTarget.CLAIM,
-            action=TombstoneAction.ERASED,
-            rows=[(i, plan.digests.get(i, "")) for i in erase_ids],
-            now=now,
+        staged_tombstones = (
+            ("erase", TombstoneTarget.CLAIM, TombstoneAction.ERASED),
+            ("event", TombstoneTarget.EVENT, TombstoneAction.REDACTED),
+            ("trace", TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED),
+        )
+        tombstones = sum(
+            _write_staged_tombstones(
+                tenant_id=tenant.pk,
+                deletion_id=deletion.pk,
+                kind=kind,
+                target_type=target_type,
+                action=action,
+                now=now,
+            )
+            for kind, target_type, action in staged_tombstones
         )
         tombstones += _write_tombstones(
             tenant_id=tenant.pk,
@@ -1002,22 +1112,6 @@ def deletion_propagate(
             target_type=TombstoneTarget.CLAIM,
             action=TombstoneAction.INVALIDATED,
             rows=[(i, plan.digests.get(i, "")) for i in invalidated_ids],
-            now=now,
-        )
-        tombstones += _write_tombstones(
-            tenant_id=tenant.pk,
-            deletion_id=deletion.pk,
-            target_type=TombstoneTarget.EVENT,
-            action=TombstoneAction.REDACTED,
-            rows=list(plan.events.items()),
-            now=now,
-        )
-        tombstones += _write_tombstones(
-            tenant_id=tenant.pk,
-            deletion_id=deletion.pk,
-            target_type=TombstoneTarget.RECALL_TRACE,
-            action=TombstoneAction.REDACTED,
-            rows=[(i, "") for i in plan.traces],
             now=now,
         )
         artifacts["tombstones"] = {"written": tombstones}

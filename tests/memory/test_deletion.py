@@ -14,6 +14,8 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -29,7 +31,7 @@ from memory.models import (
     Subject,
     Tombstone,
 )
-from memory.selectors.deletion import cache_client, deletion_probes
+from memory.selectors.deletion import cache_client, deletion_probes, term_digest
 from memory.services.deletion import (
     deletion_claim,
     deletion_propagate,
@@ -321,6 +323,35 @@ def test_a_dirty_probe_completes_the_deletion_and_opens_a_deletions_review_item(
 
 
 @pytest.mark.django_db
+def test_a_claim_rejected_for_a_secret_leaves_later_deletions_clean(agent, acme):
+    # The rejected claim keeps memdesk's placeholder ("[withheld: secret detected]") and
+    # its audit row lists `secret_kinds`: neither is the person's content.
+    rejected = submit(
+        agent, predicate="api_key", value="x", text="Alice's key is AKIAIOSFODNN7EXAMPLE"
+    )
+    assert rejected["decision"] == "rejected"
+    submit(agent, predicate="drink", value="quokkatea", text="Alice drinks quokkatea")
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+
+    first, _ = deletion_request_create(tenant=acme, actor=WORKER, subject=subject)
+    first = deletion_run(deletion_id=first.pk, worker=WORKER)
+    submit(agent, predicate="snack", value="wombatcake", text="Alice eats wombatcake")
+    second, _ = deletion_request_create(tenant=acme, actor=WORKER, subject=subject)
+    second = deletion_run(deletion_id=second.pk, worker=WORKER)
+
+    placeholder = {term_digest(word) for word in ("withheld", "secret", "detected")}
+    for done in (first, second):
+        assert done.status == DeletionStatus.COMPLETED
+        assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+        assert not placeholder & set(done.report["terms"]["digests"])
+        assert done.report["terms"]["count"] >= 1
+    assert first.report["artifacts"]["claims"] == {"erased": 2}
+    assert second.report["artifacts"]["claims"] == {"erased": 1}
+    assert not ReviewItem.objects.filter(queue=Queue.DELETIONS).exists()
+    assert tables_containing("quokkatea") == {} and tables_containing("wombatcake") == {}
+
+
+@pytest.mark.django_db
 def test_a_worker_whose_lease_ran_out_is_fenced_off(agent, acme):
     claim = submit(agent, predicate="locker_code_word", value=CANARY, text=f"Code {CANARY}")
     subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
@@ -422,6 +453,44 @@ def test_verification_without_the_words_says_so(agent, acme):
     assert words["clean"] is False and words["result"]["available"] is False
     assert all(p["clean"] for p in done.report["probes"] if p["name"] != "distinctive_words")
     assert ReviewItem.objects.filter(queue=Queue.DELETIONS, target_id=str(deletion.pk)).exists()
+
+
+@pytest.mark.django_db
+def test_deleting_a_subject_costs_the_same_queries_for_10_or_1000_claims(acme, settings):
+    # The probes search once per distinctive word, so the word budget is fixed here;
+    # claims, events, traces and review items must not add a single query.
+    settings.DELETION_PROBE_TERMS = 6
+    queries = {}
+    for claims in (10, 1_000):
+        project = Subject.objects.create(tenant=acme, kind="project", ref=f"notes-{claims}")
+        seeded = seed_subject(
+            tenant=acme,
+            key=f"user:counted{claims}",
+            claims=claims,
+            marker=f"tallymark{claims}",
+            derived_subject=project,
+            derived=max(2, claims // 50),
+            traces=max(2, claims // 30),
+            review_items=max(2, claims // 6),
+        )
+        deletion, _ = deletion_request_create(tenant=acme, actor=WORKER, subject=seeded.subject)
+
+        with CaptureQueriesContext(connection) as captured:
+            done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+
+        assert done.status == DeletionStatus.COMPLETED
+        assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+        artifacts = done.report["artifacts"]
+        assert artifacts["claims"] == {"erased": claims}
+        assert artifacts["derived_claims"] == {"erased": seeded.derived, "invalidated": 0}
+        assert artifacts["review_items"] == {"cancelled": seeded.review_items}
+        assert artifacts["recall_traces"]["redacted"] == seeded.traces
+        assert done.report["terms"]["count"] == 6
+        assert not ReviewItem.objects.filter(
+            target_type="claim", status=ItemStatus.OPEN, subject_key=f"user:counted{claims}"
+        ).exists()
+        queries[claims] = len(captured)
+    assert queries[10] == queries[1_000], queries
 
 
 @pytest.mark.slow
