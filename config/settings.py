@@ -528,14 +528,11 @@ EMBED_TORCH_THREADS = env_int("EMBED_TORCH_THREADS", 1)
 # without overruling what matches the question.
 RECALL_RRF_K = env_int("RECALL_RRF_K", 10)
 RECALL_WEIGHTS = {
-    signal: float(os.environ.get(f"RECALL_WEIGHT_{signal.upper()}", default))
-    for signal, default in (
-        ("fulltext", 1.0),
-        ("ngram", 1.0),
-        ("vector", 1.5),
-        ("recency", 0.05),
-        ("authority", 0.05),
-    )
+    "fulltext": float(os.environ.get("RECALL_WEIGHT_FULLTEXT", 1.0)),
+    "ngram": float(os.environ.get("RECALL_WEIGHT_NGRAM", 1.0)),
+    "vector": float(os.environ.get("RECALL_WEIGHT_VECTOR", 1.5)),
+    "recency": float(os.environ.get("RECALL_WEIGHT_RECENCY", 0.05)),
+    "authority": float(os.environ.get("RECALL_WEIGHT_AUTHORITY", 0.05)),
 }
 # /healthz reports how recall ranks by meaning; common cannot import memory.
 SEMANTIC_MODE_PROBE = "memory.embedders.semantic_mode"
