@@ -34,6 +34,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import reconcile as reconcile_bench  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -206,7 +207,7 @@ def main() -> int:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     RESULTS.write_text(report)
     sys.stdout.write(report)
-    return 0
+    return reconcile_bench.main([])
 
 
 if __name__ == "__main__":
