@@ -2,11 +2,13 @@
 
 The one-at-a-time path (`receipts_reconcile` in receipts.py) waits for each
 read before claiming the next receipt, so a worker spends its time waiting on
-the network. Here a worker claims up to `RECONCILE_READS_IN_FLIGHT` due
-receipts with one `SELECT … FOR UPDATE SKIP LOCKED`, reads them concurrently
-on a per-process thread pool (at most `RECONCILE_PLATFORM_READS_IN_FLIGHT`
-reads in flight and `RECONCILE_PLATFORM_READS_PER_SECOND` read starts per
-platform host), and settles the whole batch in one transaction.
+the network. Here a worker claims a batch of due receipts with one
+`SELECT … FOR UPDATE SKIP LOCKED`, reads them concurrently on a per-process
+thread pool (at most `RECONCILE_READS_IN_FLIGHT` reads in flight, and per
+platform host at most `RECONCILE_PLATFORM_READS_IN_FLIGHT` open and
+`RECONCILE_PLATFORM_READS_PER_SECOND` starts), and settles the whole batch in
+one transaction. Two batches of half the reads in flight alternate, so one is
+settled and the next claimed while the other's reads are out.
 
 Semantics are the one-at-a-time path's, receipt by receipt: the same
 transition table and settlement rules, the same lease per claim, and the
@@ -22,8 +24,9 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -476,61 +479,70 @@ def receipts_reconcile_batch(
 ) -> ReconcilePass:
     """Claim, read and settle due receipts (of `receipt_ids`, or any) batch by batch.
 
-    Each batch is at most `RECONCILE_READS_IN_FLIGHT` receipts, read at once.
+    At most `RECONCILE_READS_IN_FLIGHT` reads are in flight, in two batches of
+    half that: while one batch's reads are out, the other is settled and the
+    next one claimed, so the worker's database work overlaps its waiting.
     Stops when nothing is left to claim, after `limit` claims, or at `deadline`
     (time.monotonic()); with `receipt_ids`, the ids it did not reach are
     reported as unprocessed.
     """
     report = ReconcilePass()
-    batch_size = max(1, settings.RECONCILE_READS_IN_FLIGHT)
+    in_flight = max(1, settings.RECONCILE_READS_IN_FLIGHT)
+    batch_size = max(1, in_flight // 2)
+    pool = _read_pool(in_flight)
     pending = None if receipt_ids is None else [str(receipt_id) for receipt_id in receipt_ids]
     remaining = limit
+    out: deque[list[tuple[ReconcileClaim, Future[LookupResult | None]]]] = deque()
+    exhausted = False
     while True:
-        if pending is not None and not pending:
+        while not exhausted and (len(out) + 1) * batch_size <= in_flight:
+            if (pending is not None and not pending) or (remaining is not None and remaining <= 0):
+                exhausted = True
+            elif deadline is not None and time.monotonic() >= deadline:
+                report.unprocessed.extend(pending or [])
+                exhausted = True
+            if exhausted:
+                break
+            size = batch_size if remaining is None else min(batch_size, remaining)
+            claimed_at = time.monotonic()
+            batch = receipts_reconcile_claim_batch(
+                worker=worker, limit=size, receipt_ids=pending, force=force
+            )
+            report.skipped += len(batch.handled) - len(batch.claims)
+            if pending is not None:
+                # Fewer than asked for: the rest is not due, leased elsewhere or
+                # settled, and the one-at-a-time path would skip it the same way.
+                handled = {str(receipt_id) for receipt_id in batch.handled}
+                if len(batch.handled) < size:
+                    report.skipped += len(pending) - len(handled)
+                    pending = []
+                else:
+                    pending = [receipt_id for receipt_id in pending if receipt_id not in handled]
+            if not batch.handled:
+                exhausted = True
+                break
+            report.claimed += len(batch.claims)
+            if remaining is not None:
+                remaining -= len(batch.claims)
+            # A read that cannot start early enough to finish inside the lease
+            # is not started: its receipt goes back unspent.
+            start_by = (
+                claimed_at
+                + settings.RECONCILE_LEASE_SECONDS
+                - settings.RECONCILE_HTTP_TIMEOUT_SECONDS
+                - _SETTLE_MARGIN_SECONDS
+            )
+            if batch.claims:
+                out.append(
+                    [(claim, pool.submit(_read_in_time, claim, start_by)) for claim in batch.claims]
+                )
+        if not out:
             break
-        if remaining is not None and remaining <= 0:
-            break
-        if deadline is not None and time.monotonic() >= deadline:
-            report.unprocessed.extend(pending or [])
-            break
-        size = batch_size if remaining is None else min(batch_size, remaining)
-        claimed_at = time.monotonic()
-        batch = receipts_reconcile_claim_batch(
-            worker=worker, limit=size, receipt_ids=pending, force=force
-        )
-        claims = batch.claims
-        report.skipped += len(batch.handled) - len(claims)
-        if pending is not None:
-            # Fewer than asked for: the rest is not due, leased elsewhere or
-            # settled, and the one-at-a-time path would skip it the same way.
-            handled = {str(receipt_id) for receipt_id in batch.handled}
-            if len(batch.handled) < size:
-                report.skipped += len(pending) - len(handled)
-                pending = []
-            else:
-                pending = [receipt_id for receipt_id in pending if receipt_id not in handled]
-        if not batch.handled:
-            break
-        if not claims:
-            continue
-        report.claimed += len(claims)
-        if remaining is not None:
-            remaining -= len(claims)
-        # A read that cannot start early enough to finish inside the lease
-        # is not started: its receipt goes back unspent.
-        start_by = (
-            claimed_at
-            + settings.RECONCILE_LEASE_SECONDS
-            - settings.RECONCILE_HTTP_TIMEOUT_SECONDS
-            - _SETTLE_MARGIN_SECONDS
-        )
-        pool = _read_pool(batch_size)
-        futures = [pool.submit(_read_in_time, claim, start_by) for claim in claims]
-        results = [(claim, future.result()) for claim, future in zip(claims, futures, strict=True)]
+        results = [(claim, future.result()) for claim, future in out.popleft()]
         receipts_reconcile_settle_batch(results=results, worker=worker, report=report)
-        if all(result is None for _, result in results):
+        if all(result is None for _, result in results) and not exhausted:
             # The platforms' limits let nothing through in time: try later
             # rather than claim the same receipts again at once.
             report.unprocessed.extend(pending or [])
-            break
+            exhausted = True
     return report
