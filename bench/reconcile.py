@@ -62,8 +62,8 @@ class Size:
     samples: int
 
 
-# Reads in flight per worker for the batch path: the default setting and half of it.
-IN_FLIGHT = (8, 16)
+# Reads in flight per worker for the batch path: the default setting, half and twice it.
+IN_FLIGHT = (8, 16, 32)
 SMOKE = Size(receipts=40, samples=2)
 FULL = Size(receipts=400, samples=5)
 
