@@ -45,6 +45,7 @@ from accounts.actors import Actor  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
 from bench import deletion as deletion_bench  # noqa: E402
 from bench import queues, recall, screen  # noqa: E402
+from bench import reconcile as reconcile_bench  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -235,6 +236,7 @@ DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
     "recall": recall.report,
+    "reconcile": lambda: reconcile_bench.section(sys.argv),
 }
 
 
@@ -267,7 +269,7 @@ def main(argv: list[str]) -> int:
     report = _merge(existing, erasure, sections)
     RESULTS.write_text(report)
     sys.stdout.write(report)
-    return 0
+    return reconcile_bench.main([])
 
 
 if __name__ == "__main__":

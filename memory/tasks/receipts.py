@@ -19,9 +19,9 @@ from accounts.actors import Actor
 from memory.services.receipts import (
     receipts_dispatch_due,
     receipts_expire_submit_leases,
-    receipts_reconcile,
     reconciliation_enqueue,
 )
+from memory.services.reconciliation import receipts_reconcile_batch
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +43,8 @@ def _chunk_deadline() -> float:
 # because its correctness depends on it).
 @shared_task(name="memory.reconcile_receipts", acks_late=True, reject_on_worker_lost=True)
 def reconcile_receipts(receipt_ids: list[str]) -> dict:
-    """Reconcile a chunk of receipts: claim, read and settle each in turn."""
-    report = receipts_reconcile(
+    """Reconcile a chunk of receipts: claimed, read and settled a batch at a time."""
+    report = receipts_reconcile_batch(
         receipt_ids=receipt_ids, worker=reconciler_actor(), deadline=_chunk_deadline()
     )
     if report.unprocessed:

@@ -26,6 +26,12 @@ WRITE_COMMIT_THEN_DROP = "commit_then_drop"
 WRITE_DROP_BEFORE_COMMIT = "drop_before_commit"
 
 
+class _Server(ThreadingHTTPServer):
+    # Concurrent reconcilers open many connections at once; the default backlog
+    # of 5 would drop some and add a SYN retry (a second) to their reads.
+    request_queue_size = 128
+
+
 class FakePlatform:
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
@@ -49,8 +55,15 @@ class FakePlatform:
         self.redirect_to = ""
         # The `Host` header of every request, to see which name a read was sent for.
         self.hosts: Counter[str] = Counter()
+        # Reads for these keys always answer this status, or stall this many seconds.
+        self.failing_keys: dict[str, int] = {}
+        self.stalled_keys: dict[str, float] = {}
+        # Reads being answered now, the most ever at once, and when each began.
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.read_started: list[float] = []
         self._next_id = 1000
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server = _Server((host, port), self._handler_class())
         self.scheme = "http"
         if tls is not None:
             self.scheme = "https"
@@ -136,8 +149,33 @@ class FakePlatform:
                         platform.failing_reads -= 1
                     article = platform.articles.get(key)
                     duplicated = key in platform.duplicated_keys
+                    key_status = platform.failing_keys.get(key)
+                    key_stall = platform.stalled_keys.get(key, 0.0)
+                    platform.in_flight += 1
+                    platform.max_in_flight = max(platform.max_in_flight, platform.in_flight)
+                    platform.read_started.append(time.monotonic())
+                try:
+                    self._answer_read(parts, article, duplicated, failing, key_status, key_stall)
+                finally:
+                    with platform._lock:
+                        platform.in_flight -= 1
+
+            def _answer_read(
+                self,
+                parts: Any,
+                article: dict[str, Any] | None,
+                duplicated: bool,
+                failing: bool,
+                key_status: int | None,
+                key_stall: float,
+            ) -> None:
                 if platform.read_delay:
                     time.sleep(platform.read_delay)
+                if key_stall:
+                    time.sleep(key_stall)
+                if key_status is not None:
+                    self._send(key_status, {"error": "unavailable"})
+                    return
                 if platform.redirect_to:
                     self.send_response(302)
                     self.send_header("Location", platform.redirect_to)

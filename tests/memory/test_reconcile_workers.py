@@ -81,12 +81,16 @@ CHUNK = 6
 
 
 @pytest.mark.slow
+# Workers read one receipt at a time, or claim a batch and read it at once: a
+# kill lands before, between or in the middle of a batch's reads.
+@pytest.mark.parametrize("reads_in_flight", [1, 4])
 def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
-    celery_workers, platform, make_receipt, settings
+    celery_workers, platform, make_receipt, settings, reads_in_flight
 ):
     seed = int(os.environ.get("RECONCILE_KILL_SEED") or random.randrange(2**32))
     rng = random.Random(seed)
     context = f"seed={seed} (rerun with RECONCILE_KILL_SEED={seed})"
+    celery_workers.env["RECONCILE_READS_IN_FLIGHT"] = str(reads_in_flight)
     platform.read_delay = 0.15  # each read is slow enough to be killed in the middle of
     survivor = celery_workers.start()
     main_queue = celery_workers.queue

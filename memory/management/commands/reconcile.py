@@ -12,8 +12,8 @@ from memory.models.receipts import Receipt
 from memory.services.receipts import (
     receipts_due_ids,
     receipts_expire_submit_leases,
-    receipts_reconcile,
 )
+from memory.services.reconciliation import receipts_reconcile_batch
 
 
 class Command(BaseCommand):
@@ -42,7 +42,7 @@ class Command(BaseCommand):
             if expired:
                 self.stdout.write(f"{len(expired)} submitted receipt(s) became outcome_unknown")
             ids = receipts_due_ids(limit=limit)
-        report = receipts_reconcile(receipt_ids=ids, worker=worker, force=receipt is not None)
+        report = receipts_reconcile_batch(receipt_ids=ids, worker=worker, force=receipt is not None)
         states = dict(Receipt.objects.filter(pk__in=ids).values_list("pk", "state"))
         for receipt_id in ids:
             self.stdout.write(f"{receipt_id}  {states.get(receipt_id, 'missing')}")
