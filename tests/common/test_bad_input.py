@@ -91,6 +91,16 @@ def test_an_integer_beyond_64_bits_is_400(agent, number):
     assert not Checkpoint.objects.exists()
 
 
+@pytest.mark.parametrize("field", ["retry_count", "max_retries"])
+def test_a_count_beyond_the_columns_range_is_a_field_error(agent, field):
+    # Fits in 64 bits, so the parser lets it through; the column holds 32.
+    body = {"input_fingerprint": "f", "stage": "s", field: 61951605193634528}
+    response = agent.put("/api/v1/checkpoints/t", body, format="json")
+    assert_problem(response, 400, "validation_error")
+    assert field in response.json()["errors"]
+    assert not Checkpoint.objects.exists()
+
+
 def test_a_number_too_large_for_a_float_is_400(agent):
     raw = json.dumps(event_body())[:-1] + ', "body": {"x": 1e999}}'
     assert_problem(post_raw(agent, "/api/v1/events", raw), 400, "number_out_of_range")

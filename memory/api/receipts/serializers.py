@@ -152,8 +152,13 @@ class CheckpointInput(serializers.Serializer):
     input_fingerprint = serializers.CharField(max_length=200)
     stage = serializers.CharField(max_length=100)
     stage_complete = serializers.BooleanField(required=False, default=False)
-    retry_count = serializers.IntegerField(min_value=0, required=False, default=0)
-    max_retries = serializers.IntegerField(min_value=0, required=False, default=3)
+    # The columns are PostgreSQL integers; a larger count is a 400, not a DataError.
+    retry_count = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, required=False, default=0
+    )
+    max_retries = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, required=False, default=3
+    )
     allowed_next_stages = serializers.ListField(
         child=serializers.CharField(max_length=100), required=False, default=list
     )
