@@ -667,6 +667,39 @@ def _past_key_retention(receipt: Receipt, now: datetime) -> bool:
     return bool(retention) and now > started + timedelta(seconds=retention)
 
 
+def read_record(
+    *,
+    receipt: Receipt,
+    claim: ReconcileClaim,
+    result: LookupResult,
+    worker: Actor,
+    now: datetime,
+) -> ReconciliationRead:
+    """The append-only record of one read, unsaved; the batch path bulk-creates them."""
+    return ReconciliationRead(
+        tenant_id=receipt.tenant_id,
+        receipt=receipt,
+        attempt=claim.attempt,
+        adapter=claim.adapter,
+        outcome=result.outcome,
+        error_code=result.error_code[:100],
+        external_id=result.external_id,
+        evidence=result.evidence,
+        worker=worker.label[:150],
+        at=now,
+    )
+
+
+def defer_after_failed_read(
+    *, receipt: Receipt, claim: ReconcileClaim, result: LookupResult, now: datetime
+) -> None:
+    """A read that settled nothing: release the claim and try again after the backoff."""
+    receipt.next_reconcile_at = now + reconcile_backoff(claim.attempt)
+    receipt.reconcile_lease_expires_at = None
+    receipt.error_code = result.error_code[:100]
+    receipt.updated_at = now
+
+
 def _settlement(receipt: Receipt, result: LookupResult, now: datetime) -> tuple[str | None, str]:
     """Where a read leaves the receipt: a new state and why, or (None, why) to read again."""
     if result.outcome == ReadOutcome.FOUND:
@@ -712,24 +745,10 @@ def receipt_reconcile_settle(
                 },
             )
             return None
-        ReconciliationRead.objects.create(
-            tenant_id=receipt.tenant_id,
-            receipt=receipt,
-            attempt=claim.attempt,
-            adapter=claim.adapter,
-            outcome=result.outcome,
-            error_code=result.error_code[:100],
-            external_id=result.external_id,
-            evidence=result.evidence,
-            worker=worker.label[:150],
-            at=now,
-        )
+        read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now).save()
         to, reason = _settlement(receipt, result, now)
         if to is None:
-            receipt.next_reconcile_at = now + reconcile_backoff(claim.attempt)
-            receipt.reconcile_lease_expires_at = None
-            receipt.error_code = result.error_code[:100]
-            receipt.updated_at = now
+            defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
             receipt.save(
                 update_fields=[
                     "next_reconcile_at",

@@ -61,7 +61,8 @@ from memory.services.receipts import (
     _platform_access,
     _read,
     _settlement,
-    reconcile_backoff,
+    defer_after_failed_read,
+    read_record,
     transition_role,
 )
 
@@ -344,25 +345,11 @@ def receipts_reconcile_settle_batch(
                 report.unprocessed.append(str(receipt.pk))
                 continue
             reads.append(
-                ReconciliationRead(
-                    tenant_id=receipt.tenant_id,
-                    receipt=receipt,
-                    attempt=claim.attempt,
-                    adapter=claim.adapter,
-                    outcome=result.outcome,
-                    error_code=result.error_code[:100],
-                    external_id=result.external_id,
-                    evidence=result.evidence,
-                    worker=worker.label[:150],
-                    at=now,
-                )
+                read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now)
             )
             to, reason = _settlement(receipt, result, now)
             if to is None:
-                receipt.next_reconcile_at = now + reconcile_backoff(claim.attempt)
-                receipt.reconcile_lease_expires_at = None
-                receipt.error_code = result.error_code[:100]
-                receipt.updated_at = now
+                defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
                 later.append(receipt)
                 continue
             moves.append(
