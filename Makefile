@@ -26,7 +26,7 @@ test: install lint
 	  $(BIN)/python manage.py makemigrations --check --dry-run && \
 	  $(BIN)/python -m pytest --durations=15 $(PYTEST_ARGS)'
 
-# The suite without the tests marked slow (a killed-worker soak, a 10,000-claim deletion).
+# The suite without the tests marked slow (soaks and a benchmark smoke run).
 test-fast: install
 	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
