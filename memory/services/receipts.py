@@ -636,6 +636,11 @@ def receipt_reconcile_claim(
         receipt.save(
             update_fields=["reconcile_attempts", "reconcile_lease_expires_at", "updated_at"]
         )
+    return reconcile_claim_of(receipt)
+
+
+def reconcile_claim_of(receipt: Receipt) -> ReconcileClaim:
+    """What a worker needs to read for a receipt it has just claimed (attempt already counted)."""
     return ReconcileClaim(
         receipt_id=receipt.pk,
         attempt=receipt.reconcile_attempts,

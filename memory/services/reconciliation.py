@@ -49,7 +49,7 @@ from memory.models.receipts import (
     ReconciliationRead,
     allowed_receipt_targets,
 )
-from memory.reconcilers import LookupResult, LookupTarget
+from memory.reconcilers import LookupResult
 from memory.services.receipts import (
     _MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
@@ -58,11 +58,11 @@ from memory.services.receipts import (
     _claimable,
     _due,
     _move,
-    _platform_access,
     _read,
     _settlement,
     defer_after_failed_read,
     read_record,
+    reconcile_claim_of,
     transition_role,
 )
 
@@ -265,24 +265,7 @@ def receipts_reconcile_claim_batch(
             reconcile_lease_expires_at=lease,
             updated_at=now,
         )
-    claims = [
-        ReconcileClaim(
-            receipt_id=receipt.pk,
-            attempt=receipt.reconcile_attempts,
-            adapter=receipt.reconciler.get("adapter", ""),
-            lookup=LookupTarget(
-                receipt_id=receipt.pk,
-                operation=receipt.operation,
-                target=receipt.target,
-                idempotency_key=receipt.idempotency_key,
-                external_id=receipt.external_id,
-                config=receipt.reconciler,
-                attempt=receipt.reconcile_attempts,
-                platform=_platform_access(receipt.platform),
-            ),
-        )
-        for receipt in taken
-    ]
+    claims = [reconcile_claim_of(receipt) for receipt in taken]
     return BatchClaim(claims=claims, handled=[receipt.pk for receipt in receipts])
 
 
