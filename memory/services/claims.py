@@ -36,6 +36,7 @@ from memory.models import (
 )
 from memory.search import ngrams, searchable_text
 from memory.services.embeddings import embeddings_enqueue_on_commit
+from memory.services.lineage import claims_invalidate_derived
 from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
@@ -454,9 +455,6 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             claim.derived_from.set(parents)
         if superseded is not None:
             # What was derived from the old revision restates it (seed 004).
-            # Imported here because consolidation builds on this module.
-            from memory.services.consolidation import claims_invalidate_derived
-
             claims_invalidate_derived(
                 tenant=tenant, actor=actor, parent_ids=[superseded.id], reason="source_superseded"
             )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -48,28 +47,23 @@ from memory.models import (
 from memory.selectors.claims import hot_memory
 from memory.services.claims import claim_merge_into, claim_move, claim_version
 from memory.services.deletion import (
-    claim_reviews_cancel,
     hot_memory_purge,
     lifecycle_lock_key,
     tombstones_enforce,
 )
+from memory.services.lineage import (
+    AUDIT_IDS,
+    Changed,
+    claim_reviews_cancel,
+    claims_invalidate_derived,
+)
 from reviews.models import OPEN_STATUSES, Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
-# A parent in one of these no longer vouches for what was derived from it.
-GONE_PARENT_STATUSES = (
-    ClaimStatus.SUPERSEDED,
-    ClaimStatus.INVALIDATED,
-    ClaimStatus.REJECTED,
-    ClaimStatus.ERASED,
-)
 # Where consolidation's set-based moves (expiry, derived invalidation) may start.
 _INVALIDATABLE = claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
-MAX_LINEAGE_DEPTH = 32
-AUDIT_IDS = 200
 
 _CLAIM = Claim._meta.db_table
-_LINEAGE = Claim.derived_from.through._meta.db_table
 _REVIEW = ReviewItem._meta.db_table
 _TRACE = RecallTrace._meta.db_table
 
@@ -94,18 +88,6 @@ def _tenant_lifecycle_lock(tenant_id: int) -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
-@dataclass
-class Changed:
-    """Claims a step changed and the subjects they belong to."""
-
-    ids: list[str] = field(default_factory=list)
-    subjects: set[int] = field(default_factory=set)
-
-    def add(self, claim_id: Any, subject_id: int) -> None:
-        self.ids.append(str(claim_id))
-        self.subjects.add(subject_id)
-
-
 def _audit(tenant: Tenant, actor: Actor, verb: str, changed: Changed) -> None:
     if changed.ids:
         audit_record(
@@ -116,78 +98,6 @@ def _audit(tenant: Tenant, actor: Actor, verb: str, changed: Changed) -> None:
             target_id=tenant.pk,
             data={"count": len(changed.ids), "claims": changed.ids[:AUDIT_IDS]},
         )
-
-
-def claims_invalidate_derived(
-    *,
-    tenant: Tenant,
-    actor: Actor,
-    reason: str,
-    parent_ids: Iterable[Any] | None = None,
-    now: datetime | None = None,
-) -> Changed:
-    """Invalidate live claims derived from a parent that changed after them, transitively.
-
-    With `parent_ids`, only those parents are considered (a correction, a
-    supersede); without, every parent of the tenant. A derived claim with an
-    open `stale` item is left to the editor the item asks; one the editor
-    refreshed since its parent changed is newer than the change and stays.
-    """
-    now = now or timezone.now()
-    changed = Changed()
-    given = sorted({str(p) for p in parent_ids}) if parent_ids is not None else None
-    if given == []:
-        return changed
-    parents = given
-    for _ in range(MAX_LINEAGE_DEPTH):
-        rows = _rows(
-            f"""
-            WITH affected AS (
-                SELECT DISTINCT d.id FROM {_CLAIM} d
-                JOIN {_LINEAGE} l ON l.from_claim_id = d.id
-                JOIN {_CLAIM} p ON p.id = l.to_claim_id
-                WHERE d.tenant_id = %s AND d.status = ANY(%s) AND p.status = ANY(%s)
-                  AND p.updated_at > d.updated_at
-                  AND (%s::uuid[] IS NULL OR p.id = ANY(%s::uuid[]))
-                  AND NOT EXISTS (
-                    SELECT 1 FROM {_REVIEW} r
-                    WHERE r.tenant_id = d.tenant_id AND r.queue = 'stale'
-                      AND r.target_type = 'claim' AND r.target_id = d.id::text
-                      AND r.status = ANY(%s))
-            )
-            UPDATE {_CLAIM} c SET status = 'invalidated', updated_at = %s
-            FROM affected WHERE c.id = affected.id AND c.status = ANY(%s)
-            RETURNING c.id, c.subject_id
-            """,  # noqa: S608 - table names come from model metadata
-            [
-                tenant.pk,
-                _INVALIDATABLE,
-                list(GONE_PARENT_STATUSES),
-                parents,
-                parents,
-                list(OPEN_STATUSES),
-                now,
-                _INVALIDATABLE,
-            ],
-        )
-        if not rows:
-            break
-        for claim_id, subject_id in rows:
-            changed.add(claim_id, subject_id)
-        parents = [str(row[0]) for row in rows]
-    if changed.ids:
-        claim_reviews_cancel(tenant=tenant, claim_ids=changed.ids)
-        single = given is not None and len(given) == 1
-        audit_record(
-            tenant=tenant,
-            actor=actor,
-            verb="claims.derived_invalidated",
-            target_type="claim" if single else "tenant",
-            target_id=given[0] if single and given else tenant.pk,
-            reason=reason,
-            data={"count": len(changed.ids), "claims": changed.ids[:AUDIT_IDS]},
-        )
-    return changed
 
 
 def _expire(*, tenant: Tenant, actor: Actor, now: datetime) -> Changed:

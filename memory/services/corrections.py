@@ -36,9 +36,9 @@ from memory.services.claims import (
     claim_move,
     claim_submit,
 )
-from memory.services.consolidation import claims_invalidate_derived
 from memory.services.deletion import hot_memory_purge
 from memory.services.events import event_record
+from memory.services.lineage import claims_invalidate_derived
 from reviews.services import review_cancel_for_target
 
 # What the user may replace with a correction; the rest is history.

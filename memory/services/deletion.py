@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -79,8 +80,9 @@ from memory.selectors.deletion import (
 )
 from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
 from memory.services.embeddings import claim_embeddings_delete_where
+from memory.services.lineage import claim_reviews_cancel
 from reviews.models import Queue
-from reviews.services import review_open, reviews_cancel_for_targets
+from reviews.services import review_open
 
 logger = logging.getLogger(__name__)
 
@@ -367,11 +369,6 @@ def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
     )
 
 
-def claim_reviews_cancel(*, tenant: Tenant, claim_ids: Iterable[UUID | str]) -> int:
-    """Close the open review items of claims that left review (erased, invalidated)."""
-    return reviews_cancel_for_targets(tenant=tenant, target_type="claim", target_ids=claim_ids)
-
-
 def _write_tombstones(
     *,
     tenant_id: int,
@@ -535,12 +532,12 @@ def tombstones_reapply(*, tenant: Tenant, actor: Actor) -> Enforcement:
 
 def deletion_enqueue(*, deletion_ids: Iterable[UUID | str]) -> int:
     """Wake a lifecycle worker for each request. Returns the messages sent."""
-    # Imported here because the tasks module imports this one.
-    from memory.tasks.lifecycle import deletion_run_task
-
     sent = 0
     for deletion_id in deletion_ids:
-        deletion_run_task.apply_async(args=[str(deletion_id)], queue=settings.LIFECYCLE_QUEUE)
+        # By name: the tasks module imports this one, never the other way round.
+        current_app.signature(
+            "memory.deletion_run", args=[str(deletion_id)], queue=settings.LIFECYCLE_QUEUE
+        ).apply_async()
         sent += 1
     return sent
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -26,16 +27,16 @@ UNEMBEDDED_STATUSES = (ClaimStatus.ERASED, ClaimStatus.REJECTED)
 
 def embeddings_enqueue(*, claim_ids: Iterable[UUID | str]) -> int:
     """Wake an embedding worker for these claims, one task per batch. Returns the tasks sent."""
-    # Imported here because the tasks module imports this one.
-    from memory.tasks.embeddings import embed_claims
-
     if embedder() is None:
         return 0
     ids = [str(claim_id) for claim_id in claim_ids]
     size = max(1, settings.EMBED_BATCH_SIZE)
     batches = [ids[start : start + size] for start in range(0, len(ids), size)]
     for batch in batches:
-        embed_claims.apply_async(args=[batch], queue=settings.EMBED_QUEUE)
+        # By name: the tasks module imports this one, never the other way round.
+        current_app.signature(
+            "memory.embed_claims", args=[batch], queue=settings.EMBED_QUEUE
+        ).apply_async()
     return len(batches)
 
 

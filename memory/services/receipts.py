@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -151,14 +152,14 @@ def _reconcile_on_commit(receipt_ids: list[UUID]) -> None:
 
 def reconciliation_enqueue(*, receipt_ids: Iterable[UUID | str]) -> int:
     """Wake reconcilers for these receipts, one Celery task per chunk. Returns the chunks sent."""
-    # Imported here because the tasks module imports this one.
-    from memory.tasks.receipts import reconcile_receipts
-
     ids = [str(receipt_id) for receipt_id in receipt_ids]
     size = max(1, settings.RECONCILE_CHUNK_SIZE)
     chunks = [ids[start : start + size] for start in range(0, len(ids), size)]
     for chunk in chunks:
-        reconcile_receipts.apply_async(args=[chunk], queue=settings.RECONCILE_QUEUE)
+        # By name: the tasks module imports this one, never the other way round.
+        current_app.signature(
+            "memory.reconcile_receipts", args=[chunk], queue=settings.RECONCILE_QUEUE
+        ).apply_async()
     return len(chunks)
 
 

@@ -418,7 +418,7 @@ def test_the_sweep_wakes_a_worker_for_requests_whose_message_was_lost(
     monkeypatch.setattr(
         lifecycle.deletion_run_task,
         "apply_async",
-        lambda args, queue: sent.append((args, queue)),
+        lambda args=None, kwargs=None, queue=None, **options: sent.append((list(args), queue)),
     )
     settings.LIFECYCLE_QUEUE = "lifecycle-test"
     claim = submit(agent, predicate="locker_code_word", value=CANARY, text=f"Code {CANARY}")

@@ -338,7 +338,9 @@ def test_an_agent_reporting_outcome_unknown_wakes_a_reconciler_after_commit(
     settings.RECONCILE_QUEUE = "reconcile-here"
     sent: list[tuple] = []
     monkeypatch.setattr(
-        reconcile_receipts, "apply_async", lambda *args, **kwargs: sent.append((args, kwargs))
+        reconcile_receipts,
+        "apply_async",
+        lambda args=None, kwargs=None, **options: sent.append((list(args), options)),
     )
     receipt = make_receipt(ReceiptState.SUBMITTED)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -352,7 +354,7 @@ def test_an_agent_reporting_outcome_unknown_wakes_a_reconciler_after_commit(
     assert sent == []  # nothing is sent before the state change is committed
     for callback in callbacks:
         callback()
-    assert sent == [((), {"args": [[str(receipt.pk)]], "queue": "reconcile-here"})]
+    assert sent == [([[str(receipt.pk)]], {"queue": "reconcile-here"})]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -464,7 +464,11 @@ def test_due_receipts_are_dispatched_in_chunks_on_the_reconcile_queue(
     settings.RECONCILE_CHUNK_SIZE = 2
     settings.RECONCILE_QUEUE = "reconcile-test"
     sent: list[tuple] = []
-    monkeypatch.setattr(reconcile_receipts, "apply_async", lambda **kw: sent.append(kw))
+    monkeypatch.setattr(
+        reconcile_receipts,
+        "apply_async",
+        lambda args=None, kwargs=None, **options: sent.append({"args": args, **options}),
+    )
     receipts = [plan_and_submit(agent, platform) for _ in range(5)]
     for receipt in receipts:
         report_unknown(agent, receipt)
