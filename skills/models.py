@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
+from common.transitions import status_transition_trigger
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 PRODUCTION = "production"
@@ -50,30 +51,6 @@ VERSION_TRANSITIONS: dict[str, frozenset[str]] = {
 def allowed_version_targets(status: str) -> list[str]:
     """The statuses a version in `status` may move to, sorted."""
     return sorted(VERSION_TRANSITIONS[status])
-
-
-def _version_transition_trigger() -> pgtrigger.Trigger:
-    # Generated from the table so a hand-written UPDATE cannot skip review or
-    # bring a version back; a table change shows up in `makemigrations`.
-    pairs = sorted(
-        f"{source}>{target}"
-        for source, targets in VERSION_TRANSITIONS.items()
-        for target in targets
-    )
-    listed = ", ".join(f"'{pair}'" for pair in pairs)
-    return pgtrigger.Trigger(
-        name="skill_version_status_transition",
-        when=pgtrigger.Before,
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
-        func=f"""
-            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{listed}])) THEN
-                RAISE EXCEPTION 'illegal skill version transition: % -> %', OLD.status, NEW.status
-                    USING ERRCODE = 'check_violation';
-            END IF;
-            RETURN NEW;
-        """,
-    )
 
 
 class EvaluationCategory(models.TextChoices):
@@ -136,7 +113,13 @@ class Skill(models.Model):
     pgtrigger.Protect(name="skill_version_kept", operation=pgtrigger.Delete),
     # Only the table's moves; revoke is final (nothing leaves `revoked`), so
     # nothing may bring a revoked version back into use.
-    _version_transition_trigger(),
+    # Generated from the table so a hand-written UPDATE cannot skip review or
+    # bring a version back.
+    status_transition_trigger(
+        name="skill_version_status_transition",
+        label="skill version",
+        table=VERSION_TRANSITIONS,
+    ),
 )
 class SkillVersion(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from common.transitions import status_transition_trigger
 from memory.models.ledger import Event, Subject
 
 
@@ -157,32 +158,6 @@ def claim_sources_for(to: str, role: str | None = None) -> list[str]:
     ]
 
 
-def _claim_transition_trigger() -> pgtrigger.Trigger:
-    # Generated from the table so the database and the services cannot disagree;
-    # a change to the table shows up in `makemigrations` as a new trigger.
-    pairs = sorted(
-        f"{source}>{target}"
-        for source, targets in CLAIM_TRANSITIONS.items()
-        for target in targets
-        if source != target
-    )
-    listed = ", ".join(f"'{pair}'" for pair in pairs)
-    return pgtrigger.Trigger(
-        name="claim_status_transition",
-        when=pgtrigger.Before,
-        operation=pgtrigger.Update,
-        # Same-status updates (revision, scope, links, erasing remnants) pass.
-        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
-        func=f"""
-            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{listed}])) THEN
-                RAISE EXCEPTION 'illegal claim transition: % -> %', OLD.status, NEW.status
-                    USING ERRCODE = 'check_violation';
-            END IF;
-            RETURN NEW;
-        """,
-    )
-
-
 class GateDecision(models.TextChoices):
     ACCEPTED = "accepted"
     MERGED = "merged"
@@ -193,7 +168,12 @@ class GateDecision(models.TextChoices):
     REJECTED = "rejected"
 
 
-@pgtrigger.register(_claim_transition_trigger())
+# Generated from the table so the database and the services cannot disagree.
+@pgtrigger.register(
+    status_transition_trigger(
+        name="claim_status_transition", label="claim", table=CLAIM_TRANSITIONS
+    )
+)
 class Claim(models.Model):
     """A fact, preference or experience about a subject, with its provenance and times.
 

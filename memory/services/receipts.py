@@ -673,6 +673,26 @@ def _past_key_retention(receipt: Receipt, now: datetime) -> bool:
     return bool(retention) and now > started + timedelta(seconds=retention)
 
 
+def is_fenced_out(receipt: Receipt | None, claim: ReconcileClaim) -> bool:
+    """True, and logged, when the claim's lease lapsed and another attempt owns the receipt."""
+    if (
+        receipt is not None
+        and receipt.state == ReceiptState.RECONCILING
+        and receipt.reconcile_attempts == claim.attempt
+    ):
+        return False
+    logger.warning(
+        "stale reconciliation result discarded",
+        extra={
+            "receipt": str(claim.receipt_id),
+            "attempt": claim.attempt,
+            "current_attempt": receipt.reconcile_attempts if receipt else None,
+            "state": receipt.state if receipt else None,
+        },
+    )
+    return True
+
+
 def read_record(
     *,
     receipt: Receipt,
@@ -736,20 +756,7 @@ def receipt_reconcile_settle(
             .filter(pk=claim.receipt_id)
             .first()
         )
-        if (
-            receipt is None
-            or receipt.state != ReceiptState.RECONCILING
-            or receipt.reconcile_attempts != claim.attempt
-        ):
-            logger.warning(
-                "stale reconciliation result discarded",
-                extra={
-                    "receipt": str(claim.receipt_id),
-                    "attempt": claim.attempt,
-                    "current_attempt": receipt.reconcile_attempts if receipt else None,
-                    "state": receipt.state if receipt else None,
-                },
-            )
+        if is_fenced_out(receipt, claim):
             return None
         read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now).save()
         to, reason = _settlement(receipt, result, now)

@@ -61,6 +61,7 @@ from memory.services.receipts import (
     _read,
     _settlement,
     defer_after_failed_read,
+    is_fenced_out,
     read_record,
     reconcile_claim_of,
     transition_role,
@@ -301,20 +302,7 @@ def receipts_reconcile_settle_batch(
         moves: list[_Move] = []
         for claim, result in results:
             receipt = receipts.get(claim.receipt_id)
-            if (
-                receipt is None
-                or receipt.state != _S.RECONCILING
-                or receipt.reconcile_attempts != claim.attempt
-            ):
-                logger.warning(
-                    "stale reconciliation result discarded",
-                    extra={
-                        "receipt": str(claim.receipt_id),
-                        "attempt": claim.attempt,
-                        "current_attempt": receipt.reconcile_attempts if receipt else None,
-                        "state": receipt.state if receipt else None,
-                    },
-                )
+            if is_fenced_out(receipt, claim):
                 report.fenced += 1
                 continue
             if result is None:
