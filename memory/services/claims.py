@@ -282,12 +282,30 @@ def _attach_sources(
     return len(rows)
 
 
-def _search_fields(*, predicate: str, text: str, value: Any) -> dict[str, Any]:
+def _search_fields(
+    *, predicate: str, text: str, value: Any, with_search_vector: bool = True
+) -> dict[str, Any]:
     document = searchable_text(predicate=predicate, text=text, value=value)
+    if not with_search_vector:
+        return {"ngrams": ngrams(document)}
     return {
         "search_vector": SearchVector(Value(document), config="english"),
         "ngrams": ngrams(document),
     }
+
+
+def claims_set_search_vectors(*, claims: list[Claim]) -> None:
+    """The full-text vector `_search_fields` gives one claim, for many claims in one UPDATE."""
+    if not claims:
+        return
+    documents = [searchable_text(predicate=c.predicate, text=c.text, value=c.value) for c in claims]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Claim._meta.db_table} AS c "  # noqa: S608 - table name from model metadata
+            "SET search_vector = to_tsvector('english'::regconfig, COALESCE(d.document, '')) "
+            "FROM unnest(%s::uuid[], %s::text[]) AS d(id, document) WHERE c.id = d.id",
+            [[c.id for c in claims], documents],
+        )
 
 
 def _open_review(
@@ -469,8 +487,13 @@ def claim_row(
     available_at: datetime,
     superseded: Claim | None,
     now: datetime,
+    with_search_vector: bool = True,
 ) -> Claim:
-    """The unsaved claim a verdict stores: a secret's text and value never reach it."""
+    """The unsaved claim a verdict stores: a secret's text and value never reach it.
+
+    Without `with_search_vector` the caller fills `search_vector` itself
+    (`claims_set_search_vectors`), as a bulk insert does for many rows at once.
+    """
     candidate = screened.candidate
     secret_found = "secret_detected" in verdict.reasons
     text = REDACTED if secret_found else candidate.text
@@ -505,7 +528,12 @@ def claim_row(
         **(
             {"ngrams": []}
             if secret_found
-            else _search_fields(predicate=candidate.predicate, text=text, value=value)
+            else _search_fields(
+                predicate=candidate.predicate,
+                text=text,
+                value=value,
+                with_search_vector=with_search_vector,
+            )
         ),
     )
 
