@@ -294,20 +294,6 @@ def _search_fields(
     }
 
 
-def claims_set_search_vectors(*, claims: list[Claim]) -> None:
-    """The full-text vector `_search_fields` gives one claim, for many claims in one UPDATE."""
-    if not claims:
-        return
-    documents = [searchable_text(predicate=c.predicate, text=c.text, value=c.value) for c in claims]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {Claim._meta.db_table} AS c "  # noqa: S608 - table name from model metadata
-            "SET search_vector = to_tsvector('english'::regconfig, COALESCE(d.document, '')) "
-            "FROM unnest(%s::uuid[], %s::text[]) AS d(id, document) WHERE c.id = d.id",
-            [[c.id for c in claims], documents],
-        )
-
-
 def _open_review(
     *, tenant: Tenant, queue: str, claim: Claim, reasons: list[str], actor: Actor
 ) -> ReviewItem:
@@ -491,8 +477,8 @@ def claim_row(
 ) -> Claim:
     """The unsaved claim a verdict stores: a secret's text and value never reach it.
 
-    Without `with_search_vector` the caller fills `search_vector` itself
-    (`claims_set_search_vectors`), as a bulk insert does for many rows at once.
+    Without `with_search_vector` the caller fills `search_vector` itself, as the
+    batch's insert does for many rows in one statement.
     """
     candidate = screened.candidate
     secret_found = "secret_detected" in verdict.reasons

@@ -27,6 +27,7 @@ one-by-one path.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +41,7 @@ from accounts.models import ActorKind, AuditEvent, Tenant
 from common.problems import Problem
 from memory import gate
 from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
+from memory.search import searchable_text
 from memory.services.claims import (
     CandidateInput,
     Identity,
@@ -50,7 +52,6 @@ from memory.services.claims import (
     claim_row,
     claim_submit,
     claim_version,
-    claims_set_search_vectors,
     events_by_id,
     identity_lock_key,
     identity_states,
@@ -300,14 +301,7 @@ def _store(
             now=now,
             with_search_vector=False,
         )
-    Claim.objects.bulk_create([p.claim for p in new if p.claim is not None])
-    claims_set_search_vectors(
-        claims=[
-            p.claim
-            for p in new
-            if p.claim is not None and "secret_detected" not in p.verdict.reasons
-        ]
-    )
+    _insert_claims([p.claim for p in new if p.claim is not None])
 
     merged = [p for p in planned if p.verdict.decision == GateDecision.MERGED and p.state.active]
     merged_indexes = {p.index for p in merged}
@@ -335,7 +329,7 @@ def _store(
             )
         elif p.claim is not None and "secret_detected" not in p.verdict.reasons:
             rows += source_rows(tenant=tenant, claim=p.claim, sources=p.sources)
-    ClaimSource.objects.bulk_create(rows)
+    _insert_sources(rows)
     if merged:
         Claim.objects.filter(pk__in=[p.state.active.pk for p in merged if p.state.active]).update(
             updated_at=now
@@ -354,22 +348,24 @@ def _store(
             contradicted.append(p.state.active)
     if contradicted:
         Claim.objects.bulk_update(contradicted, ["conflicts_with", "updated_at"])
-    items = {
-        p.index: ReviewItem(
-            tenant=tenant,
-            queue=queue,
-            target_type="claim",
-            target_id=str(p.claim.id),
-            target_version=claim_version(p.claim),
-            subject_key=p.claim.subject.key,
-            topic=p.claim.predicate[:200],
-            agent_label=actor.label if actor.kind == ActorKind.AGENT else "",
-            reason_codes=list(p.verdict.reasons),
-        )
-        for p in new
-        if p.claim is not None and (queue := queues[p.index]) is not None
-    }
-    ReviewItem.objects.bulk_create(list(items.values()))
+    items = _open_reviews(
+        tenant=tenant,
+        rows={
+            p.index: ReviewItem(
+                tenant=tenant,
+                queue=queue,
+                target_type="claim",
+                target_id=str(p.claim.id),
+                target_version=claim_version(p.claim),
+                subject_key=p.claim.subject.key,
+                topic=p.claim.predicate[:200],
+                agent_label=actor.label if actor.kind == ActorKind.AGENT else "",
+                reason_codes=list(p.verdict.reasons),
+            )
+            for p in new
+            if p.claim is not None and (queue := queues[p.index]) is not None
+        },
+    )
 
     for p in new:
         if p.claim is not None:
@@ -387,7 +383,7 @@ def _store(
                     ),
                 )
             )
-    AuditEvent.objects.bulk_create([row for p in planned for row in audits[p.index]])
+    _insert_audit([row for p in planned for row in audits[p.index]])
     embeddings_enqueue_on_commit(
         claim_ids=[
             p.claim.id
@@ -465,3 +461,214 @@ def _sources_cited(*, claim_ids: list[Any]) -> dict[Any, tuple[set[Any], set[str
         else:
             events.add(event_id)
     return cited
+
+
+# Rows are written with INSERT … SELECT FROM unnest(one array per column): one
+# statement and one parameter per column whatever the batch size, and nothing
+# compiled per row. A column is (name, the SQL type of its parameter array, the
+# expression that turns one element into the stored value).
+_JSONB = "{0}::jsonb"
+_TEXT_ARRAY = "ARRAY(SELECT jsonb_array_elements_text({0}::jsonb))"
+_UUID_ARRAY = "ARRAY(SELECT jsonb_array_elements_text({0}::jsonb)::uuid)"
+
+
+def _insert(
+    *,
+    table: str,
+    columns: list[tuple[str, str, str]],
+    rows: list[tuple[Any, ...]],
+    returning: str = "",
+) -> list[tuple[Any, ...]]:
+    if not rows:
+        return []
+    names = ", ".join(name for name, _, _ in columns)
+    values = ", ".join(expression.format(f"t.c{i}") for i, (_, _, expression) in enumerate(columns))
+    arrays = ", ".join(f"%s::{kind}[]" for _, kind, _ in columns)
+    aliases = ", ".join(f"c{i}" for i in range(len(columns)))
+    sql = (
+        f"INSERT INTO {table} ({names}) SELECT {values} "  # noqa: S608 - names from model metadata
+        f"FROM unnest({arrays}) AS t({aliases})"
+    )
+    if returning:
+        sql += f" RETURNING {returning}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(column) for column in zip(*rows, strict=True)])
+        return cursor.fetchall() if returning else []
+
+
+def _json(value: Any) -> str | None:
+    """A JSON column's value as `JSONField` stores it: Python None is SQL NULL."""
+    return None if value is None else json.dumps(value)
+
+
+def _insert_claims(claims: list[Claim]) -> None:
+    """The claims `claim_row(…, with_search_vector=False)` built, with the full-text vector
+    `SearchVector(Value(document), config="english")` computes, for claims with n-grams
+    (a rejected secret has neither)."""
+    rows = []
+    for c in claims:
+        searchable = "secret_detected" not in c.gate_reasons
+        document = searchable_text(predicate=c.predicate, text=c.text, value=c.value)
+        rows.append(
+            (
+                c.id,
+                c.tenant_id,
+                c.subject_id,
+                c.kind,
+                c.predicate,
+                _json(c.scope),
+                c.scope_key,
+                c.scope_size,
+                _json(c.value),
+                c.text,
+                c.authority,
+                c.basis,
+                c.valid_from,
+                c.valid_to,
+                c.available_at,
+                c.refresh_after,
+                c.expires_at,
+                c.status,
+                c.revision,
+                c.supersedes_id,
+                json.dumps([str(x) for x in c.conflicts_with]),
+                c.gate_decision,
+                json.dumps(c.gate_reasons),
+                c.agent,
+                c.token_id,
+                c.value_digest,
+                document if searchable else None,
+                json.dumps(c.ngrams),
+                c.use_count,
+                c.updated_at,
+            )
+        )
+    _insert(
+        table=Claim._meta.db_table,
+        columns=[
+            ("id", "uuid", "{0}"),
+            ("tenant_id", "bigint", "{0}"),
+            ("subject_id", "bigint", "{0}"),
+            ("kind", "text", "{0}"),
+            ("predicate", "text", "{0}"),
+            ("scope", "text", _JSONB),
+            ("scope_key", "text", "{0}"),
+            ("scope_size", "integer", "{0}"),
+            ("value", "text", _JSONB),
+            ("text", "text", "{0}"),
+            ("authority", "text", "{0}"),
+            ("basis", "text", "{0}"),
+            ("valid_from", "timestamptz", "{0}"),
+            ("valid_to", "timestamptz", "{0}"),
+            ("available_at", "timestamptz", "{0}"),
+            ("refresh_after", "timestamptz", "{0}"),
+            ("expires_at", "timestamptz", "{0}"),
+            ("status", "text", "{0}"),
+            ("revision", "integer", "{0}"),
+            ("supersedes_id", "uuid", "{0}"),
+            ("conflicts_with", "text", _UUID_ARRAY),
+            ("gate_decision", "text", "{0}"),
+            ("gate_reasons", "text", _TEXT_ARRAY),
+            ("agent", "text", "{0}"),
+            ("token_id", "bigint", "{0}"),
+            ("value_digest", "text", "{0}"),
+            # What SearchVector(Value(document), config="english") compiles to.
+            (
+                "search_vector",
+                "text",
+                "CASE WHEN {0} IS NULL THEN NULL "
+                "ELSE to_tsvector('english'::regconfig, COALESCE({0}, '')) END",
+            ),
+            ("ngrams", "text", _TEXT_ARRAY),
+            ("use_count", "integer", "{0}"),
+            ("updated_at", "timestamptz", "{0}"),
+        ],
+        rows=rows,
+    )
+
+
+def _insert_sources(rows: list[ClaimSource]) -> None:
+    _insert(
+        table=ClaimSource._meta.db_table,
+        columns=[
+            ("tenant_id", "bigint", "{0}"),
+            ("claim_id", "uuid", "{0}"),
+            ("event_id", "uuid", "{0}"),
+            ("uri", "text", "{0}"),
+            ("observed_at", "timestamptz", "{0}"),
+            ("digest", "text", "{0}"),
+        ],
+        rows=[(s.tenant_id, s.claim_id, s.event_id, s.uri, s.observed_at, s.digest) for s in rows],
+    )
+
+
+def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, ReviewItem]:
+    """`review_open` for new claims (which have no item yet), with the ids the rows got."""
+    inserted = _insert(
+        table=ReviewItem._meta.db_table,
+        columns=[
+            ("tenant_id", "bigint", "{0}"),
+            ("queue", "text", "{0}"),
+            ("target_type", "text", "{0}"),
+            ("target_id", "text", "{0}"),
+            ("target_version", "text", "{0}"),
+            ("status", "text", "{0}"),
+            ("priority", "integer", "{0}"),
+            ("subject_key", "text", "{0}"),
+            ("topic", "text", "{0}"),
+            ("agent_label", "text", "{0}"),
+            ("reason_codes", "text", _TEXT_ARRAY),
+        ],
+        rows=[
+            (
+                tenant.pk,
+                r.queue,
+                r.target_type,
+                r.target_id,
+                r.target_version,
+                r.status,
+                r.priority,
+                r.subject_key,
+                r.topic,
+                r.agent_label,
+                json.dumps(r.reason_codes),
+            )
+            for r in rows.values()
+        ],
+        returning="id, target_id",
+    )
+    ids = {target: pk for pk, target in inserted}
+    for row in rows.values():
+        row.pk = ids[row.target_id]
+    return rows
+
+
+def _insert_audit(rows: list[AuditEvent]) -> None:
+    _insert(
+        table=AuditEvent._meta.db_table,
+        columns=[
+            ("tenant_id", "bigint", "{0}"),
+            ("actor_kind", "text", "{0}"),
+            ("actor_id", "text", "{0}"),
+            ("actor_label", "text", "{0}"),
+            ("verb", "text", "{0}"),
+            ("target_type", "text", "{0}"),
+            ("target_id", "text", "{0}"),
+            ("reason", "text", "{0}"),
+            ("data", "text", _JSONB),
+        ],
+        rows=[
+            (
+                a.tenant_id,
+                a.actor_kind,
+                a.actor_id,
+                a.actor_label,
+                a.verb,
+                a.target_type,
+                a.target_id,
+                a.reason,
+                json.dumps(a.data),
+            )
+            for a in rows
+        ],
+    )
