@@ -463,125 +463,123 @@ def _sources_cited(*, claim_ids: list[Any]) -> dict[Any, tuple[set[Any], set[str
     return cited
 
 
-# Rows are written with INSERT … SELECT FROM unnest(one array per column): one
-# statement and one parameter per column whatever the batch size, and nothing
-# compiled per row. A column is (name, the SQL type of its parameter array, the
-# expression that turns one element into the stored value).
-_JSONB = "{0}::jsonb"
-_TEXT_ARRAY = "ARRAY(SELECT jsonb_array_elements_text({0}::jsonb))"
-_UUID_ARRAY = "ARRAY(SELECT jsonb_array_elements_text({0}::jsonb)::uuid)"
+# Rows are written with INSERT … SELECT FROM jsonb_array_elements(one JSON array
+# of rows): one statement and one parameter whatever the batch size, nothing
+# compiled or quoted per value in Python. A column is (name, the expression that
+# reads it from the row `r`, with {0} for its position in the row).
+_TEXT = "r->>{0}"
+_JSONB = "r->{0}"
+_JSONB_OR_NULL = "NULLIF(r->{0}, 'null'::jsonb)"  # JSONField stores None as SQL NULL
+_TEXT_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0}))"
+_UUID_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0})::uuid)"
+
+
+def _typed(sql_type: str) -> str:
+    return f"(r->>{{0}})::{sql_type}"
 
 
 def _insert(
     *,
     table: str,
-    columns: list[tuple[str, str, str]],
+    columns: list[tuple[str, str]],
     rows: list[tuple[Any, ...]],
     returning: str = "",
 ) -> list[tuple[Any, ...]]:
     if not rows:
         return []
-    names = ", ".join(name for name, _, _ in columns)
-    values = ", ".join(expression.format(f"t.c{i}") for i, (_, _, expression) in enumerate(columns))
-    arrays = ", ".join(f"%s::{kind}[]" for _, kind, _ in columns)
-    aliases = ", ".join(f"c{i}" for i in range(len(columns)))
+    names = ", ".join(name for name, _ in columns)
+    values = ", ".join(expression.format(i) for i, (_, expression) in enumerate(columns))
     sql = (
         f"INSERT INTO {table} ({names}) SELECT {values} "  # noqa: S608 - names from model metadata
-        f"FROM unnest({arrays}) AS t({aliases})"
+        "FROM jsonb_array_elements(%s::jsonb) AS r"
     )
     if returning:
         sql += f" RETURNING {returning}"
+    # str() writes UUIDs and datetimes as PostgreSQL reads them (microseconds kept).
     with connection.cursor() as cursor:
-        cursor.execute(sql, [list(column) for column in zip(*rows, strict=True)])
+        cursor.execute(sql, [json.dumps(rows, default=str)])
         return cursor.fetchall() if returning else []
-
-
-def _json(value: Any) -> str | None:
-    """A JSON column's value as `JSONField` stores it: Python None is SQL NULL."""
-    return None if value is None else json.dumps(value)
 
 
 def _insert_claims(claims: list[Claim]) -> None:
     """The claims `claim_row(…, with_search_vector=False)` built, with the full-text vector
     `SearchVector(Value(document), config="english")` computes, for claims with n-grams
     (a rejected secret has neither)."""
-    rows = []
-    for c in claims:
-        searchable = "secret_detected" not in c.gate_reasons
-        document = searchable_text(predicate=c.predicate, text=c.text, value=c.value)
-        rows.append(
-            (
-                c.id,
-                c.tenant_id,
-                c.subject_id,
-                c.kind,
-                c.predicate,
-                _json(c.scope),
-                c.scope_key,
-                c.scope_size,
-                _json(c.value),
-                c.text,
-                c.authority,
-                c.basis,
-                c.valid_from,
-                c.valid_to,
-                c.available_at,
-                c.refresh_after,
-                c.expires_at,
-                c.status,
-                c.revision,
-                c.supersedes_id,
-                json.dumps([str(x) for x in c.conflicts_with]),
-                c.gate_decision,
-                json.dumps(c.gate_reasons),
-                c.agent,
-                c.token_id,
-                c.value_digest,
-                document if searchable else None,
-                json.dumps(c.ngrams),
-                c.use_count,
-                c.updated_at,
-            )
+    rows = [
+        (
+            c.id,
+            c.tenant_id,
+            c.subject_id,
+            c.kind,
+            c.predicate,
+            c.scope,
+            c.scope_key,
+            c.scope_size,
+            c.value,
+            c.text,
+            c.authority,
+            c.basis,
+            c.valid_from,
+            c.valid_to,
+            c.available_at,
+            c.refresh_after,
+            c.expires_at,
+            c.status,
+            c.revision,
+            c.supersedes_id,
+            c.conflicts_with,
+            c.gate_decision,
+            c.gate_reasons,
+            c.agent,
+            c.token_id,
+            c.value_digest,
+            searchable_text(predicate=c.predicate, text=c.text, value=c.value)
+            if "secret_detected" not in c.gate_reasons
+            else None,
+            c.ngrams,
+            c.use_count,
+            c.updated_at,
         )
+        for c in claims
+    ]
     _insert(
         table=Claim._meta.db_table,
         columns=[
-            ("id", "uuid", "{0}"),
-            ("tenant_id", "bigint", "{0}"),
-            ("subject_id", "bigint", "{0}"),
-            ("kind", "text", "{0}"),
-            ("predicate", "text", "{0}"),
-            ("scope", "text", _JSONB),
-            ("scope_key", "text", "{0}"),
-            ("scope_size", "integer", "{0}"),
-            ("value", "text", _JSONB),
-            ("text", "text", "{0}"),
-            ("authority", "text", "{0}"),
-            ("basis", "text", "{0}"),
-            ("valid_from", "timestamptz", "{0}"),
-            ("valid_to", "timestamptz", "{0}"),
-            ("available_at", "timestamptz", "{0}"),
-            ("refresh_after", "timestamptz", "{0}"),
-            ("expires_at", "timestamptz", "{0}"),
-            ("status", "text", "{0}"),
-            ("revision", "integer", "{0}"),
-            ("supersedes_id", "uuid", "{0}"),
-            ("conflicts_with", "text", _UUID_ARRAY),
-            ("gate_decision", "text", "{0}"),
-            ("gate_reasons", "text", _TEXT_ARRAY),
-            ("agent", "text", "{0}"),
-            ("token_id", "bigint", "{0}"),
-            ("value_digest", "text", "{0}"),
+            ("id", _typed("uuid")),
+            ("tenant_id", _typed("bigint")),
+            ("subject_id", _typed("bigint")),
+            ("kind", _TEXT),
+            ("predicate", _TEXT),
+            ("scope", _JSONB),
+            ("scope_key", _TEXT),
+            ("scope_size", _typed("integer")),
+            ("value", _JSONB_OR_NULL),
+            ("text", _TEXT),
+            ("authority", _TEXT),
+            ("basis", _TEXT),
+            ("valid_from", _typed("timestamptz")),
+            ("valid_to", _typed("timestamptz")),
+            ("available_at", _typed("timestamptz")),
+            ("refresh_after", _typed("timestamptz")),
+            ("expires_at", _typed("timestamptz")),
+            ("status", _TEXT),
+            ("revision", _typed("integer")),
+            ("supersedes_id", _typed("uuid")),
+            ("conflicts_with", _UUID_ARRAY),
+            ("gate_decision", _TEXT),
+            ("gate_reasons", _TEXT_ARRAY),
+            ("agent", _TEXT),
+            ("token_id", _typed("bigint")),
+            ("value_digest", _TEXT),
             # What SearchVector(Value(document), config="english") compiles to.
             (
                 "search_vector",
-                "text",
-                "CASE WHEN {0} IS NULL THEN NULL "
-                "ELSE to_tsvector('english'::regconfig, COALESCE({0}, '')) END",
+                "CASE WHEN r->>{0} IS NULL THEN NULL "
+                "ELSE to_tsvector('english'::regconfig, COALESCE(r->>{0}, '')) END",
             ),
-            ("ngrams", "text", _TEXT_ARRAY),
-            ("use_count", "integer", "{0}"),
-            ("updated_at", "timestamptz", "{0}"),
+            ("ngrams", _TEXT_ARRAY),
+            ("use_count", _typed("integer")),
+            ("updated_at", _typed("timestamptz")),
         ],
         rows=rows,
     )
@@ -591,12 +589,12 @@ def _insert_sources(rows: list[ClaimSource]) -> None:
     _insert(
         table=ClaimSource._meta.db_table,
         columns=[
-            ("tenant_id", "bigint", "{0}"),
-            ("claim_id", "uuid", "{0}"),
-            ("event_id", "uuid", "{0}"),
-            ("uri", "text", "{0}"),
-            ("observed_at", "timestamptz", "{0}"),
-            ("digest", "text", "{0}"),
+            ("tenant_id", _typed("bigint")),
+            ("claim_id", _typed("uuid")),
+            ("event_id", _typed("uuid")),
+            ("uri", _TEXT),
+            ("observed_at", _typed("timestamptz")),
+            ("digest", _TEXT),
         ],
         rows=[(s.tenant_id, s.claim_id, s.event_id, s.uri, s.observed_at, s.digest) for s in rows],
     )
@@ -607,17 +605,17 @@ def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, R
     inserted = _insert(
         table=ReviewItem._meta.db_table,
         columns=[
-            ("tenant_id", "bigint", "{0}"),
-            ("queue", "text", "{0}"),
-            ("target_type", "text", "{0}"),
-            ("target_id", "text", "{0}"),
-            ("target_version", "text", "{0}"),
-            ("status", "text", "{0}"),
-            ("priority", "integer", "{0}"),
-            ("subject_key", "text", "{0}"),
-            ("topic", "text", "{0}"),
-            ("agent_label", "text", "{0}"),
-            ("reason_codes", "text", _TEXT_ARRAY),
+            ("tenant_id", _typed("bigint")),
+            ("queue", _TEXT),
+            ("target_type", _TEXT),
+            ("target_id", _TEXT),
+            ("target_version", _TEXT),
+            ("status", _TEXT),
+            ("priority", _typed("smallint")),
+            ("subject_key", _TEXT),
+            ("topic", _TEXT),
+            ("agent_label", _TEXT),
+            ("reason_codes", _TEXT_ARRAY),
         ],
         rows=[
             (
@@ -631,7 +629,7 @@ def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, R
                 r.subject_key,
                 r.topic,
                 r.agent_label,
-                json.dumps(r.reason_codes),
+                r.reason_codes,
             )
             for r in rows.values()
         ],
@@ -647,15 +645,15 @@ def _insert_audit(rows: list[AuditEvent]) -> None:
     _insert(
         table=AuditEvent._meta.db_table,
         columns=[
-            ("tenant_id", "bigint", "{0}"),
-            ("actor_kind", "text", "{0}"),
-            ("actor_id", "text", "{0}"),
-            ("actor_label", "text", "{0}"),
-            ("verb", "text", "{0}"),
-            ("target_type", "text", "{0}"),
-            ("target_id", "text", "{0}"),
-            ("reason", "text", "{0}"),
-            ("data", "text", _JSONB),
+            ("tenant_id", _typed("bigint")),
+            ("actor_kind", _TEXT),
+            ("actor_id", _TEXT),
+            ("actor_label", _TEXT),
+            ("verb", _TEXT),
+            ("target_type", _TEXT),
+            ("target_id", _TEXT),
+            ("reason", _TEXT),
+            ("data", _JSONB),
         ],
         rows=[
             (
@@ -667,7 +665,7 @@ def _insert_audit(rows: list[AuditEvent]) -> None:
                 a.target_type,
                 a.target_id,
                 a.reason,
-                json.dumps(a.data),
+                a.data,
             )
             for a in rows
         ],
