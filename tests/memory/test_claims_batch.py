@@ -26,6 +26,7 @@ from memory.models import Claim, ClaimSource, Event, Subject
 from memory.services.claims import CandidateInput, SourceInput, claim_submit
 from memory.services.events import event_record
 from reviews.models import ReviewItem
+from tests.memory.helpers import candidate, post_event, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -553,3 +554,32 @@ def test_the_queries_of_a_batch_do_not_grow_with_its_size(agent):
     assert ReviewItem.objects.count() == 113
     assert ClaimSource.objects.count() == 113
     assert AuditEvent.objects.filter(verb="claim.needs_review").count() == 113
+
+
+def test_superseding_a_claim_others_derive_from_is_seen_by_later_items(agent):
+    parent = submit(agent)
+    derived = agent.post(
+        f"/api/v1/claims/{parent['id']}/derive",
+        candidate(
+            predicate="timezone", value="Asia/Shanghai", authority="tool_verified", sources=[]
+        ),
+        format="json",
+    ).json()
+    assert derived["decision"] == "accepted"
+    moved = post_event(agent, text="I moved to Paris")["id"]
+
+    results = agent.post(
+        "/api/v1/claims:batch",
+        {
+            "items": [
+                candidate(moved, value="Paris", basis="reported", supersedes=parent["id"]),
+                # The derived claim stopped standing with its parent: nothing to contradict.
+                candidate(predicate="timezone", value="Europe/Paris", authority="agent_inferred"),
+            ]
+        },
+        format="json",
+    ).json()["results"]
+
+    assert [r["decision"] for r in results] == ["superseded_previous", "needs_review"]
+    assert Claim.objects.get(pk=derived["id"]).status == "invalidated"
+    assert AuditEvent.objects.filter(verb="claims.derived_invalidated").count() == 1
