@@ -272,7 +272,7 @@ def main(argv: list[str]) -> int:
     report = _merge(existing, erasure, sections)
     RESULTS.write_text(report)
     sys.stdout.write(report)
-    return reconcile_bench.main([])
+    return 0
 
 
 if __name__ == "__main__":
