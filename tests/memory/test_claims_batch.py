@@ -583,3 +583,28 @@ def test_superseding_a_claim_others_derive_from_is_seen_by_later_items(agent):
     assert [r["decision"] for r in results] == ["superseded_previous", "needs_review"]
     assert Claim.objects.get(pk=derived["id"]).status == "invalidated"
     assert AuditEvent.objects.filter(verb="claims.derived_invalidated").count() == 1
+
+
+def test_a_single_submit_reads_each_kind_of_row_once(agent):
+    said = post_event(agent)["id"]
+    agent.post("/api/v1/claims", candidate(said, predicate="warm_up"), format="json")
+
+    with CaptureQueriesContext(connection) as captured:
+        response = agent.post("/api/v1/claims", candidate(said), format="json")
+
+    assert response.json()["decision"] == "accepted"
+    statements = [q["sql"].split()[0] for q in captured.captured_queries]
+    # Token, subject, events with their recorders' ceilings, lock, identity state; the
+    # claim, its sources and its audit row: each once, inside one savepoint.
+    assert statements == [
+        "SELECT",
+        "SAVEPOINT",
+        "SELECT",
+        "SELECT",
+        "SELECT",
+        "SELECT",
+        "INSERT",
+        "INSERT",
+        "INSERT",
+        "RELEASE",
+    ]
