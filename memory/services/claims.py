@@ -103,6 +103,11 @@ def claim_version(claim: Claim) -> str:
     return f"{claim.status}:{claim.revision}:{len(claim.conflicts_with)}"
 
 
+def identity_lock_key(*, tenant: Tenant, subject_id: int, predicate: str, scope_json: str) -> str:
+    """The advisory lock key of an identity: single submits and batches take the same."""
+    return f"claim:{tenant.pk}:{subject_id}:{predicate}:{scope_json}"
+
+
 def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_json: str) -> None:
     # Decisions on one identity are serialised so concurrent writers cannot
     # both see "no active claim" and both accept; the partial unique index is
@@ -110,7 +115,11 @@ def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_js
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"claim:{tenant.pk}:{subject.pk}:{predicate}:{scope_json}"],
+            [
+                identity_lock_key(
+                    tenant=tenant, subject_id=subject.pk, predicate=predicate, scope_json=scope_json
+                )
+            ],
         )
 
 
@@ -357,10 +366,6 @@ def screen_candidate(candidate: CandidateInput) -> Screened:
             for f in find_secrets_in_text(s.uri) + find_secrets_in_text(s.digest)
         ],
     )
-
-
-def identity_lock_key(*, tenant: Tenant, subject_id: int, predicate: str, scope_json: str) -> str:
-    return f"claim:{tenant.pk}:{subject_id}:{predicate}:{scope_json}"
 
 
 @dataclass
