@@ -319,14 +319,16 @@ def _open_review(
     )
 
 
-def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]) -> None:
+def _refuse_identity_secrets(
+    *, candidate: CandidateInput, scope: dict[str, str], scan: SecretScan
+) -> None:
     """A credential in what names the claim would be stored even on a rejected claim: refuse it."""
     errors: dict[str, list[str]] = {}
     kinds: set[str] = set()
     for name, findings in (
-        ("subject", find_secrets_in_text(candidate.subject)),
-        ("predicate", find_secrets_in_text(candidate.predicate)),
-        ("scope", find_secrets_in_value(scope)),
+        ("subject", scan.text(candidate.subject)),
+        ("predicate", scan.text(candidate.predicate)),
+        ("scope", scan.scope(scope)),
     ):
         if findings:
             found = sorted({f.kind for f in findings})
@@ -352,19 +354,43 @@ class Screened:
     uri_secrets: list[SecretFinding]
 
 
-def screen_candidate(candidate: CandidateInput) -> Screened:
-    """The checks before any read: scope shape, secrets in the identity and in the sources."""
+class SecretScan:
+    """The secret detectors, remembering what they found in strings seen before.
+
+    A batch names the same subjects and scopes again and again; each is scanned
+    once. The findings depend on the string alone, so remembering them changes
+    no answer.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, list[SecretFinding]] = {}
+        self._scopes: dict[str, list[SecretFinding]] = {}
+
+    def text(self, text: str) -> list[SecretFinding]:
+        if text not in self._texts:
+            self._texts[text] = find_secrets_in_text(text)
+        return self._texts[text]
+
+    def scope(self, scope: dict[str, str]) -> list[SecretFinding]:
+        key = scope_key(scope)
+        if key not in self._scopes:
+            self._scopes[key] = find_secrets_in_value(scope)
+        return self._scopes[key]
+
+
+def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
+    """The checks before any read: scope shape, secrets in the identity and in the sources.
+
+    A batch passes one `scan` for all its candidates (see `SecretScan`).
+    """
+    scan = scan or SecretScan()
     scope = validate_scope(candidate.scope)
-    _refuse_identity_secrets(candidate=candidate, scope=scope)
+    _refuse_identity_secrets(candidate=candidate, scope=scope, scan=scan)
     return Screened(
         candidate=candidate,
         scope=scope,
         scope_json=scope_key(scope),
-        uri_secrets=[
-            f
-            for s in candidate.sources
-            for f in find_secrets_in_text(s.uri) + find_secrets_in_text(s.digest)
-        ],
+        uri_secrets=[f for s in candidate.sources for f in scan.text(s.uri) + scan.text(s.digest)],
     )
 
 

@@ -47,6 +47,7 @@ from memory.services.claims import (
     Identity,
     IdentityState,
     Screened,
+    SecretScan,
     SourceInput,
     SubmitResult,
     claim_row,
@@ -92,9 +93,10 @@ def claims_submit_batch(
     """Judge and store `candidates`; one verdict or one problem per candidate, in order."""
     outcomes: list[Outcome | None] = [None] * len(candidates)
     screened: dict[int, Screened] = {}
+    scan = SecretScan()
     for index, candidate in enumerate(candidates):
         try:
-            screened[index] = screen_candidate(candidate)
+            screened[index] = screen_candidate(candidate, scan=scan)
         except Problem as problem:
             outcomes[index] = problem
     now = timezone.now()
