@@ -12,6 +12,7 @@ def test_it_times_the_batch_path_against_bulk_create_on_the_same_rows():
 
     samples = ingest.SMOKE.warmup + ingest.SMOKE.samples
     assert all(len(result.seconds[p]) == ingest.SMOKE.samples for p in ingest.PATHS)
+    assert all(len(result.cpu[p]) == ingest.SMOKE.samples for p in ingest.PATHS)
     # Every path stored a full batch per round, warm-up included; memdesk its sources too.
     assert result.rows == {
         "memdesk": ingest.BATCH * samples,
