@@ -16,8 +16,10 @@ from memdesk_client.errors import (
     NotFoundError,
     PersonRequired,
     ProblemError,
+    RateLimited,
     ReceiptAlreadyUsed,
     RequestTimedOut,
+    ServerError,
     SourceRequired,
     SubjectRequired,
 )
@@ -206,6 +208,74 @@ def test_a_write_memdesk_does_not_deduplicate_is_not_sent_twice(live_server, age
         desk.invalidate_claim(claim_id, "moved again")
     assert len(network.sent) == 1
     assert Claim.objects.get(id=claim_id).status == "invalidated"
+
+
+class _RefuseFirst(httpx.BaseTransport):
+    """Answers the first request itself with `status` (and `headers`), as a proxy in front
+    of memdesk or memdesk's throttle would, and delivers every later one to memdesk."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        self._inner = httpx.HTTPTransport()
+        self._status = status
+        self._headers = headers or {}
+        self.sent: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(request)
+        if len(self.sent) == 1:
+            problem = {
+                "type": "about:blank",
+                "title": "Refused",
+                "status": self._status,
+                "detail": "refused before any work",
+                "code": "throttled" if self._status == 429 else "unavailable",
+            }
+            return httpx.Response(
+                self._status,
+                json=problem,
+                headers={"Content-Type": "application/problem+json", **self._headers},
+            )
+        return self._inner.handle_request(request)
+
+
+def _fast_retries():
+    from memdesk_client import RetryPolicy
+
+    return RetryPolicy(backoff_seconds=0.01, max_backoff_seconds=0.02)
+
+
+def test_retries_follow_the_contract(live_server, agent_token):
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT) as setup:
+        claim_id = _accepted_fact(setup, "home_city", "Shanghai", "Alice lives in Shanghai")
+
+    def desk_behind(network: _RefuseFirst) -> Desk:
+        return Desk(
+            live_server.url, agent_token, timeout=TIMEOUT, transport=network, retry=_fast_retries()
+        )
+
+    # A read after a 503 is asked again.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk:
+        assert desk.get_claim(claim_id)["id"] == claim_id
+    assert len(network.sent) == 2
+
+    # Recall writes a trace: after a 503 it is not sent again blind.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk, pytest.raises(ServerError) as unavailable:
+        desk.recall("user:alice", "where")
+    assert (unavailable.value.status, len(network.sent)) == (503, 1)
+
+    # A 429 with Retry-After was refused before any work: any call may wait and go again.
+    network = _RefuseFirst(429, {"Retry-After": "0"})
+    with desk_behind(network) as desk:
+        assert desk.recall("user:alice", "where does alice live").items[0].id == claim_id
+    assert len(network.sent) == 2
+
+    # Without Retry-After the client does not guess.
+    network = _RefuseFirst(429)
+    with desk_behind(network) as desk, pytest.raises(RateLimited) as limited:
+        desk.recall("user:alice", "where")
+    assert (limited.value.code, len(network.sent)) == ("throttled", 1)
 
 
 def test_iteration_follows_the_cursor_over_several_pages(desk):

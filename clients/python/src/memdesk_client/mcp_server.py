@@ -16,7 +16,6 @@ code: `source_required (400): …`.
 
 import argparse
 import os
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -245,7 +244,7 @@ def build_server(desk: AsyncDesk) -> MCPServer:
         Events are evidence: cite their ids when you `remember` something. They are
         never changed afterwards.
         """
-        fields = {
+        fields: dict[str, Any] = {
             key: value
             for key, value in {
                 "body": body,
@@ -548,4 +547,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
