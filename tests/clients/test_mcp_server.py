@@ -140,6 +140,20 @@ async def _agent_session(client: Client) -> dict[str, Any]:
     assert guessed["reasons"]
     assert guessed["review_item"]["queue"] == "candidates"
 
+    from_uri = _data(
+        await client.call_tool(
+            "remember",
+            {
+                "subject": "user:alice",
+                "predicate": "drink",
+                "value": "tea",
+                "text": "Alice drinks tea",
+                "sources": ["chat://s1/m9"],
+            },
+        )
+    )
+    assert from_uri["outcome"] == "waiting_for_review"
+
     injected = _data(
         await client.call_tool(
             "remember",

@@ -461,3 +461,27 @@ def test_the_async_desk_runs_the_same_loop(live_server, agent_token, slow_platfo
     assert (stored.state, stored.error_code) == ("outcome_unknown", "timeout")
     assert slow_platform.writes == 1
     assert (decision, reason) == ("verify_only", "effect_unverified")
+
+
+def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token):
+    from skills.models import EvaluationRun, SkillVersion
+    from tests.skills.conftest import package
+
+    token = issue_token(capabilities=["skills:read", "skills:write", "evaluations:write"])
+    with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
+        desk.create_skill("pdf-tools", "PDF tools")
+        first = desk.upload_skill_version("pdf-tools", package())
+        assert (first["number"], first["status"]) == (1, "draft")
+        assert desk.upload_skill_version("pdf-tools", package())["number"] == 1
+        second = desk.upload_skill_version("pdf-tools", package(body="# PDF tools\n\nv2\n"))
+        assert second["number"] == 2
+        assert [v["number"] for v in desk.iter_skill_versions("pdf-tools", limit=1)] == [2, 1]
+        desk.record_evaluation(
+            "pdf-tools", 2, category="normal", passed=True, content_hash=second["content_hash"]
+        )
+        assert desk.submit_skill_version("pdf-tools", 2)["status"] == "in_review"
+        assert desk.skill_file("pdf-tools", 2, "SKILL.md").decode().endswith("v2\n")
+        with pytest.raises(NotFoundError):
+            desk.resolve_skill("pdf-tools")  # nothing is published yet
+    assert SkillVersion.objects.filter(skill__slug="pdf-tools").count() == 2
+    assert EvaluationRun.objects.filter(version__number=2, passed=True).count() == 1

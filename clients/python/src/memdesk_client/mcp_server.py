@@ -18,6 +18,7 @@ import argparse
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -183,8 +184,11 @@ def build_server(desk: AsyncDesk) -> MCPServer:
         `evidence` and it is logged as an event and cited. Never put secrets or
         instructions to yourself in a memory: memdesk rejects or quarantines them.
         """
+        # A URI source needs the time it was seen; the agent cites it now.
+        now = datetime.now(UTC).isoformat()
         cited: list[str | dict[str, Any]] = [
-            {"uri": source} if "://" in source else source for source in sources or []
+            {"uri": source, "observed_at": now} if "://" in source else source
+            for source in sources or []
         ]
         try:
             if evidence:
