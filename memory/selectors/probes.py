@@ -20,6 +20,14 @@ from django.db import connection
 
 from accounts.models import AuditEvent, Tenant
 from common.models import IdempotencyRecord
+from memory.held_content import (
+    CLAIM_CONTENT,
+    EVENT_CONTENT,
+    REPLY_CONTENT,
+    TRACE_CONTENT,
+    URI_SOURCE_CONTENT,
+    HeldContent,
+)
 from memory.hot_memory import cached_hot_memory_blocks
 from memory.models import (
     Claim,
@@ -57,7 +65,6 @@ _TOMBSTONE = Tombstone._meta.db_table
 _ERASED = (TombstoneTarget.CLAIM, TombstoneAction.ERASED)
 _INVALIDATED = (TombstoneTarget.CLAIM, TombstoneAction.INVALIDATED)
 _REDACTED_EVENT = (TombstoneTarget.EVENT, TombstoneAction.REDACTED)
-_REDACTED_TRACE = (TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED)
 
 
 def _count(sql: str, params: list[Any]) -> int:
@@ -150,9 +157,7 @@ def _probe_claims(s: _Scope) -> dict[str, Any]:
     # Driven by the deletion's tombstones: one pass over its own rows, however big the table.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*) FILTER (WHERE t.action = %s AND (c.status <> 'erased' "  # noqa: S608
-            "OR c.value IS NOT NULL OR c.text <> '' OR c.search_vector IS NOT NULL "
-            "OR cardinality(c.ngrams) > 0)), "
+            f"SELECT count(*) FILTER (WHERE t.action = %s AND {CLAIM_CONTENT.sql('c')}), "  # noqa: S608
             "count(*) FILTER (WHERE t.action = %s AND c.status = ANY(%s)) "
             f"FROM {_TOMBSTONE} t JOIN {_CLAIM} c ON c.id = t.target_id "
             "WHERE t.tenant_id = %s AND t.deletion_id = %s AND t.target_type = %s "
@@ -170,8 +175,7 @@ def _probe_claims(s: _Scope) -> dict[str, Any]:
         with_content, still_live = cursor.fetchone()
     return _probe(
         "claims_table",
-        "SELECT count(*) FROM memory_claim WHERE id = ANY(:erased) AND (status <> 'erased' "
-        "OR value IS NOT NULL OR text <> '' OR search_vector IS NOT NULL OR ngrams <> '{}'); "
+        f"{_held_query(CLAIM_CONTENT, 'erased')}; "
         "and :invalidated still active, candidate, conflicted or quarantined",
         {
             "erased_checked": len(s.erased),
@@ -183,17 +187,30 @@ def _probe_claims(s: _Scope) -> dict[str, Any]:
     )
 
 
-def _probe_sources(s: _Scope) -> dict[str, Any]:
-    erased, params = s.tombstoned(_ERASED)
-    uri_sources = _count(
-        f"SELECT count(*) FROM {_SOURCE} WHERE tenant_id = %s "  # noqa: S608
-        f"AND claim_id IN {erased} AND event_id IS NULL",
+def _still_held(s: _Scope, held: HeldContent) -> int:
+    """Rows of `held`'s table that this deletion reached and that still hold content."""
+    reached, params = s.tombstoned(*held.reached_by, as_text=held.key_is_text)
+    return _count(
+        f"SELECT count(*) FROM {held.table} WHERE tenant_id = %s "  # noqa: S608
+        f"AND {held.key} IN {reached} AND {held.sql()}",
         [s.tenant.pk, *params],
     )
+
+
+def _held_query(held: HeldContent, reached: str) -> str:
+    """How a report shows the `_still_held` query, the reached ids named `:reached`."""
+    # Shown, never run: the ids are named, not interpolated.
+    return (
+        f"SELECT count(*) FROM {held.table} "  # noqa: S608
+        f"WHERE {held.key} = ANY(:{reached}) AND {held.sql()}"
+    )
+
+
+def _probe_sources(s: _Scope) -> dict[str, Any]:
+    uri_sources = _still_held(s, URI_SOURCE_CONTENT)
     return _probe(
         "claim_sources",
-        "SELECT count(*) FROM memory_claimsource WHERE claim_id = ANY(:erased) "
-        "AND event_id IS NULL",
+        _held_query(URI_SOURCE_CONTENT, "erased"),
         {"uri_sources": uri_sources},
         uri_sources == 0,
     )
@@ -239,13 +256,8 @@ def _probe_indexes(s: _Scope) -> list[dict[str, Any]]:
 
 
 def _probe_events(s: _Scope) -> dict[str, Any]:
-    events, event_params = s.tombstoned(_REDACTED_EVENT)
     erased, erased_params = s.tombstoned(_ERASED)
-    with_content = _count(
-        f"SELECT count(*) FROM {_EVENT} WHERE tenant_id = %s AND id IN {events} "  # noqa: S608
-        "AND (redacted_at IS NULL OR text <> '' OR body <> '{}'::jsonb OR source_uri <> '')",
-        [s.tenant.pk, *event_params],
-    )
+    with_content = _still_held(s, EVENT_CONTENT)
     quoting = 0
     if s.terms:
         patterns = s.patterns
@@ -268,8 +280,7 @@ def _probe_events(s: _Scope) -> dict[str, Any]:
         )
     return _probe(
         "ledger_events",
-        "SELECT count(*) FROM memory_event WHERE id = ANY(:redacted) AND (redacted_at IS NULL "
-        "OR text <> '' OR body <> '{}' OR source_uri <> ''); and unredacted events of the "
+        f"{_held_query(EVENT_CONTENT, 'redacted')}; and unredacted events of the "
         "subject, sources of :erased or events quoting :erased (echo_of) containing :word, ",
         {"redacted_checked": len(s.events), "with_content": with_content, "quoting": quoting},
         with_content == 0 and quoting == 0,
@@ -381,13 +392,8 @@ def _probe_recall(s: _Scope) -> dict[str, Any]:
 
 
 def _probe_traces(s: _Scope) -> dict[str, Any]:
-    traces, trace_params = s.tombstoned(_REDACTED_TRACE)
     erased, erased_params = s.tombstoned(_ERASED)
-    with_content = _count(
-        f"SELECT count(*) FROM {_TRACE} WHERE tenant_id = %s AND id IN {traces} "  # noqa: S608
-        "AND (redacted_at IS NULL OR query <> '' OR filters <> '{}'::jsonb)",
-        [s.tenant.pk, *trace_params],
-    )
+    with_content = _still_held(s, TRACE_CONTENT)
     unredacted = _count(
         f"SELECT count(*) FROM {_TRACE} WHERE tenant_id = %s AND subject_id = ANY(%s) "  # noqa: S608
         f"AND redacted_at IS NULL AND (chosen && ARRAY{erased} OR query ILIKE ANY(%s))",
@@ -395,9 +401,8 @@ def _probe_traces(s: _Scope) -> dict[str, Any]:
     )
     return _probe(
         "recall_traces",
-        "SELECT count(*) FROM memory_recalltrace WHERE id = ANY(:redacted) AND "
-        "(redacted_at IS NULL OR query <> ''); and unredacted traces of the touched subjects "
-        "that chose :erased or asked for :word",
+        f"{_held_query(TRACE_CONTENT, 'redacted')}; and unredacted traces of the touched "
+        "subjects that chose :erased or asked for :word",
         {"redacted_checked": len(s.traces), "with_content": with_content, "unredacted": unredacted},
         with_content == 0 and unredacted == 0,
         per_word=len(s.terms),
@@ -430,6 +435,7 @@ def _probe_audit(s: _Scope) -> dict[str, Any]:
 
 
 def _probe_replies(s: _Scope) -> dict[str, Any]:
+    unredacted = _still_held(s, REPLY_CONTENT)
     matches = 0
     if s.terms:
         matches = _count(
@@ -439,10 +445,11 @@ def _probe_replies(s: _Scope) -> dict[str, Any]:
         )
     return _probe(
         "idempotency_replies",
+        f"{_held_query(REPLY_CONTENT, 'erased_or_redacted')}; and "  # noqa: S608
         "SELECT count(*) FROM common_idempotencyrecord WHERE tenant_id = :tenant AND "
         "response_body::text ILIKE :word",
-        {"matches": matches},
-        matches == 0,
+        {"unredacted": unredacted, "matches": matches},
+        unredacted == 0 and matches == 0,
         per_word=len(s.terms),
     )
 

@@ -19,6 +19,12 @@ from uuid import UUID
 from django.db import connection
 
 from common.models import IdempotencyRecord
+from memory.held_content import (
+    CLAIM_CONTENT,
+    REPLY_CONTENT,
+    TRACE_CONTENT,
+    URI_SOURCE_CONTENT,
+)
 from memory.models import (
     Claim,
     ClaimRole,
@@ -142,8 +148,7 @@ def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
             SELECT id, search_vector IS NOT NULL AS had_fts, cardinality(ngrams) > 0 AS had_grams
             FROM {_CLAIM}
             WHERE tenant_id = %s AND {where}
-              AND (status <> 'erased' OR value IS NOT NULL OR text <> ''
-                   OR search_vector IS NOT NULL OR cardinality(ngrams) > 0)
+              AND {CLAIM_CONTENT.sql()}
             FOR UPDATE
         )
         UPDATE {_CLAIM} AS c
@@ -167,7 +172,8 @@ def _remove_uri_sources(*, tenant_id: int, claims: Rows) -> int:
     # A uri may itself carry personal content; event sources keep only ids and digests.
     where, params = claims.match("claim_id")
     return _execute(
-        f"DELETE FROM {_SOURCE} WHERE tenant_id = %s AND event_id IS NULL AND {where}",  # noqa: S608
+        f"DELETE FROM {_SOURCE} WHERE tenant_id = %s AND {URI_SOURCE_CONTENT.sql()} "  # noqa: S608
+        f"AND {where}",
         [tenant_id, *params],
     )
 
@@ -214,7 +220,9 @@ def _drop_conflict_links(
 
 
 def _redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
-    # The ledger's trigger allows exactly this one update per event.
+    # The ledger's trigger allows exactly this one update per event, so this reaches
+    # only the unredacted part of `EVENT_CONTENT`: a redacted event can never be
+    # touched again, and one that still held content would be the probe's to report.
     where, params = rows.match("id")
     return _execute(
         f"UPDATE {_EVENT} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
@@ -228,8 +236,7 @@ def _redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     return _execute(
         f"UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, "  # noqa: S608
         "redacted_at = COALESCE(redacted_at, %s) WHERE tenant_id = %s "
-        "AND (redacted_at IS NULL OR query <> '' OR filters <> '{}'::jsonb) "
-        f"AND {where}",
+        f"AND {TRACE_CONTENT.sql()} AND {where}",
         [now, tenant_id, *params],
     )
 
@@ -279,8 +286,7 @@ def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
     return _execute(
         f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
         "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
-        "WHERE tenant_id = %s AND NOT response_body @> '{\"redacted\": true}'::jsonb "
-        f"AND {where}",
+        f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND {where}",
         [tenant_id, *params],
     )
 
