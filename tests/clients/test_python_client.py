@@ -9,6 +9,7 @@ import httpx
 import pytest
 from memdesk_client import AsyncDesk, Desk, RecallResult, error_class_for
 from memdesk_client.errors import (
+    AuthenticationError,
     CapabilityRequired,
     ConflictError,
     IllegalTransition,
@@ -166,6 +167,12 @@ def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_t
     ):
         narrow.recall("user:alice", "x")
     assert capability.value.code == "capability_required"
+
+    stranger = Desk(live_server.url, "mdk_not-a-token", timeout=TIMEOUT)
+    with stranger, pytest.raises(AuthenticationError) as unknown_token:
+        stranger.get_claim(str(uuid.uuid4()))
+    assert unknown_token.value.status == 401
+    assert unknown_token.value.code in {"authentication_failed", "not_authenticated"}
 
     assert error_class_for("illegal_transition") is IllegalTransition
     assert error_class_for("some_new_code", 409) is ConflictError
