@@ -6,6 +6,7 @@ takes a tenant from the request body.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rest_framework import exceptions, permissions
@@ -61,21 +62,44 @@ def api_context(request: Request) -> ApiContext:
     return context
 
 
+def _allowed_roles(roles: Iterable[str]) -> set[str]:
+    # An admin may do whatever an editor may.
+    allowed = set(roles)
+    if Role.EDITOR in allowed:
+        allowed.add(Role.ADMIN)
+    return allowed
+
+
+def _check_capability(context: ApiContext, capabilities: tuple[str, ...]) -> None:
+    if context.is_agent and context.actor.capabilities.intersection(capabilities):
+        return
+    wanted = " or ".join(f"`{c}`" for c in capabilities)
+    raise Problem(
+        "capability_required",
+        f"This call needs an agent token with the {wanted} capability.",
+        status_code=403,
+        capability=capabilities[0],
+        capabilities=list(capabilities),
+    )
+
+
+def _check_role(context: ApiContext, roles: tuple[str, ...]) -> None:
+    if not context.is_agent and context.actor.role in _allowed_roles(roles):
+        return
+    raise Problem(
+        "role_required",
+        f"This call needs a signed-in {' or '.join(roles)}.",
+        status_code=403,
+        roles=list(roles),
+    )
+
+
 def capability_required(*capabilities: str) -> type[permissions.BasePermission]:
     """A permission class: the caller is an agent token holding one of `capabilities`."""
-    wanted = " or ".join(f"`{c}`" for c in capabilities)
 
     class HasCapability(permissions.BasePermission):
         def has_permission(self, request: Request, view: object) -> bool:
-            context = api_context(request)
-            if not context.is_agent or not context.actor.capabilities.intersection(capabilities):
-                raise Problem(
-                    "capability_required",
-                    f"This call needs an agent token with the {wanted} capability.",
-                    status_code=403,
-                    capability=capabilities[0],
-                    capabilities=list(capabilities),
-                )
+            _check_capability(api_context(request), capabilities)
             return True
 
     HasCapability.__name__ = f"HasCapability[{'|'.join(capabilities)}]"
@@ -87,21 +111,31 @@ def role_required(*roles: str) -> type[permissions.BasePermission]:
 
     class HasRole(permissions.BasePermission):
         def has_permission(self, request: Request, view: object) -> bool:
-            context = api_context(request)
-            allowed = set(roles)
-            if Role.EDITOR in allowed:
-                allowed.add(Role.ADMIN)
-            if context.is_agent or context.actor.role not in allowed:
-                raise Problem(
-                    "role_required",
-                    f"This call needs a signed-in {' or '.join(roles)}.",
-                    status_code=403,
-                    roles=list(roles),
-                )
+            _check_role(api_context(request), roles)
             return True
 
     HasRole.__name__ = f"HasRole[{','.join(roles)}]"
     return HasRole
+
+
+def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermission]:
+    """A permission class: an agent token holding `capability`, or a person with one of `roles`.
+
+    Each kind of caller is refused with its own code: an agent with
+    `capability_required`, a person with `role_required`.
+    """
+
+    class AgentOrPeople(permissions.BasePermission):
+        def has_permission(self, request: Request, view: object) -> bool:
+            context = api_context(request)
+            if context.is_agent:
+                _check_capability(context, (capability,))
+            else:
+                _check_role(context, roles)
+            return True
+
+    AgentOrPeople.__name__ = f"AgentOrPeople[{capability};{','.join(roles)}]"
+    return AgentOrPeople
 
 
 def idempotency_scope(request: Request) -> tuple[int, str]:

@@ -27,7 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import api_context, capability_required, role_required
+from accounts.access import agent_or_people, api_context, capability_required, role_required
 from accounts.models import Role
 from common.idempotency import idempotent
 from common.pagination import CursorPage
@@ -54,34 +54,6 @@ from skills.models import EvaluationRun, LabelMove, Skill, SkillVersion, Version
 
 INSTANCE_HEADER = "X-Skill-Instance"
 INSTANCE_MAX_LENGTH = 200
-
-
-def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermission]:
-    """An agent token holding ``capability``, or a signed-in person with one of ``roles``."""
-
-    class AgentOrPeople(permissions.BasePermission):
-        def has_permission(self, request: Request, view: object) -> bool:
-            context = api_context(request)
-            if context.is_agent:
-                if capability in context.actor.capabilities:
-                    return True
-                raise Problem(
-                    "capability_required",
-                    f"This call needs an agent token with the `{capability}` capability.",
-                    status_code=403,
-                    capability=capability,
-                )
-            if context.actor.role in roles:
-                return True
-            raise Problem(
-                "role_required",
-                f"This call needs a signed-in {' or '.join(roles)}.",
-                status_code=403,
-                roles=list(roles),
-            )
-
-    AgentOrPeople.__name__ = f"AgentOrPeople[{capability};{','.join(roles)}]"
-    return AgentOrPeople
 
 
 READERS = agent_or_people("skills:read", Role.EDITOR, Role.ADMIN, Role.AUDITOR)
