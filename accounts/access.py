@@ -1,7 +1,8 @@
-"""Who the caller is and what they may do, decided once per API request.
+"""Who the caller is and what they may do, decided once per request.
 
-Every API view reads the tenant and actor from `api_context(request)`; nothing
-takes a tenant from the request body.
+Every API view reads the tenant and actor from `api_context(request)`, every
+console view its membership from `console_context(request, roles=...)`;
+nothing takes a tenant from the request body.
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
 from accounts.actors import Actor, AgentPrincipal
 from accounts.models import ActorKind, Membership, Role, Tenant
-from accounts.selectors import membership_for_user
+from accounts.selectors import membership_for_user, request_membership
 from common.problems import Problem
 
 
@@ -136,6 +139,26 @@ def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermis
 
     AgentOrPeople.__name__ = f"AgentOrPeople[{capability};{','.join(roles)}]"
     return AgentOrPeople
+
+
+# Who reads the review queues, the dashboard and the skills pages.
+CONSOLE_READERS = frozenset({Role.EDITOR, Role.ADMIN, Role.AUDITOR})
+
+
+def console_context(request: HttpRequest, *, roles: Iterable[str] | None = None) -> Membership:
+    """The signed-in person's membership, for a console view open to `roles` (None: everyone).
+
+    Someone who is a member of no tenant gets 404, as if the page did not
+    exist: tenant isolation fails closed and says nothing. A member whose role
+    is not among `roles` gets 403. An editor's page is an admin's page too.
+    """
+    membership = request_membership(request)
+    if membership is None:
+        raise Http404("This account is not a member of any tenant.")
+    if roles is not None and membership.role not in _allowed_roles(roles):
+        wanted = " or ".join(sorted(_allowed_roles(roles)))
+        raise PermissionDenied(f"This page is for the roles {wanted}.")
+    return membership
 
 
 def idempotency_scope(request: Request) -> tuple[int, str]:
