@@ -1,4 +1,4 @@
-"""reviews.services: opening, claiming with a lease, releasing, deciding and cancelling items.
+"""reviews.services: opening, claiming with a lease, deciding and cancelling items.
 
 The rules are checked on the services the console and the API share; the
 bulk approval is the console's loop over `review_decide`, checked through it.
@@ -23,7 +23,6 @@ from reviews.services import (
     review_claim,
     review_decide,
     review_open,
-    review_release,
     reviews_cancel_for_targets,
 )
 from tests.memory.helpers import submit
@@ -167,21 +166,6 @@ def test_another_tenants_item_does_not_exist(globex, item, make_member):
         lambda: review_decide(tenant=globex, item_id=item.pk, actor=actor, verdict="approve")
     ) == (404, "not_found")
     assert_untouched(item)
-
-
-# --- release ------------------------------------------------------------------------------------
-
-
-def test_release_hands_the_item_back_only_for_its_holder(acme, item, editor, erin, eddie):
-    review_claim(tenant=acme, item_id=item.pk, actor=erin, user=editor)
-    review_release(tenant=acme, item_id=item.pk, actor=eddie)
-    item.refresh_from_db()
-    assert (item.status, item.claimed_by) == (ItemStatus.CLAIMED, editor)
-
-    released = review_release(tenant=acme, item_id=item.pk, actor=erin)
-    item.refresh_from_db()
-    assert (item.status, item.claimed_by, item.lease_expires_at) == (ItemStatus.OPEN, None, None)
-    assert released.status == ItemStatus.OPEN
 
 
 # --- decide -------------------------------------------------------------------------------------
