@@ -138,7 +138,15 @@ class ActorKind(models.TextChoices):
 
 
 @pgtrigger.register(
-    pgtrigger.Protect(name="audit_append_only", operation=pgtrigger.Update | pgtrigger.Delete)
+    pgtrigger.Protect(name="audit_no_delete", operation=pgtrigger.Delete),
+    # Append-only; the one permitted change is a deletion scrubbing the words of
+    # erased content out of `reason` and `data`, once, stamping `scrubbed_at`.
+    pgtrigger.Protect(
+        name="audit_only_scrub",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
+        | pgtrigger.Q(old__scrubbed_at__isnull=False),
+    ),
 )
 class AuditEvent(models.Model):
     """Who did what to which object, when and why. The database refuses UPDATE and DELETE.
@@ -157,6 +165,7 @@ class AuditEvent(models.Model):
     reason = models.CharField(max_length=500, blank=True)
     data = models.JSONField(default=dict, blank=True)
     at = models.DateTimeField(db_default=Now())
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

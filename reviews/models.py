@@ -107,7 +107,15 @@ class ReviewItem(models.Model):
 
 
 @pgtrigger.register(
-    pgtrigger.Protect(name="decision_append_only", operation=pgtrigger.Update | pgtrigger.Delete)
+    pgtrigger.Protect(name="decision_no_delete", operation=pgtrigger.Delete),
+    # Append-only; the one permitted change is a deletion scrubbing the words of
+    # erased content out of `note` and `payload`, once, stamping `scrubbed_at`.
+    pgtrigger.Protect(
+        name="decision_only_scrub",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
+        | pgtrigger.Q(old__scrubbed_at__isnull=False),
+    ),
 )
 class Decision(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
@@ -120,6 +128,7 @@ class Decision(models.Model):
     actor_id = models.CharField(max_length=64, blank=True)
     actor_label = models.CharField(max_length=150, blank=True)
     at = models.DateTimeField(db_default=Now())
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.verdict} on {self.item_id} by {self.actor_label}"

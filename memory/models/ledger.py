@@ -39,13 +39,20 @@ class Sensitivity(models.TextChoices):
 
 @pgtrigger.register(
     pgtrigger.Protect(name="event_no_delete", operation=pgtrigger.Delete),
-    # The ledger is append-only; the one permitted change is erasure, which
-    # redacts the content once and keeps the row as a tombstone.
+    # The ledger is append-only; the permitted changes are erasure, which
+    # redacts the content once and keeps the row as a tombstone, and, before
+    # that, one scrub of the words another subject's deletion found quoted here.
     pgtrigger.Protect(
         name="event_only_redaction",
         operation=pgtrigger.Update,
-        condition=pgtrigger.Q(new__redacted_at__isnull=True)
-        | pgtrigger.Q(old__redacted_at__isnull=False),
+        condition=(
+            pgtrigger.Q(new__redacted_at__isnull=True) | pgtrigger.Q(old__redacted_at__isnull=False)
+        )
+        & (
+            pgtrigger.Q(new__scrubbed_at__isnull=True)
+            | pgtrigger.Q(old__scrubbed_at__isnull=False)
+            | pgtrigger.Q(new__redacted_at__isnull=False)
+        ),
     ),
 )
 class Event(models.Model):
@@ -71,6 +78,8 @@ class Event(models.Model):
     echo_of = ArrayField(models.UUIDField(), default=list, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
     redacted_at = models.DateTimeField(null=True, blank=True)
+    # When another subject's deletion replaced the words it found quoted here.
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

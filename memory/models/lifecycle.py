@@ -23,6 +23,8 @@ class DeletionStatus(models.TextChoices):
     PENDING = "pending"
     PROPAGATING = "propagating"
     VERIFYING = "verifying"
+    # Erased, but a probe found a copy: an editor resolves it before it completes.
+    NEEDS_REVIEW = "needs_review"
     COMPLETED = "completed"
     FAILED = "failed"
 
@@ -31,9 +33,17 @@ class DeletionStatus(models.TextChoices):
 DELETION_TRANSITIONS: dict[str, frozenset[str]] = {
     DeletionStatus.PENDING: frozenset({DeletionStatus.PROPAGATING, DeletionStatus.FAILED}),
     DeletionStatus.PROPAGATING: frozenset({DeletionStatus.VERIFYING, DeletionStatus.FAILED}),
-    DeletionStatus.VERIFYING: frozenset({DeletionStatus.COMPLETED, DeletionStatus.FAILED}),
+    DeletionStatus.VERIFYING: frozenset(
+        {DeletionStatus.COMPLETED, DeletionStatus.NEEDS_REVIEW, DeletionStatus.FAILED}
+    ),
+    DeletionStatus.NEEDS_REVIEW: frozenset({DeletionStatus.COMPLETED}),
 }
-UNFINISHED_DELETION_STATUSES = tuple(DELETION_TRANSITIONS)
+# The statuses a worker still takes a request in; `needs_review` waits for a person.
+UNFINISHED_DELETION_STATUSES = (
+    DeletionStatus.PENDING,
+    DeletionStatus.PROPAGATING,
+    DeletionStatus.VERIFYING,
+)
 
 
 class DeletionRequest(models.Model):

@@ -142,9 +142,15 @@ class Receipt(models.Model):
 
 
 @pgtrigger.register(
+    pgtrigger.Protect(name="receipt_transition_no_delete", operation=pgtrigger.Delete),
+    # Append-only; the one permitted change is a deletion scrubbing the words of
+    # erased content out of `reason` and `evidence`, once, stamping `scrubbed_at`.
     pgtrigger.Protect(
-        name="receipt_transition_append_only", operation=pgtrigger.Update | pgtrigger.Delete
-    )
+        name="receipt_transition_only_scrub",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
+        | pgtrigger.Q(old__scrubbed_at__isnull=False),
+    ),
 )
 class ReceiptTransition(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
@@ -158,6 +164,7 @@ class ReceiptTransition(models.Model):
     evidence = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=0)
     at = models.DateTimeField(db_default=Now())
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
