@@ -492,6 +492,8 @@ DELETION_PROBE_TERMS = env_int("DELETION_PROBE_TERMS", 24)
 # How long backups are kept: a deletion report says until when a copy of the
 # deleted content may survive in one.
 DELETION_BACKUP_RETENTION_DAYS = env_int("DELETION_BACKUP_RETENTION_DAYS", 30)
+# VACUUM the touched tables after each deletion, so old row versions go at once.
+DELETION_VACUUM = env_bool("DELETION_VACUUM", True)
 if DELETION_LEASE_SECONDS <= CELERY_TASK_TIME_LIMIT:
     raise ImproperlyConfigured(
         "DELETION_LEASE_SECONDS must exceed CELERY_TASK_TIME_LIMIT, or a running erasure "

@@ -12,8 +12,22 @@ from dataclasses import dataclass
 
 from django.db import models
 
+from accounts.models import AuditEvent
 from common.models import IdempotencyRecord
-from memory.models import Claim, ClaimSource, Event, RecallTrace, TombstoneAction, TombstoneTarget
+from memory.models import (
+    Claim,
+    ClaimSource,
+    Event,
+    RecallTrace,
+    Receipt,
+    ReceiptTransition,
+    TombstoneAction,
+    TombstoneTarget,
+)
+from reviews.models import Decision, ReviewItem
+
+# What an erased string is replaced with: a short keyed digest behind this prefix.
+ERASED_PREFIX = "erased:"
 
 
 @dataclass(frozen=True)
@@ -45,9 +59,12 @@ _REDACTED_EVENT = (TombstoneTarget.EVENT, TombstoneAction.REDACTED)
 
 CLAIM_CONTENT = HeldContent(
     model=Claim,
-    # The value digest stays: it proves what was erased without holding it.
+    # The value digest stays: it proves what was erased without holding it. The
+    # predicate and the scope are the agent's words too: a digest and `{}` remain.
     condition="{t}status <> 'erased' OR {t}value IS NOT NULL OR {t}text <> '' "
-    "OR {t}search_vector IS NOT NULL OR cardinality({t}ngrams) > 0",
+    "OR {t}search_vector IS NOT NULL OR cardinality({t}ngrams) > 0 "
+    f"OR NOT starts_with({{t}}predicate, '{ERASED_PREFIX}') OR {{t}}scope <> '{{{{}}}}'::jsonb "
+    "OR {t}scope_key <> '{{}}'",
     key="id",
     key_is_text=False,
     reached_by=(_ERASED_CLAIM,),
@@ -62,10 +79,13 @@ URI_SOURCE_CONTENT = HeldContent(
     reached_by=(_ERASED_CLAIM,),
     probe="claim_sources",
 )
+# What a redacted event's `kind` becomes: the agent chose the kind's words.
+REDACTED_EVENT_KIND = "redacted"
 EVENT_CONTENT = HeldContent(
     model=Event,
     condition="{t}redacted_at IS NULL OR {t}text <> '' OR {t}body <> '{{}}'::jsonb "
-    "OR {t}source_uri <> ''",
+    "OR {t}source_uri <> '' OR {t}run_id <> '' OR {t}agent <> '' "
+    f"OR {{t}}kind <> '{REDACTED_EVENT_KIND}'",
     key="id",
     key_is_text=False,
     reached_by=(_REDACTED_EVENT,),
@@ -73,7 +93,8 @@ EVENT_CONTENT = HeldContent(
 )
 TRACE_CONTENT = HeldContent(
     model=RecallTrace,
-    condition="{t}redacted_at IS NULL OR {t}query <> '' OR {t}filters <> '{{}}'::jsonb",
+    condition="{t}redacted_at IS NULL OR {t}query <> '' OR {t}filters <> '{{}}'::jsonb "
+    "OR {t}ranking <> '{{}}'::jsonb",
     key="id",
     key_is_text=False,
     reached_by=((TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED),),
@@ -88,4 +109,66 @@ REPLY_CONTENT = HeldContent(
     probe="idempotency_replies",
 )
 
-HELD_CONTENT = (CLAIM_CONTENT, URI_SOURCE_CONTENT, EVENT_CONTENT, TRACE_CONTENT, REPLY_CONTENT)
+REVIEW_TOPIC_CONTENT = HeldContent(
+    model=ReviewItem,
+    # A claim's review item is about its predicate: the topic goes with the claim.
+    condition=f"{{t}}target_type = 'claim' AND {{t}}topic <> '' "
+    f"AND NOT starts_with({{t}}topic, '{ERASED_PREFIX}')",
+    key="target_id",
+    key_is_text=True,
+    reached_by=(_ERASED_CLAIM,),
+    probe="review_items",
+)
+
+HELD_CONTENT = (
+    CLAIM_CONTENT,
+    URI_SOURCE_CONTENT,
+    EVENT_CONTENT,
+    TRACE_CONTENT,
+    REPLY_CONTENT,
+    REVIEW_TOPIC_CONTENT,
+)
+
+
+@dataclass(frozen=True)
+class QuotedContent:
+    """Columns of a table where anyone may have written the deleted content's words,
+    whoever the row is about. A deletion finds its distinctive words there and
+    replaces them; the generic probe then proves no column of any table kept one."""
+
+    model: type[models.Model]
+    columns: tuple[str, ...]
+    # True: a string holding a word is replaced whole by a digest. False: only the
+    # quoted words are (another subject's event keeps what it said about itself).
+    whole: bool
+    # Rows that may still be scrubbed (append-only tables allow it once), and the
+    # column stamped when they are.
+    pending: str = "TRUE"
+    stamp: str | None = None
+
+    @property
+    def table(self) -> str:
+        return self.model._meta.db_table
+
+
+_ONCE = "scrubbed_at IS NULL"
+QUOTED_CONTENT = (
+    QuotedContent(ReviewItem, ("topic",), whole=True),
+    QuotedContent(Decision, ("note", "payload"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
+    QuotedContent(AuditEvent, ("reason", "data"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
+    QuotedContent(
+        Receipt, ("operation", "target", "intent", "run_id", "agent", "external_id"), whole=True
+    ),
+    QuotedContent(
+        ReceiptTransition, ("reason", "evidence"), whole=True, pending=_ONCE, stamp="scrubbed_at"
+    ),
+    # Events of other subjects (a project's notes quoting the person): the quoted
+    # words only. The subject's own events are redacted whole by the deletion.
+    QuotedContent(
+        Event,
+        ("kind", "run_id", "agent", "text", "body", "source_uri"),
+        whole=False,
+        pending=f"redacted_at IS NULL AND {_ONCE}",
+        stamp="scrubbed_at",
+    ),
+)

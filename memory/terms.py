@@ -9,6 +9,7 @@ them in its report only by keyed digest (`term_digest`). Both the erasure
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -65,3 +66,26 @@ def candidate_terms(contents: Iterable[str]) -> list[str]:
                 counts[word] += 1
     ranked = sorted(counts, key=lambda term: (-len(term), counts[term], term))
     return ranked[:CANDIDATE_TERMS]
+
+
+def quotable_terms(terms: Iterable[str]) -> list[str]:
+    """The words worth looking for outside the memory's own rows. A number alone is
+    left out: outside a claim it cannot be told from ids, counts and digests."""
+    return [term for term in terms if not term.isdigit()]
+
+
+def word_regex(terms: Iterable[str]) -> str:
+    """A case-insensitive PostgreSQL regular expression (for `~*`) finding any of the
+    terms as a whole word: not inside a longer run of letters and digits, so a short
+    word does not match the middle of a hex digest."""
+    escaped = [re.sub(r"([.\\^$*+?()\[\]{}|])", r"\\\1", term) for term in terms]
+    return "(^|[^[:alnum:]])(" + "|".join(escaped) + ")([^[:alnum:]]|$)"
+
+
+def word_pattern(terms: Iterable[str]) -> re.Pattern[str]:
+    """The same in Python: any of the terms as a whole word, ignoring case."""
+    ordered = sorted(set(terms), key=len, reverse=True)
+    return re.compile(
+        r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in ordered) + r")(?![^\W_])",
+        re.IGNORECASE,
+    )

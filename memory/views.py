@@ -23,7 +23,8 @@ from memory.selectors.me import me_memories, me_memory_get, me_subjects
 from memory.services.corrections import memory_correct
 from memory.services.deletion import deletion_request_create
 
-FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED}
+# Nothing more happens by itself: `needs_review` waits for an editor.
+FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED, DeletionStatus.NEEDS_REVIEW}
 
 
 def _actor(request: HttpRequest, membership: Membership) -> Actor:
@@ -162,6 +163,7 @@ def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
         "finished": deletion.status in FINISHED,
         "probes": deletion.report.get("probes", []),
         "artifacts": deletion.report.get("artifacts", {}),
+        "horizon": deletion.report.get("horizon", {}),
         "audit": list(
             audit_trail(tenant=membership.tenant, target_type="deletion", target_id=deletion.pk)
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory.models import DeletionRequest, DeletionStatus
 from memory.presenters import DeletionPresenter
-from memory.services.deletion import deletion_request_create
+from memory.services.deletion import deletion_request_create, deletion_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.registry import DecisionInput, QueuePolicy, register_queue
 
@@ -23,10 +23,16 @@ class DeletionDecisions:
         return deletion.version() if deletion is not None else "missing"
 
     def apply(self, decision: DecisionInput) -> None:
-        """`acknowledge` records that a person saw the report. With `retry`, a failed
-        deletion is asked for again as a new request with a fresh report."""
+        """`acknowledge` records that a person saw the report; a deletion waiting in
+        `needs_review` (a probe found a copy) is resolved by it and completes. With
+        `retry`, a failed deletion is asked for again as a new request with a fresh report."""
         deletion = _deletion(decision.item)
-        if deletion is None or not decision.payload.get("retry"):
+        if deletion is None:
+            return
+        if deletion.status == DeletionStatus.NEEDS_REVIEW:
+            deletion_resolve(deletion=deletion, actor=decision.actor)
+            return
+        if not decision.payload.get("retry"):
             return
         if deletion.status == DeletionStatus.FAILED:
             deletion_request_create(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from django.apps import apps
 from django.core.cache import cache
 from django.db import connection
 
@@ -23,7 +24,9 @@ from common.models import IdempotencyRecord
 from memory.held_content import (
     CLAIM_CONTENT,
     EVENT_CONTENT,
+    QUOTED_CONTENT,
     REPLY_CONTENT,
+    REVIEW_TOPIC_CONTENT,
     TRACE_CONTENT,
     URI_SOURCE_CONTENT,
     HeldContent,
@@ -43,7 +46,7 @@ from memory.models import (
 )
 from memory.search import ngrams, normalise
 from memory.selectors.claims import RecallQuery, claims_recall, hot_memory, hot_memory_cache_prefix
-from memory.terms import like_patterns, term_digest
+from memory.terms import like_patterns, quotable_terms, term_digest, word_regex
 
 # Statuses in which a claim still takes part in recall or review.
 LIVE_CLAIM_STATUSES = (
@@ -454,6 +457,125 @@ def _probe_replies(s: _Scope) -> dict[str, Any]:
     )
 
 
+def _probe_review_topics(s: _Scope) -> dict[str, Any]:
+    still = _still_held(s, REVIEW_TOPIC_CONTENT)
+    return _probe(
+        "review_items",
+        _held_query(REVIEW_TOPIC_CONTENT, "erased"),
+        {"topics_with_content": still},
+        still == 0,
+    )
+
+
+# The apps whose tables memdesk writes; every text and JSON column of each is scanned.
+MEMDESK_APPS = ("accounts", "common", "memory", "reviews", "skills")
+# Column types that can hold a person's words (arrays of text, not of uuids).
+_TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb")
+_TEXT_ARRAYS = ("_text", "_varchar", "_bpchar")
+# Columns memdesk fills with digests of what it hashed, never with the words.
+_DIGEST_SUFFIXES = ("digest", "fingerprint")
+# Columns that hold memdesk's own words, never anyone's content: a deletion report
+# (digests and probe descriptions) and the derived n-gram index (its own probe).
+NOT_CONTENT = frozenset({("memory_deletionrequest", "report"), ("memory_claim", "ngrams")})
+GENERIC_PROBE_ROWS = 20
+
+
+@dataclass(frozen=True)
+class _Table:
+    name: str
+    pk: str
+    tenant_scoped: bool
+    columns: tuple[str, ...]
+
+
+def content_tables() -> list[_Table]:
+    """Every table of memdesk's apps with the columns that can hold text, read from
+    the database's catalogue so a column added by any migration is included.
+    Columns whose values memdesk picks from a fixed set (choices) are left out."""
+    models_by_table: dict[str, Any] = {}
+    for model in apps.get_models(include_auto_created=True):
+        if model._meta.app_label in MEMDESK_APPS and not model._meta.proxy:
+            models_by_table.setdefault(model._meta.db_table, model)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = ANY(%s) "
+            "ORDER BY table_name, ordinal_position",
+            [sorted(models_by_table)],
+        )
+        catalogue = cursor.fetchall()
+    columns: dict[str, list[str]] = {}
+    has_tenant: set[str] = set()
+    for table, column, data_type, udt_name in catalogue:
+        if column == "tenant_id":
+            has_tenant.add(table)
+        texty = data_type in _TEXT_TYPES or (data_type == "ARRAY" and udt_name in _TEXT_ARRAYS)
+        if not texty or (table, column) in NOT_CONTENT or column.endswith(_DIGEST_SUFFIXES):
+            continue
+        field = next(
+            (f for f in models_by_table[table]._meta.concrete_fields if f.column == column), None
+        )
+        if field is not None and field.choices:
+            continue
+        columns.setdefault(table, []).append(column)
+    return [
+        _Table(
+            name=table,
+            pk=models_by_table[table]._meta.pk.column,
+            tenant_scoped=table in has_tenant,
+            columns=tuple(table_columns),
+        )
+        for table, table_columns in sorted(columns.items())
+    ]
+
+
+def _probe_everywhere(s: _Scope) -> dict[str, Any]:
+    """Every text and JSON column of every memdesk table, searched for every word."""
+    tables = content_tables()
+    findings: list[dict[str, str]] = []
+    scanned_columns = sum(len(table.columns) for table in tables)
+    registered = {quoted.table: set(quoted.columns) for quoted in QUOTED_CONTENT}
+    words = quotable_terms(s.terms)
+    if words:
+        regex = word_regex(words)
+        with connection.cursor() as cursor:
+            for table in tables:
+                hits = ", ".join(f"{c}::text ~* %s" for c in table.columns)
+                where = " OR ".join(f"{c}::text ~* %s" for c in table.columns)
+                tenant = "tenant_id = %s AND " if table.tenant_scoped else ""
+                cursor.execute(
+                    f"SELECT {table.pk}::text, {hits} FROM {table.name} "  # noqa: S608
+                    f"WHERE {tenant}({where}) LIMIT %s",
+                    [
+                        *([regex] * len(table.columns)),
+                        *([s.tenant.pk] if table.tenant_scoped else []),
+                        *([regex] * len(table.columns)),
+                        GENERIC_PROBE_ROWS,
+                    ],
+                )
+                for row_id, *matched in cursor.fetchall():
+                    findings.extend(
+                        {
+                            "table": table.name,
+                            "column": column,
+                            "row": row_id,
+                            "scrubbed_by_deletions": column in registered.get(table.name, ()),
+                        }
+                        for column, hit in zip(table.columns, matched, strict=True)
+                        if hit
+                    )
+    return _probe(
+        "everywhere",
+        "for every table of memdesk's apps and each of its text, varchar, array and JSON "  # noqa: S608
+        "columns (from information_schema; digests and uuids left out): SELECT id FROM "
+        ":table WHERE tenant_id = :tenant AND :column::text ~* :word_as_a_whole_word LIMIT "
+        + str(GENERIC_PROBE_ROWS),
+        {"tables": len(tables), "columns": scanned_columns, "findings": findings},
+        not findings,
+        per_word=len(words),
+    )
+
+
 def deletion_probes(
     *, tenant: Tenant, deletion: DeletionRequest, terms: list[str] | None
 ) -> list[dict[str, Any]]:
@@ -473,4 +595,6 @@ def deletion_probes(
         _probe_traces(scope),
         _probe_audit(scope),
         _probe_replies(scope),
+        _probe_review_topics(scope),
+        _probe_everywhere(scope),
     ]

@@ -59,9 +59,14 @@ from memory.models import (
     Subject,
 )
 from memory.models.lifecycle import UNFINISHED_DELETION_STATUSES
-from memory.services.deletion_leases import _claimable, deletion_claim, deletion_release
+from memory.services.deletion_leases import (
+    _claimable,
+    _move,
+    deletion_claim,
+    deletion_release,
+)
 from memory.services.deletion_propagate import deletion_propagate
-from memory.services.deletion_verify import deletion_verify
+from memory.services.deletion_verify import deletion_vacuum, deletion_verify
 
 logger = logging.getLogger(__name__)
 
@@ -156,11 +161,36 @@ def deletion_run(*, deletion_id: UUID | str, worker: Actor) -> DeletionRequest |
             propagation = deletion_propagate(lease=lease, worker=worker)
             if propagation is None:
                 return None
-        return deletion_verify(lease=lease, worker=worker, propagation=propagation)
+        verified = deletion_verify(lease=lease, worker=worker, propagation=propagation)
     except Exception as exc:
         logger.exception("deletion attempt failed", extra={"deletion": str(deletion_id)})
         deletion_release(lease=lease, worker=worker, error_code=type(exc).__name__)
         return None
+    if verified is not None and settings.DELETION_VACUUM:
+        try:
+            deletion_vacuum(deletion=verified)
+        except Exception:
+            # The erasure is done and verified; autovacuum still removes the old versions.
+            logger.exception("deletion vacuum failed", extra={"deletion": str(deletion_id)})
+    return verified
+
+
+def deletion_resolve(*, deletion: DeletionRequest, actor: Actor) -> DeletionRequest:
+    """An editor resolved what a deletion's probes found: the request completes. The
+    report keeps `clean: false` and its findings, and records who resolved it."""
+    now = timezone.now()
+    with transaction.atomic():
+        locked = (
+            DeletionRequest.objects.select_for_update().select_related("tenant").get(pk=deletion.pk)
+        )
+        _move(locked, to=DeletionStatus.COMPLETED, actor=actor, now=now, reason="resolved")
+        locked.finished_at = now
+        locked.report = {
+            **locked.report,
+            "resolved": {"by": actor.label, "at": now.isoformat()},
+        }
+        locked.save(update_fields=["status", "finished_at", "report", "updated_at"])
+    return locked
 
 
 def deletions_due_ids(*, now: datetime | None = None, limit: int = 500) -> list[UUID]:

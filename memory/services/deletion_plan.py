@@ -16,7 +16,7 @@ from uuid import UUID
 
 from django.conf import settings
 
-from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace
+from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace, Subject
 from memory.search import ngrams
 from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
 from memory.services.erasure import (
@@ -111,8 +111,13 @@ def _json(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
+_SUBJECT = Subject._meta.db_table
+
+
 def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> list[str]:
-    """The candidates no claim outside the deletion set contains (full text or n-grams)."""
+    """The candidates no claim outside the deletion set contains (full text or n-grams),
+    and no subject's name: `user:alice` stays when Alice's memories go, so "alice"
+    is not a word to scrub or to find."""
     if not candidates:
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
@@ -128,8 +133,12 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
                     AND c.search_vector @@ plainto_tsquery('english', t.term))
                 OR (t.grams <> '' AND c.ngrams @> string_to_array(t.grams, ' ')::varchar[]))
           )
+          AND NOT EXISTS (
+            SELECT 1 FROM {_SUBJECT} s WHERE s.tenant_id = %s
+              AND (strpos(lower(s.kind || ':' || s.ref), t.term) > 0)
+          )
         """,  # noqa: S608
-        [candidates, grams, tenant_id, *params],
+        [candidates, grams, tenant_id, *params, tenant_id],
     )
     found = {row[0] for row in rows}
     kept = [term for term in candidates if term in found]
@@ -248,13 +257,16 @@ def _plan(deletion: DeletionRequest) -> _Plan:
                 tenant_id=tenant_id, subject_id=deletion.subject_id, redacted_at__isnull=True
             ).values_list("id", flat=True)
         )
+    # Recalls of the touched subjects that returned an erased claim, and a recall of
+    # any subject that asked for (or ranked by) the deleted words.
     traces.update(
         row[0]
         for row in _rows(
-            f"SELECT id FROM {_TRACE} WHERE tenant_id = %s AND subject_id = ANY(%s) "  # noqa: S608
-            f"AND redacted_at IS NULL AND (chosen && ARRAY(SELECT id FROM {_STAGED} "
-            "WHERE kind = 'erase') OR query ILIKE ANY(%s))",
-            [tenant_id, sorted(subjects), patterns],
+            f"SELECT id FROM {_TRACE} WHERE tenant_id = %s AND redacted_at IS NULL "  # noqa: S608
+            f"AND ((subject_id = ANY(%s) AND chosen && ARRAY(SELECT id FROM {_STAGED} "
+            "WHERE kind = 'erase')) OR query ILIKE ANY(%s) OR filters::text ILIKE ANY(%s) "
+            "OR ranking::text ILIKE ANY(%s))",
+            [tenant_id, sorted(subjects), patterns, patterns, patterns],
         )
     )
     _stage(

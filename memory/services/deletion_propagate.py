@@ -17,8 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
+from memory.held_content import HELD_CONTENT, QUOTED_CONTENT
 from memory.hot_memory import hot_memory_purge
-from memory.models import DeletionStatus, TombstoneAction, TombstoneTarget
+from memory.models import ClaimEmbedding, DeletionStatus, TombstoneAction, TombstoneTarget
 from memory.services.deletion_leases import DeletionLease, _locked_for, _move
 from memory.services.deletion_plan import _plan
 from memory.services.erasure import (
@@ -26,9 +27,11 @@ from memory.services.erasure import (
     Rows,
     _drop_conflict_links,
     _erase_claims,
+    _erase_review_topics,
     _invalidate_claims,
     _redact_events,
     _redact_idempotency_replies,
+    _redact_replies_quoting,
     _redact_traces,
     _remove_uri_sources,
     _write_staged_tombstones,
@@ -36,7 +39,8 @@ from memory.services.erasure import (
     lifecycle_lock,
 )
 from memory.services.lineage import claim_reviews_cancel
-from memory.terms import term_digest
+from memory.services.scrub import QUOTE_MARK, scrub_quoted_content
+from memory.terms import like_patterns, term_digest
 
 
 @dataclass
@@ -46,6 +50,36 @@ class Propagation:
     terms: list[str]
     hot_memory_keys_purged: int
     elapsed_ms: float
+
+
+# Tables whose old row versions may still hold the content until VACUUM.
+TOUCHED_TABLES = tuple(
+    dict.fromkeys(
+        [
+            *(held.table for held in HELD_CONTENT),
+            ClaimEmbedding._meta.db_table,
+            *(quoted.table for quoted in QUOTED_CONTENT),
+        ]
+    )
+)
+
+
+def physical_horizon(now: datetime) -> dict[str, object]:
+    """Where the bytes still are after the rows are gone, and until when."""
+    retention = now + timedelta(days=settings.DELETION_BACKUP_RETENTION_DAYS)
+    return {
+        "live_tables": {"gone_at": now.isoformat()},
+        "dead_row_versions": {
+            "tables": list(TOUCHED_TABLES),
+            "until": "the VACUUM the worker runs for these tables after the deletion",
+            "vacuumed_at": None,
+        },
+        "wal_and_backups": {
+            "retention_days": settings.DELETION_BACKUP_RETENTION_DAYS,
+            "until": retention.date().isoformat(),
+        },
+        "after_restore": "`manage.py reapply_tombstones` erases every tombstoned row again",
+    }
 
 
 def _residual_copies(now: datetime) -> list[dict[str, str]]:
@@ -125,9 +159,16 @@ def deletion_propagate(
             "review_items": {
                 "cancelled": claim_reviews_cancel(
                     tenant=tenant, claim_ids=[*erase_ids, *invalidated_ids]
-                )
+                ),
+                "topics_erased": _erase_review_topics(tenant_id=tenant.pk, claims=ERASE),
             },
         }
+        artifacts["idempotency_replies"]["redacted"] += _redact_replies_quoting(
+            tenant_id=tenant.pk, patterns=like_patterns(plan.terms)
+        )
+        # Last: rows redacted whole above are no longer candidates for a partial scrub.
+        scrubbed = scrub_quoted_content(tenant_id=tenant.pk, terms=plan.terms, now=now)
+        artifacts["quoted_elsewhere"] = {"rows_scrubbed": sum(scrubbed.values()), **scrubbed}
         staged_tombstones = (
             ("erase", TombstoneTarget.CLAIM, TombstoneAction.ERASED),
             ("event", TombstoneTarget.EVENT, TombstoneAction.REDACTED),
@@ -164,6 +205,13 @@ def deletion_propagate(
             "terms": {"count": len(digests), "digests": digests},
             "subjects": sorted(plan.subjects),
             "residual_copies": _residual_copies(now),
+            "horizon": physical_horizon(now),
+            "quotes": {
+                "other_subjects_events_scrubbed": scrubbed.get("memory_event", 0),
+                "how": "events of other subjects (a project's notes) keep what they said "
+                f"about themselves: only the quoted words were replaced by {QUOTE_MARK}; "
+                "elsewhere a string holding a word was replaced whole by a digest",
+            },
         }
         deletion.error_code = ""
         _move(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -25,8 +25,8 @@ def deletion_verify(
 ) -> DeletionRequest | None:
     """Purge hot memory once more, run the probes and complete the request with its report.
 
-    A report with a dirty probe still completes (the erasure happened), and
-    opens a `deletions` review item so a person looks at what survived.
+    A report with a dirty probe keeps the request out of `completed`: it waits
+    in `needs_review` with a `deletions` review item until an editor resolves it.
     """
     started = time.perf_counter()
     deletion = (
@@ -66,11 +66,11 @@ def deletion_verify(
         )
         deletion.report = report
         deletion.lease_expires_at = None
-        deletion.finished_at = now
+        deletion.finished_at = now if clean else None
         dirty = [probe["name"] for probe in probes if not probe["clean"]]
         _move(
             deletion,
-            to=DeletionStatus.COMPLETED,
+            to=DeletionStatus.COMPLETED if clean else DeletionStatus.NEEDS_REVIEW,
             actor=worker,
             now=now,
             reason="clean" if clean else "dirty_probes",
@@ -80,5 +80,37 @@ def deletion_verify(
             update_fields=["status", "report", "lease_expires_at", "finished_at", "updated_at"]
         )
         if not clean:
-            _open_deletion_review(deletion, [f"dirty:{name}" for name in dirty])
+            # Where the copies are (table and column, never the content): the item says.
+            found = [
+                f"found:{finding['table']}.{finding['column']}"
+                for probe in probes
+                for finding in probe["result"].get("findings", [])
+            ]
+            _open_deletion_review(
+                deletion, [f"dirty:{name}" for name in dirty] + list(dict.fromkeys(found))[:10]
+            )
+    return deletion
+
+
+def deletion_vacuum(*, deletion: DeletionRequest) -> DeletionRequest:
+    """VACUUM the tables a finished deletion touched, so the old row versions holding
+    the content go now rather than at autovacuum's leisure, and record when.
+
+    VACUUM cannot run inside a transaction: called inside one (a caller's atomic
+    block), it records why it was skipped and leaves the rows to autovacuum.
+    """
+    horizon = dict(deletion.report.get("horizon") or {})
+    dead = dict(horizon.get("dead_row_versions") or {})
+    if not dead or dead.get("vacuumed_at"):
+        return deletion
+    if connection.in_atomic_block:
+        dead["skipped"] = "inside a transaction; autovacuum removes them"
+    else:
+        with connection.cursor() as cursor:
+            for table in dead.get("tables", []):
+                cursor.execute(f"VACUUM {connection.ops.quote_name(table)}")
+        dead["vacuumed_at"] = timezone.now().isoformat()
+    horizon["dead_row_versions"] = dead
+    deletion.report = {**deletion.report, "horizon": horizon}
+    DeletionRequest.objects.filter(pk=deletion.pk).update(report=deletion.report)
     return deletion

@@ -21,7 +21,10 @@ from django.db import connection
 from common.models import IdempotencyRecord
 from memory.held_content import (
     CLAIM_CONTENT,
+    ERASED_PREFIX,
+    REDACTED_EVENT_KIND,
     REPLY_CONTENT,
+    REVIEW_TOPIC_CONTENT,
     TRACE_CONTENT,
     URI_SOURCE_CONTENT,
 )
@@ -46,6 +49,7 @@ _EVENT = Event._meta.db_table
 _TRACE = RecallTrace._meta.db_table
 _TOMBSTONE = Tombstone._meta.db_table
 _IDEMPOTENCY = IdempotencyRecord._meta.db_table
+_REVIEW_ITEM = REVIEW_TOPIC_CONTENT.table
 # The rows one propagation touches, staged server-side once: every statement joins
 # this table instead of shipping (and re-parsing) an array of 10,000 ids.
 _STAGED = "memdesk_deletion_rows"
@@ -137,8 +141,18 @@ class ErasedClaims:
     ngrams_cleared: int
 
 
+def _erased_digest_sql(column: str) -> str:
+    """SQL replacing an agent's string by a short digest of it, once (a digest stays as it is)."""
+    return (
+        f"CASE WHEN starts_with({column}, '{ERASED_PREFIX}') THEN {column} ELSE "
+        f"'{ERASED_PREFIX}' || substr(encode(sha256(convert_to({column}, 'UTF8')), 'hex'), 1, 24) "
+        "END"
+    )
+
+
 def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
-    """Wipe value, text and both index entries; the value digest stays."""
+    """Wipe value, text, scope and both index entries; the predicate becomes a digest
+    and the value digest stays."""
     # Claims are wiped, not deleted, so no cascade removes the vectors of their text.
     claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
     where, params = rows.match("id")
@@ -153,7 +167,8 @@ def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
         )
         UPDATE {_CLAIM} AS c
         SET status = 'erased', value = NULL, text = '', search_vector = NULL,
-            ngrams = '{{}}', updated_at = %s
+            ngrams = '{{}}', predicate = {_erased_digest_sql("c.predicate")},
+            scope = '{{}}'::jsonb, scope_key = '{{}}', scope_size = 0, updated_at = %s
         FROM target WHERE c.id = target.id AND c.status = ANY(%s)
         RETURNING c.id, c.subject_id, target.had_fts, target.had_grams
         """,  # noqa: S608 - table names come from model metadata
@@ -226,15 +241,16 @@ def _redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     where, params = rows.match("id")
     return _execute(
         f"UPDATE {_EVENT} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
+        "run_id = '', agent = '', kind = %s, "
         f"redacted_at = %s WHERE tenant_id = %s AND redacted_at IS NULL AND {where}",
-        [now, tenant_id, *params],
+        [REDACTED_EVENT_KIND, now, tenant_id, *params],
     )
 
 
 def _redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     where, params = rows.match("id")
     return _execute(
-        f"UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, "  # noqa: S608
+        f"UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb, "  # noqa: S608
         "redacted_at = COALESCE(redacted_at, %s) WHERE tenant_id = %s "
         f"AND {TRACE_CONTENT.sql()} AND {where}",
         [now, tenant_id, *params],
@@ -249,7 +265,8 @@ def _redact_traces_choosing(
     return _rows(
         f"""
         WITH redacted AS (
-            UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, redacted_at = %s
+            UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb,
+                redacted_at = %s
             WHERE tenant_id = %s AND subject_id = ANY(%s) AND redacted_at IS NULL
               AND chosen && %s::uuid[]
             RETURNING id, chosen
@@ -287,6 +304,28 @@ def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
         f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
         "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
         f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND {where}",
+        [tenant_id, *params],
+    )
+
+
+def _redact_replies_quoting(*, tenant_id: int, patterns: list[str]) -> int:
+    """Stored API replies of any row that quote the deleted content's words."""
+    if not patterns:
+        return 0
+    return _execute(
+        f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
+        "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
+        f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND response_body::text ILIKE ANY(%s)",
+        [tenant_id, patterns],
+    )
+
+
+def _erase_review_topics(*, tenant_id: int, claims: Rows) -> int:
+    """A claim's review items name its predicate as their topic: a digest replaces it."""
+    where, params = claims.match("target_id", as_text=True)
+    return _execute(
+        f"UPDATE {_REVIEW_ITEM} SET topic = {_erased_digest_sql('topic')} "  # noqa: S608
+        f"WHERE tenant_id = %s AND {REVIEW_TOPIC_CONTENT.sql()} AND {where}",
         [tenant_id, *params],
     )
 

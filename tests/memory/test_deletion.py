@@ -55,6 +55,8 @@ PROBES = [
     "recall_traces",
     "audit_log",
     "idempotency_replies",
+    "review_items",
+    "everywhere",
 ]
 WORKER = Actor.system("test lifecycle worker")
 
@@ -271,12 +273,10 @@ def test_deleting_everything_about_a_subject_leaves_other_subjects_alone(agent, 
 
 
 @pytest.mark.django_db
-def test_a_dirty_probe_completes_the_deletion_and_opens_a_deletions_review_item(
-    agent, acme, editor
-):
+def test_a_project_event_quoting_the_memory_loses_only_the_quoted_words(agent, acme):
     claim = submit(agent, predicate="locker_code_word", value=CANARY, text=f"Code {CANARY}")
-    # Meeting notes of a project quote Alice's secret word: not her own statement,
-    # so the deletion may not redact them, and the probe must say so.
+    # Meeting notes of a project quote Alice's secret word: not her own statement, so
+    # the deletion keeps what the notes say about the project and replaces the quote.
     notes = post_event(agent, subject="project:gym", text=f"Notes: Alice uses {CANARY}")
     derived = agent.post(
         f"/api/v1/claims/{claim['id']}/derive",
@@ -299,25 +299,16 @@ def test_a_dirty_probe_completes_the_deletion_and_opens_a_deletions_review_item(
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
 
     assert done.status == DeletionStatus.COMPLETED
-    assert done.report["clean"] is False
-    dirty = [probe for probe in done.report["probes"] if not probe["clean"]]
-    assert [probe["name"] for probe in dirty] == ["ledger_events"]
-    assert dirty[0]["result"]["quoting"] == 1
+    assert done.report["clean"] is True, [p for p in done.report["probes"] if not p["clean"]]
+    event = Event.objects.get(pk=notes["id"])
+    assert (event.text, event.redacted_at) == ("Notes: Alice uses [erased]", None)
+    assert event.scrubbed_at is not None
+    assert done.report["quotes"]["other_subjects_events_scrubbed"] == 1
+    assert done.report["artifacts"]["quoted_elsewhere"]["memory_event"] == 1
     # The derived claim rested only on the erased one, so it went with it.
     assert Claim.objects.get(pk=derived["id"]).status == ClaimStatus.ERASED
-    item = ReviewItem.objects.get(queue=Queue.DELETIONS, target_id=str(deletion.pk))
-    assert item.reason_codes == ["dirty:ledger_events"]
-    assert CANARY not in json.dumps(done.report)
-
-    review_decide(
-        tenant=acme,
-        item_id=item.pk,
-        actor=Actor.for_user(editor, Role.EDITOR),
-        verdict="acknowledge",
-        note="asked the gym to redact its notes",
-    )
-    item.refresh_from_db()
-    assert item.status == ItemStatus.DECIDED
+    assert not ReviewItem.objects.filter(queue=Queue.DELETIONS).exists()
+    assert tables_containing(CANARY) == {}
 
 
 @pytest.mark.django_db
@@ -446,7 +437,8 @@ def test_verification_without_the_words_says_so(agent, acme):
 
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
 
-    assert done.status == DeletionStatus.COMPLETED
+    # Unproven, so not completed: it waits for an editor.
+    assert done.status == DeletionStatus.NEEDS_REVIEW
     words = next(p for p in done.report["probes"] if p["name"] == "distinctive_words")
     assert words["clean"] is False and words["result"]["available"] is False
     assert all(p["clean"] for p in done.report["probes"] if p["name"] != "distinctive_words")
@@ -481,7 +473,10 @@ def test_deleting_a_subject_costs_the_same_queries_for_10_or_1000_claims(acme, s
         artifacts = done.report["artifacts"]
         assert artifacts["claims"] == {"erased": claims}
         assert artifacts["derived_claims"] == {"erased": seeded.derived, "invalidated": 0}
-        assert artifacts["review_items"] == {"cancelled": seeded.review_items}
+        assert artifacts["review_items"] == {
+            "cancelled": seeded.review_items,
+            "topics_erased": seeded.review_items,
+        }
         assert artifacts["recall_traces"]["redacted"] == seeded.traces
         assert done.report["terms"]["count"] == 6
         assert not ReviewItem.objects.filter(
@@ -514,9 +509,9 @@ def test_a_subject_with_10000_claims_is_erased_in_one_pass_with_a_complete_repor
 
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
 
-    assert done.status == DeletionStatus.COMPLETED
     assert [probe["name"] for probe in done.report["probes"]] == PROBES
     assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+    assert done.status == DeletionStatus.COMPLETED
     artifacts = done.report["artifacts"]
     assert artifacts["claims"] == {"erased": 10_000}
     # Notes that repeat the marker are erased with their sources, the rest invalidated.

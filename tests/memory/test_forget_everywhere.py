@@ -1,0 +1,242 @@
+"""Forgetting that is complete: every copy of a memory's words goes, and a copy nobody
+registered keeps the deletion out of `completed` until an editor resolves it.
+
+A canary goes into every field an agent or a person can write (events, claims,
+review decisions, receipts, recall traces of the person and of a project,
+invalidation reasons, idempotency replies); the person deletes one memory, or
+everything, through the public API; then no row of any table and no Redis value
+under the instance's prefix may still hold it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.actors import Actor
+from memory.hot_memory import cache_client
+from memory.models import Claim, ClaimStatus, DeletionRequest, DeletionStatus, Event
+from memory.services.deletion import deletion_run
+from reviews.models import Decision, ItemStatus, Queue, ReviewItem
+from tests.dump import tables_containing
+from tests.memory.helpers import post_event, recall
+
+CANARY = "zyrtaquemble"
+WORKER = Actor.system("test lifecycle worker")
+
+
+def redis_holding(needle: str) -> list[bytes]:
+    client = cache_client()
+    return [
+        key
+        for key in client.scan_iter(match=f"{cache.make_key('')}*", count=1000)
+        if needle.encode() in key
+        or (client.type(key) == b"string" and needle.encode() in (client.get(key) or b""))
+    ]
+
+
+def plant(agent, editor_api) -> dict[str, str]:
+    """The canary in every agent- or person-supplied field memdesk stores."""
+    event = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:alice",
+            "kind": f"note_{CANARY}",
+            "text": f"I keep the {CANARY} in the shed",
+            "body": {"detail": f"the {CANARY}", CANARY: "as a key"},
+            "source_uri": f"chat://s1/{CANARY}",
+            "run_id": f"run-{CANARY}",
+            "agent": f"agent-{CANARY}",
+            "observed_at": timezone.now().isoformat(),
+        },
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="canary-event",
+    )
+    assert event.status_code == 201, event.json()
+    proposed = agent.post(
+        "/api/v1/claims",
+        {
+            "subject": "user:alice",
+            "kind": "fact",
+            "predicate": f"shed_{CANARY}",
+            "scope": {"place": f"shed-{CANARY}"},
+            "value": CANARY,
+            "text": f"Alice keeps the {CANARY} in the shed",
+            "authority": "agent_inferred",
+            "basis": "inference",
+            "sources": [{"event": event.json()["id"]}],
+        },
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="canary-claim",
+    )
+    assert proposed.status_code == 201, proposed.json()
+    claim_id = proposed.json()["id"]
+    item = ReviewItem.objects.get(target_type="claim", target_id=claim_id, queue=Queue.CANDIDATES)
+    assert CANARY in item.topic
+    decided = editor_api.post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "approve", "note": f"Checked: the {CANARY} is real"},
+        format="json",
+    )
+    assert decided.status_code == 200, decided.json()
+    assert Claim.objects.get(pk=claim_id).status == ClaimStatus.ACTIVE
+
+    # Recalls asking for it, on Alice and on a project that quotes her.
+    recall(agent, query=f"where is the {CANARY}", scope={"place": f"shed-{CANARY}"})
+    post_event(agent, subject="project:shed", text=f"Minutes: Alice's {CANARY} stays here")
+    recall(agent, subject="project:shed", query=f"{CANARY} location")
+    hot = agent.get("/api/v1/subjects/user:alice/hot-memory?budget_chars=4000")
+    assert CANARY in hot.json()["text"]
+    assert redis_holding(CANARY)
+
+    receipt = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "notes.create",
+            "target": f"https://notes.example/api/{CANARY}",
+            "intent": {"title": f"Where the {CANARY} is", CANARY: True},
+            "idempotency_key": "canary-receipt",
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+    )
+    assert receipt.status_code == 201, receipt.json()
+
+    invalidated = agent.post(
+        f"/api/v1/claims/{claim_id}/invalidate",
+        {"reason": f"Alice moved the {CANARY} out of the shed"},
+        format="json",
+    )
+    assert invalidated.status_code == 200, invalidated.json()
+    # Every kind of copy is really there before the deletion.
+    found = tables_containing(CANARY)
+    for table in (
+        "memory_event",
+        "memory_claim",
+        "memory_recalltrace",
+        "memory_receipt",
+        "reviews_reviewitem",
+        "reviews_decision",
+        "accounts_auditevent",
+        "common_idempotencyrecord",
+    ):
+        assert table in found, (table, found)
+    return {"claim": claim_id, "event": event.json()["id"], "receipt": receipt.json()["id"]}
+
+
+@pytest.fixture
+def editor_api(editor, session_api):
+    return session_api(editor)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("what", ["one_memory", "everything"])
+def test_the_canary_is_nowhere_after_the_deletion(what, agent, alice, editor_api, session_api):
+    ids = plant(agent, editor_api)
+    user = session_api(alice)
+
+    if what == "one_memory":
+        accepted = user.delete(f"/api/v1/me/memories/{ids['claim']}")
+    else:
+        accepted = user.delete("/api/v1/me/memories")
+    assert accepted.status_code == 202, accepted.json()
+    deletion_id = accepted.json()["deletion"]
+    done = deletion_run(deletion_id=deletion_id, worker=WORKER)
+
+    assert done is not None
+    report = done.report
+    assert report["clean"] is True, [p for p in report["probes"] if not p["clean"]]
+    assert done.status == DeletionStatus.COMPLETED
+    everywhere = next(p for p in report["probes"] if p["name"] == "everywhere")
+    assert everywhere["result"]["tables"] >= 20 and everywhere["result"]["findings"] == []
+    # The project's minutes keep what they say about the project; only the quote went.
+    minutes = Event.objects.get(subject__ref="shed", subject__kind="project")
+    assert minutes.text == "Minutes: Alice's [erased] stays here"
+    assert minutes.redacted_at is None and minutes.scrubbed_at is not None
+    assert report["quotes"]["other_subjects_events_scrubbed"] == 1
+    # Ids, times and digests stay for the audit trail.
+    decision = Decision.objects.get(item__target_id=ids["claim"])
+    assert decision.note.startswith("erased:") and decision.scrubbed_at is not None
+    assert decision.verdict == "approve" and decision.at is not None
+    claim = Claim.objects.get(pk=ids["claim"])
+    assert claim.predicate.startswith("erased:") and claim.scope == {} and claim.value_digest
+    assert report["horizon"]["wal_and_backups"]["retention_days"] == 30
+    assert CANARY not in json.dumps(report)
+
+    # A full dump of the database, and every Redis value of this instance.
+    assert tables_containing(CANARY) == {}
+    assert redis_holding(CANARY) == []
+
+
+@pytest.mark.django_db
+def test_a_copy_in_a_column_nobody_registered_keeps_the_deletion_out_of_completed(
+    agent, acme, alice, editor_api, session_api, login
+):
+    claim = agent.post(
+        "/api/v1/claims",
+        {
+            "subject": "user:alice",
+            "kind": "fact",
+            "predicate": "hideout",
+            "value": CANARY,
+            "text": f"Alice hides at {CANARY}",
+            "authority": "agent_inferred",
+            "basis": "inference",
+            "sources": [{"uri": "chat://s1/m1"}],
+        },
+        format="json",
+    ).json()
+    # A table no deletion writes: a skill's name, planted behind memdesk's back.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO skills_skill (tenant_id, slug, name, created_by_kind, created_by_id, "
+            "created_by_label, created_at) VALUES (%s, 'hideouts', %s, 'user', '', '', now()) "
+            "RETURNING id",
+            [acme.pk, f"Hideouts like {CANARY.upper()}"],
+        )
+        skill_id = cursor.fetchone()[0]
+
+    user = session_api(alice)
+    deletion_id = user.delete(f"/api/v1/me/memories/{claim['id']}").json()["deletion"]
+    done = deletion_run(deletion_id=deletion_id, worker=WORKER)
+
+    assert done.status == DeletionStatus.NEEDS_REVIEW
+    assert done.report["clean"] is False and done.finished_at is None
+    everywhere = next(p for p in done.report["probes"] if p["name"] == "everywhere")
+    assert everywhere["clean"] is False
+    assert everywhere["result"]["findings"] == [
+        {
+            "table": "skills_skill",
+            "column": "name",
+            "row": str(skill_id),
+            "scrubbed_by_deletions": False,
+        }
+    ]
+    assert [p["name"] for p in done.report["probes"] if not p["clean"]] == ["everywhere"]
+    assert CANARY not in json.dumps(done.report).lower()
+    item = ReviewItem.objects.get(queue=Queue.DELETIONS, target_id=str(deletion_id))
+    assert item.reason_codes == ["dirty:everywhere", "found:skills_skill.name"]
+    # The person reads where it stands, in plain words, with the details behind a disclosure.
+    page = login(alice).get(reverse("memory:deletion", args=[deletion_id]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "our checks found a possible copy somewhere" in html
+    assert '<details id="horizon">' in html and "DELETION_BACKUP_RETENTION_DAYS" in html
+    assert CANARY not in html.lower()
+
+    decided = editor_api.post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "acknowledge", "note": "asked the skill owner to rename it"},
+        format="json",
+    )
+    assert decided.status_code == 200, decided.json()
+    resolved = DeletionRequest.objects.get(pk=deletion_id)
+    assert resolved.status == DeletionStatus.COMPLETED and resolved.finished_at is not None
+    assert resolved.report["clean"] is False and resolved.report["resolved"]["by"]
+    item.refresh_from_db()
+    assert item.status == ItemStatus.DECIDED
