@@ -23,6 +23,7 @@ from memory.services.erasure import (
     Rows,
     _drop_conflict_links,
     _erase_claims,
+    _erase_review_topics,
     _invalidate_claims,
     _redact_events,
     _redact_idempotency_replies,
@@ -70,6 +71,9 @@ def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforc
             now=now,
         )
     result.counts["claim_sources_removed"] = _remove_uri_sources(
+        tenant_id=tenant.pk, claims=erased_claims
+    )
+    result.counts["review_topics_erased"] = _erase_review_topics(
         tenant_id=tenant.pk, claims=erased_claims
     )
     revived = _invalidate_claims(

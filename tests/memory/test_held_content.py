@@ -56,8 +56,8 @@ def probe_verdicts(deletion: DeletionRequest) -> dict[str, bool]:
 
 def plant(agent) -> str:
     """A claim holding the word in every table erasure writes: its text and value, a uri
-    source, the user's statement behind it (with a stored idempotent reply) and a recall
-    trace that asked for it."""
+    source, the user's statement behind it (with a stored idempotent reply), a recall
+    trace that asked for it and the review item whose topic is its predicate."""
     event = agent.post(
         "/api/v1/events",
         {
@@ -75,15 +75,18 @@ def plant(agent) -> str:
         predicate="bike_lock_word",
         value=WORD,
         text=f"Alice's bike lock word is {WORD}",
+        authority="agent_inferred",
+        basis="inference",
         sources=[{"event": event["id"]}, {"uri": f"notes://alice/{WORD}"}],
     )
+    assert claim["decision"] == "needs_review", claim
     recall(agent, query=f"bike lock {WORD}", include_stale=True)
     return claim["id"]
 
 
 def test_every_table_erasure_writes_has_one_registered_condition():
     written = {erasure._CLAIM, erasure._SOURCE, erasure._EVENT, erasure._TRACE}
-    written.add(erasure._IDEMPOTENCY)
+    written |= {erasure._IDEMPOTENCY, erasure._REVIEW_ITEM}
     assert {held.table for held in HELD_CONTENT} == written
     assert len(HELD_CONTENT) == len(written)
 
