@@ -16,6 +16,7 @@ from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.events import event_record
 from memory.services.recall import recall_run
+from memory.services.recovery import checkpoint_save
 
 
 @dataclass(frozen=True)
@@ -158,8 +159,10 @@ def seed_memory_lifecycle(*, tenant: Tenant, tokens: DemoTokens) -> None:
         )
     consolidation_run(tenant=tenant)
 
-    # Alice asks to forget her locker code, but an agent's CRM note quotes it:
-    # the verification probe finds the copy and a person is asked to look.
+    # Alice asks to forget her locker code. A CRM note quotes it (the deletion
+    # replaces the quote), and an agent named a saved checkpoint after it: no
+    # deletion writes checkpoints, so the probe over every column finds the copy
+    # and the deletion waits for a person.
     locker = event_record(
         tenant=tenant,
         actor=chat,
@@ -207,6 +210,14 @@ def seed_memory_lifecycle(*, tenant: Tenant, tokens: DemoTokens) -> None:
             sources=[SourceInput(event=note.id)],
             derived_from=[result.claim.id],
         ),
+    )
+    checkpoint_save(
+        tenant=tenant,
+        actor=agent,
+        task_key="remind-alice-locker-quokka-2291",
+        input_fingerprint="sha256:demo-locker",
+        stage="reminded",
+        stage_complete=True,
     )
     owner = SubjectOwnership.objects.filter(tenant=tenant, subject_key="user:alice").first()
     deletion, _ = deletion_request_create(

@@ -22,7 +22,7 @@ def audit_row(acme) -> AuditEvent:
 )
 def test_database_refuses_changing_audit_rows_with_raw_sql(audit_row, sql):
     with (
-        pytest.raises(DatabaseError, match="Cannot update or delete"),
+        pytest.raises(DatabaseError, match=r"Cannot (update|delete)"),
         transaction.atomic(),
         connection.cursor() as cursor,
     ):

@@ -262,13 +262,30 @@ def test_decisions_cannot_be_rewritten_or_removed_with_raw_sql(acme, item, erin)
         "DELETE FROM reviews_decision WHERE id = %s",
     ):
         with (
-            pytest.raises(DatabaseError, match="Cannot update or delete"),
+            pytest.raises(DatabaseError, match=r"Cannot (update|delete)"),
             transaction.atomic(),
             connection.cursor() as cursor,
         ):
             cursor.execute(sql, [decision.pk])
     stored = Decision.objects.get(pk=decision.pk)
     assert (stored.verdict, stored.actor_label) == ("approve", "erin")
+
+
+def test_a_decision_may_be_scrubbed_once_and_never_again(acme, item, erin):
+    decision = review_decide(
+        tenant=acme, item_id=item.pk, actor=erin, verdict="approve", note="quoted words"
+    )
+    scrub = "UPDATE reviews_decision SET note = 'erased:1', scrubbed_at = now() WHERE id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(scrub, [decision.pk])
+    with (
+        pytest.raises(DatabaseError, match="Cannot update"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(scrub.replace("erased:1", "something else"), [decision.pk])
+    stored = Decision.objects.get(pk=decision.pk)
+    assert (stored.note, stored.verdict) == ("erased:1", "approve")
 
 
 # --- bulk ---------------------------------------------------------------------------------------
