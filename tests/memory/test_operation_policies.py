@@ -14,7 +14,10 @@ from rest_framework.test import APIClient
 from accounts.actors import Actor
 from accounts.models import AuditEvent
 from memory.models.platforms import OperationPolicy
+from memory.models.receipts import Receipt, ReceiptTransition
 from memory.services.platforms import operation_policy_set
+from memory.services.receipt_reads import receipts_reconcile
+from tests.memory.conftest import http_reconciler
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +197,144 @@ def test_a_policy_must_require_something_in_the_database_too(acme, blog_platform
     )
     with pytest.raises(IntegrityError), transaction.atomic():
         OperationPolicy.objects.filter(pk=policy.pk).update(require_external_id=False)
+
+
+# -- the policy applied to agents' reports ----------------------------------------------
+
+
+def _policy(tenant, platform="fake", **requirements):
+    return operation_policy_set(
+        tenant=tenant,
+        actor=Actor.system("test setup"),
+        platform=platform,
+        operation="articles.create",
+        **requirements,
+    )[0]
+
+
+def _submitted(agent, fake, key="pub-1", operation="articles.create"):
+    created = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": operation,
+            "target": f"{fake.url}/articles",
+            "intent": {"title": key},
+            "idempotency_key": key,
+            "reconciler": http_reconciler(fake, absence_proof="status_404"),
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    receipt = created.json()
+    moved = agent.post(
+        f"/api/v1/receipts/{receipt['id']}/transitions", {"to": "submitted"}, format="json"
+    )
+    assert moved.status_code == 200, moved.json()
+    return receipt
+
+
+def _report(agent, receipt, **body):
+    return agent.post(
+        f"/api/v1/receipts/{receipt['id']}/transitions", {"to": "succeeded", **body}, format="json"
+    )
+
+
+def test_a_success_without_what_the_policy_needs_is_refused_and_moves_nothing(
+    acme, agent, platform
+):
+    _policy(acme, require_external_id=True, evidence_fields=["url", "revision"])
+    receipt = _submitted(agent, platform)
+    transitions = ReceiptTransition.objects.filter(receipt_id=receipt["id"]).count()
+
+    refused = _report(agent, receipt, evidence={"url": "https://blog/1", "revision": ""})
+    assert refused.status_code == 409
+    problem = refused.json()
+    assert problem["code"] == "evidence_required"
+    assert problem["missing"] == ["external_id", "evidence.revision"]
+    assert problem["required"] == ["external_id", "evidence.url", "evidence.revision"]
+    assert set(problem["errors"]) == {"external_id", "evidence.revision"}
+    stored = Receipt.objects.get(pk=receipt["id"])
+    assert (stored.state, stored.external_id) == ("submitted", "")
+    assert ReceiptTransition.objects.filter(receipt_id=receipt["id"]).count() == transitions
+
+    accepted = _report(
+        agent, receipt, external_id="art_1", evidence={"url": "https://blog/1", "revision": 3}
+    )
+    assert accepted.status_code == 200, accepted.json()
+    assert accepted.json()["state"] == "succeeded"
+
+
+def test_other_operations_and_other_tenants_keep_todays_behaviour(
+    acme, globex, agent, platform, globex_agent
+):
+    _policy(acme, require_external_id=True)
+    other = _submitted(agent, platform, key="other-op", operation="comments.create")
+    assert _report(agent, other).json()["state"] == "succeeded"
+    # globex has no policy for articles.create: its agents' word is taken as it comes.
+    from tests.memory.conftest import register_fake_platform
+
+    register_fake_platform(platform, tenant=globex)
+    theirs = _submitted(globex_agent, platform, key="theirs")
+    assert _report(globex_agent, theirs).json()["state"] == "succeeded"
+
+
+def test_the_state_machine_refuses_before_the_policy_is_asked(acme, agent, platform):
+    _policy(acme, require_external_id=True)
+    created = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "articles.create",
+            "target": f"{platform.url}/articles",
+            "intent": {"title": "planned only"},
+            "idempotency_key": "planned-only",
+            "reconciler": http_reconciler(platform),
+        },
+        format="json",
+    ).json()
+    response = _report(agent, created)
+    assert response.status_code == 409
+    assert response.json()["code"] == "illegal_transition"
+    assert response.json()["allowed"] == ["submitted"]
+
+
+def test_with_a_verifying_read_only_memdesks_read_makes_it_succeeded(acme, agent, platform, actors):
+    _policy(acme, require_external_id=True, require_verifying_read=True)
+    receipt = _submitted(agent, platform)
+    platform.seed(receipt["idempotency_key"], article_id="art_7")
+
+    refused = _report(agent, receipt, evidence={"url": "https://blog/7"})
+    assert refused.json()["missing"] == ["external_id"]
+
+    reported = _report(agent, receipt, external_id="art_7", evidence={"url": "https://blog/7"})
+    assert reported.status_code == 200, reported.json()
+    assert reported.json()["state"] == "outcome_unknown"
+    moved = ReceiptTransition.objects.filter(receipt_id=receipt["id"]).latest("id")
+    assert (moved.to_state, moved.reason) == ("outcome_unknown", "verifying_read_required")
+    assert moved.evidence == {"url": "https://blog/7"}
+
+    receipts_reconcile(receipt_ids=[receipt["id"]], worker=actors.worker)
+    settled = Receipt.objects.get(pk=receipt["id"])
+    assert (settled.state, settled.external_id) == ("succeeded", "art_7")
+    last = ReceiptTransition.objects.filter(receipt_id=receipt["id"]).latest("id")
+    assert (last.from_state, last.actor_kind) == ("reconciling", "system")
+
+
+def test_a_verifying_read_that_finds_another_id_goes_to_a_person(acme, agent, platform, actors):
+    _policy(acme, require_external_id=True, require_verifying_read=True)
+    receipt = _submitted(agent, platform)
+    platform.seed(receipt["idempotency_key"], article_id="art_real")
+    _report(agent, receipt, external_id="art_claimed")
+    receipts_reconcile(receipt_ids=[receipt["id"]], worker=actors.worker)
+    settled = Receipt.objects.get(pk=receipt["id"])
+    assert settled.state == "manual_review"
+    assert settled.external_id == "art_claimed"
+
+
+def test_a_verifying_read_that_finds_nothing_never_makes_it_succeeded(
+    acme, agent, platform, actors
+):
+    _policy(acme, require_verifying_read=True)
+    receipt = _submitted(agent, platform)
+    assert _report(agent, receipt).json()["state"] == "outcome_unknown"
+    receipts_reconcile(receipt_ids=[receipt["id"]], worker=actors.worker)
+    assert Receipt.objects.get(pk=receipt["id"]).state == "safe_to_retry"
