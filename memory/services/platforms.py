@@ -1,4 +1,5 @@
-"""Registering the platforms memdesk may read from: admins (console, API) and operators.
+"""Registering the platforms memdesk may read from, and the operation policies that say
+what an agent's `succeeded` needs on them: admins (console, API) and operators.
 
 The base URL is normalised and its host resolved by memdesk before anything
 is stored: a host that resolves to an internal address is refused unless the
