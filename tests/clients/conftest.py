@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from accounts.services import agent_token_create
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(settings) -> None:
+    """A cache key prefix per test: test databases restart their ids, so a former run's
+    cached hot memory or resolved skill would otherwise answer for this run's rows. The
+    live server runs in this process and reads the same settings."""
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-clients-{uuid.uuid4().hex}"
+    settings.CACHES = caches
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from memdesk_client import AsyncDesk, Desk, RecallResult, error_class_for
 from memdesk_client.errors import (
+    AuthenticationError,
     CapabilityRequired,
     ConflictError,
     IllegalTransition,
@@ -16,8 +17,10 @@ from memdesk_client.errors import (
     NotFoundError,
     PersonRequired,
     ProblemError,
+    RateLimited,
     ReceiptAlreadyUsed,
     RequestTimedOut,
+    ServerError,
     SourceRequired,
     SubjectRequired,
 )
@@ -165,6 +168,12 @@ def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_t
         narrow.recall("user:alice", "x")
     assert capability.value.code == "capability_required"
 
+    stranger = Desk(live_server.url, "mdk_not-a-token", timeout=TIMEOUT)
+    with stranger, pytest.raises(AuthenticationError) as unknown_token:
+        stranger.get_claim(str(uuid.uuid4()))
+    assert unknown_token.value.status == 401
+    assert unknown_token.value.code in {"authentication_failed", "not_authenticated"}
+
     assert error_class_for("illegal_transition") is IllegalTransition
     assert error_class_for("some_new_code", 409) is ConflictError
     assert issubclass(error_class_for("some_new_code", 500), ProblemError)
@@ -206,6 +215,74 @@ def test_a_write_memdesk_does_not_deduplicate_is_not_sent_twice(live_server, age
         desk.invalidate_claim(claim_id, "moved again")
     assert len(network.sent) == 1
     assert Claim.objects.get(id=claim_id).status == "invalidated"
+
+
+class _RefuseFirst(httpx.BaseTransport):
+    """Answers the first request itself with `status` (and `headers`), as a proxy in front
+    of memdesk or memdesk's throttle would, and delivers every later one to memdesk."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        self._inner = httpx.HTTPTransport()
+        self._status = status
+        self._headers = headers or {}
+        self.sent: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(request)
+        if len(self.sent) == 1:
+            problem = {
+                "type": "about:blank",
+                "title": "Refused",
+                "status": self._status,
+                "detail": "refused before any work",
+                "code": "throttled" if self._status == 429 else "unavailable",
+            }
+            return httpx.Response(
+                self._status,
+                json=problem,
+                headers={"Content-Type": "application/problem+json", **self._headers},
+            )
+        return self._inner.handle_request(request)
+
+
+def _fast_retries():
+    from memdesk_client import RetryPolicy
+
+    return RetryPolicy(backoff_seconds=0.01, max_backoff_seconds=0.02)
+
+
+def test_retries_follow_the_contract(live_server, agent_token):
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT) as setup:
+        claim_id = _accepted_fact(setup, "home_city", "Shanghai", "Alice lives in Shanghai")
+
+    def desk_behind(network: _RefuseFirst) -> Desk:
+        return Desk(
+            live_server.url, agent_token, timeout=TIMEOUT, transport=network, retry=_fast_retries()
+        )
+
+    # A read after a 503 is asked again.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk:
+        assert desk.get_claim(claim_id)["id"] == claim_id
+    assert len(network.sent) == 2
+
+    # Recall writes a trace: after a 503 it is not sent again blind.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk, pytest.raises(ServerError) as unavailable:
+        desk.recall("user:alice", "where")
+    assert (unavailable.value.status, len(network.sent)) == (503, 1)
+
+    # A 429 with Retry-After was refused before any work: any call may wait and go again.
+    network = _RefuseFirst(429, {"Retry-After": "0"})
+    with desk_behind(network) as desk:
+        assert desk.recall("user:alice", "where does alice live").items[0].id == claim_id
+    assert len(network.sent) == 2
+
+    # Without Retry-After the client does not guess.
+    network = _RefuseFirst(429)
+    with desk_behind(network) as desk, pytest.raises(RateLimited) as limited:
+        desk.recall("user:alice", "where")
+    assert (limited.value.code, len(network.sent)) == ("throttled", 1)
 
 
 def test_iteration_follows_the_cursor_over_several_pages(desk):
@@ -391,3 +468,27 @@ def test_the_async_desk_runs_the_same_loop(live_server, agent_token, slow_platfo
     assert (stored.state, stored.error_code) == ("outcome_unknown", "timeout")
     assert slow_platform.writes == 1
     assert (decision, reason) == ("verify_only", "effect_unverified")
+
+
+def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token):
+    from skills.models import EvaluationRun, SkillVersion
+    from tests.skills.conftest import package
+
+    token = issue_token(capabilities=["skills:read", "skills:write", "evaluations:write"])
+    with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
+        desk.create_skill("pdf-tools", "PDF tools")
+        first = desk.upload_skill_version("pdf-tools", package())
+        assert (first["number"], first["status"]) == (1, "draft")
+        assert desk.upload_skill_version("pdf-tools", package())["number"] == 1
+        second = desk.upload_skill_version("pdf-tools", package(body="# PDF tools\n\nv2\n"))
+        assert second["number"] == 2
+        assert [v["number"] for v in desk.iter_skill_versions("pdf-tools", limit=1)] == [2, 1]
+        desk.record_evaluation(
+            "pdf-tools", 2, category="normal", passed=True, content_hash=second["content_hash"]
+        )
+        assert desk.submit_skill_version("pdf-tools", 2)["status"] == "in_review"
+        assert desk.skill_file("pdf-tools", 2, "SKILL.md").decode().endswith("v2\n")
+        with pytest.raises(NotFoundError):
+            desk.resolve_skill("pdf-tools")  # nothing is published yet
+    assert SkillVersion.objects.filter(skill__slug="pdf-tools").count() == 2
+    assert EvaluationRun.objects.filter(version__number=2, passed=True).count() == 1

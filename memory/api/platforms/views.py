@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from accounts.access import api_context, role_required
 from common.problems import not_found
+from common.schema import ADMIN_AUTH
 from memory.api.platforms.serializers import (
     OperationPolicyInput,
     OperationPolicyOutput,
@@ -27,13 +28,6 @@ from memory.selectors.platforms import operation_policies_list, platform_get, pl
 from memory.services.platforms import operation_policy_set, platform_register
 
 ADMINS = role_required("admin")
-
-_AUTH = {
-    401: OpenApiResponse(description="Problem details: not_authenticated"),
-    403: OpenApiResponse(
-        description="Problem details: role_required (agent tokens, editors, auditors)"
-    ),
-}
 _NOT_FOUND = OpenApiResponse(description="Problem details: not_found (no such platform)")
 
 
@@ -41,7 +35,7 @@ class PlatformListCreateView(APIView):
     permission_classes = [ADMINS]
 
     @extend_schema(
-        responses={200: PlatformOutput(many=True), **_AUTH},
+        responses={200: PlatformOutput(many=True), **ADMIN_AUTH},
         summary="List the tenant's registered platforms (admins)",
     )
     def get(self, request: Request) -> Response:
@@ -65,7 +59,7 @@ class PlatformListCreateView(APIView):
                 description="Problem details: platform_name_taken (the name is registered "
                 "with another base URL or address policy)"
             ),
-            **_AUTH,
+            **ADMIN_AUTH,
         },
         summary="Register a platform receipts may read from (admins)",
         description=(
@@ -99,7 +93,7 @@ class OperationPolicyListSetView(APIView):
         return platform
 
     @extend_schema(
-        responses={200: OperationPolicyOutput(many=True), 404: _NOT_FOUND, **_AUTH},
+        responses={200: OperationPolicyOutput(many=True), 404: _NOT_FOUND, **ADMIN_AUTH},
         summary="List the operation policies registered with a platform (admins)",
     )
     def get(self, request: Request, name: str) -> Response:
@@ -121,7 +115,7 @@ class OperationPolicyListSetView(APIView):
                 "invalid_evidence_field, policy_requires_nothing"
             ),
             404: _NOT_FOUND,
-            **_AUTH,
+            **ADMIN_AUTH,
         },
         summary="Say what an agent's `succeeded` needs for an operation (admins)",
         description=(

@@ -74,7 +74,7 @@ class RetryPolicy:
     max_retry_after_seconds: float = 60.0
 
     def backoff(self, attempt: int) -> float:
-        ceiling = min(self.max_backoff_seconds, self.backoff_seconds * (2**attempt))
+        ceiling = min(self.max_backoff_seconds, self.backoff_seconds * 2.0**attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
@@ -111,7 +111,8 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
     try:
         from datetime import UTC, datetime
 
-        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+        when: datetime = parsedate_to_datetime(value)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None
 
