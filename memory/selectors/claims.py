@@ -207,8 +207,9 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
             "ts_rank(s.search_vector, plainto_tsquery('english'::regconfig, %(query)s)) "
             "AS text_rank, "
             "(s.search_vector @@ plainto_tsquery('english'::regconfig, %(query)s)) AS text_hit, "
-            "cardinality(ARRAY(SELECT unnest(s.ngrams) "
-            "INTERSECT SELECT unnest(%(grams)s::varchar[]))) AS gram_hits"
+            # The distinct n-grams the claim shares with the query.
+            "(SELECT count(DISTINCT g) FROM unnest(s.ngrams) AS g "
+            "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits"
         )
     else:
         text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
@@ -258,7 +259,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
            {_RECALLED_COLUMNS}
     FROM counts CROSS JOIN matching
     LEFT JOIN top ON true
-    LEFT JOIN {_CLAIM} c ON c.id = top.id AND c.tenant_id = %(tenant)s
+    LEFT JOIN {_CLAIM} c ON c.id = top.id
     ORDER BY top.fused DESC, top.scope_size DESC, top.recorded_at DESC, top.id
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
