@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -79,6 +80,12 @@ def bob(acme, make_member):
     user = make_member(acme, "bob", Role.USER)
     subject_link(tenant=acme, user=user, subject_key="user:bob")
     return user
+
+
+@pytest.fixture
+def outsider(db) -> Any:
+    """A person who can sign in but is a member of no tenant."""
+    return get_user_model().objects.create_user(username="olga", password="correct horse battery")
 
 
 @pytest.fixture

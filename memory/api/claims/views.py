@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -17,6 +16,7 @@ from accounts.access import ApiContext, api_context, capability_required
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found, problem_body
+from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, VALIDATION_ERROR
 from memory.api.claims.serializers import (
     BatchIn,
     CandidateIn,
@@ -44,7 +44,8 @@ from memory.selectors.claims import (
     hot_memory,
     subject_get,
 )
-from memory.services.claims import claim_invalidate, claim_submit
+from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
+from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
 from memory.services.recall import recall_run
 from memory.services.subjects import parse_subject_key
@@ -53,9 +54,6 @@ EVENTS_WRITE = capability_required("events:write")
 CLAIMS_WRITE = capability_required("claims:write")
 CLAIMS_READ = capability_required("claims:write", "recall")
 RECALL = capability_required("recall")
-
-_ERRORS_400 = OpenApiResponse(description="Problem details: validation_error, source_required, …")
-_ERRORS_404 = OpenApiResponse(description="Problem details: not_found")
 
 
 def _check_subject(context: ApiContext, key: str) -> None:
@@ -70,7 +68,7 @@ class EventCreateView(APIView):
 
     @extend_schema(
         request=EventInput,
-        responses={201: EventOutput, 400: _ERRORS_400},
+        responses={201: EventOutput, 400: VALIDATION_ERROR},
         summary="Append an event to the ledger",
         description="Errors: `validation_error`, `subject_invalid`, `secret_detected`.",
     )
@@ -91,7 +89,7 @@ class EventCreateView(APIView):
 class EventDetailView(APIView):
     permission_classes = [capability_required("events:write", "claims:write", "recall")]
 
-    @extend_schema(responses={200: EventOutput, 404: _ERRORS_404}, summary="Read an event")
+    @extend_schema(responses={200: EventOutput, 404: NOT_FOUND}, summary="Read an event")
     def get(self, request: Request, event_id: Any) -> Response:
         context = api_context(request)
         event = (
@@ -150,7 +148,7 @@ class ClaimListCreateView(ListAPIView):
 
     @extend_schema(
         request=CandidateIn,
-        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        responses={201: VerdictOut, 400: VALIDATION_ERROR, 404: NOT_FOUND},
         summary="Submit a candidate claim through the write gate",
         description=(
             "Returns the gate's verdict. `authority` and `basis` are upper bounds: the token's "
@@ -187,15 +185,18 @@ class ClaimBatchView(APIView):
         context = api_context(request)
         batch = BatchIn(data=request.data)
         batch.is_valid(raise_exception=True)
-        results: list[dict[str, Any]] = []
+        results: list[dict[str, Any] | None] = []
+        valid: list[tuple[int, CandidateInput]] = []
+        # One serializer for every item, as a list serializer does: its fields
+        # are built once, and each item's errors stay its own.
+        reader = CandidateIn()
         for index, raw in enumerate(batch.validated_data["items"]):
-            item = CandidateIn(data=raw)
             try:
-                item.is_valid(raise_exception=True)
-                with transaction.atomic():
-                    results.append(_submit(context, item))
+                candidate = CandidateIn.candidate_from(reader.run_validation(raw))
+                _check_subject(context, candidate.subject)
             except Problem as problem:
                 results.append({"error": _problem_dict(problem, index)})
+                continue
             except ValidationError as exc:
                 results.append(
                     {
@@ -208,6 +209,18 @@ class ClaimBatchView(APIView):
                         )
                     }
                 )
+                continue
+            results.append(None)
+            valid.append((index, candidate))
+        outcomes = claims_submit_batch(
+            tenant=context.tenant, actor=context.actor, candidates=[c for _, c in valid]
+        )
+        for (index, _), outcome in zip(valid, outcomes, strict=True):
+            results[index] = (
+                {"error": _problem_dict(outcome, index)}
+                if isinstance(outcome, Problem)
+                else verdict_data(outcome)
+            )
         return Response({"results": results})
 
 
@@ -226,7 +239,7 @@ class ClaimDetailView(APIView):
     permission_classes = [CLAIMS_READ]
 
     @extend_schema(
-        responses={200: ClaimDetailOutput, 404: _ERRORS_404},
+        responses={200: ClaimDetailOutput, 404: NOT_FOUND},
         summary="A claim with its history, sources, lineage and gate decision",
         description="Errors: `not_found`.",
     )
@@ -248,8 +261,8 @@ class ClaimInvalidateView(APIView):
         request=InvalidateIn,
         responses={
             200: ClaimOutput,
-            404: _ERRORS_404,
-            409: OpenApiResponse(description="illegal_transition"),
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
         },
         summary="Invalidate a claim; derived claims are flagged for review",
         description="Errors: `not_found`, `illegal_transition` (with `allowed`: the statuses "
@@ -283,7 +296,7 @@ class ClaimDeriveView(APIView):
 
     @extend_schema(
         request=DeriveIn,
-        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        responses={201: VerdictOut, 400: VALIDATION_ERROR, 404: NOT_FOUND},
         summary="Record a claim derived from this one (and any others in derived_from)",
         description="Goes through the write gate like a candidate; without `sources` the "
         "parents' sources are used. Errors: `not_found`, `derived_from_not_found`, "
@@ -436,7 +449,7 @@ class HotMemoryView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("budget_chars", int, required=False)],
-        responses={200: HotMemoryOut, 304: None, 404: _ERRORS_404},
+        responses={200: HotMemoryOut, 304: None, 404: NOT_FOUND},
         summary="A compact, budgeted block of the subject's most important active claims",
         description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
         "get 304. Errors: `not_found`, `validation_error`.",
