@@ -497,7 +497,7 @@ def _server(**env: str) -> Iterator[str]:
             broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
             for key in broker.scan_iter(match=f"{queue}*"):
                 broker.delete(key)
-            broker.delete(f"_kombu.binding.{queue}")
+            broker.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
 def _selector_sql(tenant, q: RecallQuery) -> list[str]:  # type: ignore[no-untyped-def]
