@@ -20,6 +20,14 @@ def _fast_password_hashing(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _recall_traces_inline(settings) -> None:
+    # Tests read a recall's trace and use counts right after the call, inside the test's
+    # transaction, where nothing enqueued on commit ever runs; the worker path has its
+    # own tests (tests/memory/test_recall_trace.py).
+    settings.RECALL_TRACE_WRITE = "inline"
+
+
 @pytest.fixture
 def acme(db) -> Tenant:
     return tenant_create(slug="acme", name="Acme")[0]
