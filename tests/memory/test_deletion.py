@@ -163,9 +163,19 @@ def test_canary_is_gone_from_every_probe_recall_redis_and_a_full_dump(
         timeout=30,
     )
 
+    # After completing, the worker (outside any transaction) vacuums the touched tables.
+    wait_for(
+        lambda: (
+            DeletionRequest.objects.get(pk=deletion_id)
+            .report["horizon"]["dead_row_versions"]
+            .get("vacuumed_at")
+        ),
+        timeout=30,
+    )
     body = user.get(f"/api/v1/deletions/{deletion_id}").json()
     report = body["report"]
     assert body["status"] == "completed", worker.log()
+    assert "memory_claim" in report["horizon"]["dead_row_versions"]["tables"]
     assert [probe["name"] for probe in report["probes"]] == PROBES
     assert all(probe["clean"] for probe in report["probes"]), [
         p for p in report["probes"] if not p["clean"]
