@@ -79,12 +79,14 @@ def collect_lifecycle_metrics() -> Iterable[Metric]:
     yield by_status
 
     dirty = GaugeMetricFamily(
-        "memdesk_deletions_dirty", "Completed deletions whose report has a dirty probe."
+        "memdesk_deletions_dirty",
+        "Deletions whose report has a dirty probe: waiting for an editor, or resolved by one.",
     )
     dirty.add_metric(
         [],
         DeletionRequest.objects.filter(
-            status=DeletionStatus.COMPLETED, report__clean=False
+            status__in=[DeletionStatus.COMPLETED, DeletionStatus.NEEDS_REVIEW],
+            report__clean=False,
         ).count(),
     )
     yield dirty

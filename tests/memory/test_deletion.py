@@ -344,6 +344,8 @@ def test_a_claim_rejected_for_a_secret_leaves_later_deletions_clean(agent, acme)
         assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
         assert not placeholder & set(done.report["terms"]["digests"])
         assert done.report["terms"]["count"] >= 1
+        everywhere = next(p for p in done.report["probes"] if p["name"] == "everywhere")
+        assert everywhere["result"]["findings"] == [] and everywhere["result"]["columns"] > 50
     assert first.report["artifacts"]["claims"] == {"erased": 2}
     assert second.report["artifacts"]["claims"] == {"erased": 1}
     assert not ReviewItem.objects.filter(queue=Queue.DELETIONS).exists()

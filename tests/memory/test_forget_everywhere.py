@@ -136,7 +136,9 @@ def editor_api(editor, session_api):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("what", ["one_memory", "everything"])
-def test_the_canary_is_nowhere_after_the_deletion(what, agent, alice, editor_api, session_api):
+def test_the_canary_is_nowhere_after_the_deletion(
+    what, agent, alice, editor_api, session_api, login
+):
     ids = plant(agent, editor_api)
     user = session_api(alice)
 
@@ -167,6 +169,13 @@ def test_the_canary_is_nowhere_after_the_deletion(what, agent, alice, editor_api
     assert claim.predicate.startswith("erased:") and claim.scope == {} and claim.value_digest
     assert report["horizon"]["wal_and_backups"]["retention_days"] == 30
     assert CANARY not in json.dumps(report)
+
+    # The person reads one plain paragraph; the engineer's horizon is behind a disclosure
+    # (inside a test's transaction the worker could not VACUUM, and says so).
+    html = login(alice).get(reverse("memory:deletion", args=[deletion_id])).content.decode()
+    assert "What you asked us to forget is gone from memdesk" in html
+    assert f"in backups until {report['horizon']['wal_and_backups']['until']}" in html
+    assert '<details id="horizon">' in html and "autovacuum removes them" in html
 
     # A full dump of the database, and every Redis value of this instance.
     assert tables_containing(CANARY) == {}
