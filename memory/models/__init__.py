@@ -15,6 +15,11 @@ from memory.models.claims import (
     claim_sources_for,
 )
 from memory.models.embeddings import ClaimEmbedding
+from memory.models.exports import (
+    EXPORT_TRANSITIONS,
+    DataExport,
+    ExportStatus,
+)
 from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.lifecycle import (
     DELETION_TRANSITIONS,
@@ -35,6 +40,7 @@ __all__ = [
     "AUTHORITY_RANK_SQL",
     "CLAIM_TRANSITIONS",
     "DELETION_TRANSITIONS",
+    "EXPORT_TRANSITIONS",
     "Authority",
     "Basis",
     "Checkpoint",
@@ -46,10 +52,12 @@ __all__ = [
     "ClaimStatus",
     "ConsolidationRun",
     "ConsolidationTrigger",
+    "DataExport",
     "DeletionRequest",
     "DeletionScope",
     "DeletionStatus",
     "Event",
+    "ExportStatus",
     "GateDecision",
     "Platform",
     "RecallTrace",
