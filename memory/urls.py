@@ -11,4 +11,7 @@ urlpatterns = [
     path("memories/<uuid:claim_id>/delete", views.memory_delete, name="delete"),
     path("deletions/<uuid:deletion_id>/", views.deletion_view, name="deletion"),
     path("events/<uuid:event_id>/", views.event_view, name="event"),
+    path("export", views.export_start, name="export"),
+    path("exports/<uuid:export_id>/", views.export_view, name="export-progress"),
+    path("exports/<uuid:export_id>/download", views.export_file, name="export-download"),
 ]
