@@ -32,7 +32,7 @@ from memory.models.lifecycle import (
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.models.platforms import Platform
+from memory.models.platforms import OperationPolicy, Platform
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "Event",
     "ExportStatus",
     "GateDecision",
+    "OperationPolicy",
     "Platform",
     "RecallTrace",
     "Receipt",
