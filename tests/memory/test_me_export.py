@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 import redis
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -374,3 +374,12 @@ def test_a_real_worker_makes_the_export_the_commit_asked_for(
     assert status["rows_done"] == status["rows_total"] > 2
     document = document_of(client.get(status["download"]))
     assert {c["id"] for c in document["claims"]} == {world["home"]["id"], world["tea"]["id"]}
+
+
+def test_the_database_refuses_an_export_move_the_table_does_not_allow(session_api, alice, world):
+    export_id = session_api(alice).post("/api/v1/me/exports").json()["id"]
+    export_run(export_id=export_id)
+    refused = pytest.raises(IntegrityError, match="illegal export transition: ready -> running")
+    with refused, transaction.atomic():
+        DataExport.objects.filter(pk=export_id).update(status=ExportStatus.RUNNING)
+    assert DataExport.objects.get(pk=export_id).status == ExportStatus.READY
