@@ -28,12 +28,14 @@ from memory.models.lifecycle import (
     TombstoneTarget,
 )
 from memory.models.platforms import Platform
+from memory.models.privacy import CONSENT_CHOICES, Consent, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
     "CLAIM_TRANSITIONS",
+    "CONSENT_CHOICES",
     "DELETION_TRANSITIONS",
     "Authority",
     "Basis",
@@ -44,6 +46,7 @@ __all__ = [
     "ClaimRole",
     "ClaimSource",
     "ClaimStatus",
+    "Consent",
     "ConsolidationRun",
     "ConsolidationTrigger",
     "DeletionRequest",
@@ -54,6 +57,7 @@ __all__ = [
     "Platform",
     "RecallTrace",
     "Receipt",
+    "RetentionPolicy",
     "ReceiptState",
     "ReceiptTransition",
     "Sensitivity",
