@@ -99,9 +99,9 @@ SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     ),
     SensitivityRule(
         Sensitivity.PERSONAL,
-        "Personal details: birthday, phone number, e-mail address, age.",
+        "Personal details: birthday, phone number, e-mail address.",
         (
-            r"\b(?:birthday|date of birth|phone number|mobile number|email address|e-mail address)\b",
+            r"\b(?:birthday|date of birth|phone number|mobile number|e-?mail address)\b",
             r"生日|出生日期|电话号码|手机号|邮箱",
         ),
     ),
