@@ -312,11 +312,36 @@ class InjectionSignalOut(serializers.Serializer):
     )
 
 
+class SensitivityRuleOut(serializers.Serializer):
+    sensitivity = serializers.CharField()
+    description = serializers.CharField()
+    needs_consent = serializers.BooleanField(
+        help_text="Kept only when the subject consented to this class (`consent_required`)."
+    )
+    patterns = serializers.ListField(
+        child=serializers.CharField(), help_text="Regular expressions on the canonical text."
+    )
+
+
+class EphemeralRuleOut(serializers.Serializer):
+    kind = serializers.CharField()
+    description = serializers.CharField()
+    patterns = serializers.ListField(child=serializers.CharField())
+
+
 class GateRulesOut(serializers.Serializer):
     """The whole rule list in one page: `next` is always null."""
 
     results = GateRuleOut(many=True)
     next = serializers.CharField(allow_null=True)
+    sensitivity_rules = SensitivityRuleOut(
+        many=True,
+        help_text="How the gate classes content (claims and events); the stronger of these "
+        "and the agent's `sensitivity` hint wins.",
+    )
+    ephemeral_rules = EphemeralRuleOut(
+        many=True, help_text="Values never remembered (`ephemeral_value`)."
+    )
     injection_threshold = serializers.IntegerField(
         help_text="A text whose fired signals weigh this much or more is quarantined "
         "with `instruction_injection`."
