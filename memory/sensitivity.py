@@ -65,8 +65,9 @@ SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
         (
             r"\b(?:diagnos\w*|diabet\w*|cancer|hiv|aids|depression|depressed|anxiety disorder|"
             r"bipolar|schizophreni\w*|medication|prescri\w+|chemotherapy|pregnan\w*|"
-            r"therapist|psychiatr\w*|blood pressure|insulin|allerg\w+|disabilit\w+)\b",
-            r"糖尿病|癌症|抑郁|诊断|处方|药物|怀孕|艾滋|病历|高血压|过敏|残疾",
+            r"therapist|psychiatr\w*|blood pressure|insulin|allerg\w+|disabilit\w+|"
+            r"asthma|epilep\w+|migraines?|disease|illness|surgery)\b",
+            r"糖尿病|癌症|抑郁|诊断|处方|药物|怀孕|艾滋|病历|高血压|过敏|残疾|哮喘|疾病|手术",
         ),
     ),
     SensitivityRule(
