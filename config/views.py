@@ -11,6 +11,7 @@ from accounts.models import Role
 from common.htmx import render_page
 from config.charts import bar_chart, column_chart
 from config.dashboard import dashboard_data
+from memory.selectors.retention import retention_overview
 from reviews.selectors import queue_depths
 
 
@@ -39,6 +40,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         bar_chart(title="Recovery decisions by kind", bars=data["recovery"]),
     ]
     oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
-    return render_page(
-        request, "console/dashboard.html", {"charts": charts, "oldest": oldest}, partial="charts"
-    )
+    context = {
+        "charts": charts,
+        "oldest": oldest,
+        "retention": retention_overview(tenant=membership.tenant, sweeps=1),
+    }
+    return render_page(request, "console/dashboard.html", context, partial="charts")
