@@ -27,7 +27,7 @@ from memory.models.lifecycle import (
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.models.platforms import Platform
+from memory.models.platforms import OperationPolicy, Platform
 from memory.models.privacy import CONSENT_CHOICES, Consent, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
@@ -54,6 +54,7 @@ __all__ = [
     "DeletionStatus",
     "Event",
     "GateDecision",
+    "OperationPolicy",
     "Platform",
     "RecallTrace",
     "Receipt",

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_agent_token_max_authority'),
-        ('memory', '0009_claim_embeddings'),
+        ('memory', '0010_operation_policies'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
