@@ -71,7 +71,11 @@ class EventCreateView(APIView):
         request=EventInput,
         responses={201: EventOutput, 400: VALIDATION_ERROR},
         summary="Append an event to the ledger",
-        description="Errors: `validation_error`, `subject_invalid`, `secret_detected`.",
+        description="The event keeps the stronger of its `sensitivity` and the class the gate's "
+        "rules find (see `/gate/rules`). Errors: `validation_error`, `subject_invalid`, "
+        "`secret_detected`, `ephemeral_value` (a one-time code, temporary path or session id; "
+        "`kinds` names them), `consent_required` (a sensitive class the subject has not "
+        "consented to; `consent_required` names it). A refused event stores nothing.",
     )
     @idempotent
     def post(self, request: Request) -> Response:
