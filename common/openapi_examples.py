@@ -82,6 +82,8 @@ VERDICT = {
     "merged_into": None,
     "conflict_with": [],
     "review_item": None,
+    "sensitivity": "normal",
+    "consent_required": [],
 }
 NEEDS_REVIEW = {
     "id": DERIVED_ID,
@@ -92,6 +94,8 @@ NEEDS_REVIEW = {
     "merged_into": None,
     "conflict_with": [],
     "review_item": {"id": 12, "queue": "candidates"},
+    "sensitivity": "normal",
+    "consent_required": [],
 }
 EVENT = {
     "id": EVENT_ID,
@@ -489,6 +493,22 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     }
                 ],
                 "next": None,
+                "sensitivity_rules": [
+                    {
+                        "sensitivity": "health",
+                        "description": "Health: diagnoses, conditions, medication, treatment, "
+                        "pregnancy.",
+                        "needs_consent": True,
+                        "patterns": ["\\b(?:diagnos\\w*|diabet\\w*)\\b"],
+                    }
+                ],
+                "ephemeral_rules": [
+                    {
+                        "kind": "session_id",
+                        "description": "A session id: it names one login, not the person.",
+                        "patterns": ["\\b(?:session[ _-]?id)\\b"],
+                    }
+                ],
                 "injection_threshold": 3,
                 "injection_signals": [
                     {

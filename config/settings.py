@@ -514,6 +514,13 @@ CELERY_BEAT_SCHEDULE["memory-deletions-dispatch-due"] = {
     "schedule": float(DELETION_SWEEP_SECONDS),
     "options": {"queue": LIFECYCLE_QUEUE, "expires": DELETION_SWEEP_SECONDS},
 }
+# How often beat asks for the deletion of claims past their tenant's retention period.
+RETENTION_SWEEP_SECONDS = env_int("RETENTION_SWEEP_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["memory-retention-sweep"] = {
+    "task": "memory.retention_sweep",
+    "schedule": float(RETENTION_SWEEP_SECONDS),
+    "options": {"queue": LIFECYCLE_QUEUE, "expires": RETENTION_SWEEP_SECONDS},
+}
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
         "DeletionStatusEnum": "memory.models.lifecycle.DeletionStatus.choices",

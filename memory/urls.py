@@ -5,6 +5,7 @@ from memory import views
 app_name = "memory"
 urlpatterns = [
     path("", views.me, name="me"),
+    path("consents", views.consent_update, name="consent"),
     path("delete-everything", views.delete_everything, name="delete-everything"),
     path("memories/<uuid:claim_id>/", views.memory_detail, name="memory"),
     path("memories/<uuid:claim_id>/correct", views.memory_correct_view, name="correct"),

@@ -21,8 +21,10 @@ from common.problems import Problem
 from memory.models import DataExport, Event, ExportStatus
 from memory.models.exports import UNFINISHED_EXPORT_STATUSES
 from memory.models.lifecycle import DeletionStatus
+from memory.selectors.consent import me_consents
 from memory.selectors.deletion import deletion_get
 from memory.selectors.me import me_export_get, me_exports, me_memories, me_memory_get, me_subjects
+from memory.services.consent import consents_set
 from memory.services.corrections import memory_correct
 from memory.services.deletion import deletion_request_create
 from memory.services.exports import (
@@ -45,8 +47,13 @@ def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any
         me_memories(tenant=membership.tenant, user=request.user).prefetch_related("sources")
     )
     owned = owned_subject_keys(tenant=membership.tenant, user=request.user)
-    exports = list(me_exports(tenant=membership.tenant, user=request.user)[:3])
-    return {"subjects": subjects, "memories": memories, "owned_keys": owned, "exports": exports}
+    return {
+        "subjects": subjects,
+        "memories": memories,
+        "owned_keys": owned,
+        "exports": list(me_exports(tenant=membership.tenant, user=request.user)[:3]),
+        "consents": me_consents(tenant=membership.tenant, user=request.user),
+    }
 
 
 @login_required
@@ -56,6 +63,49 @@ def me(request: HttpRequest) -> HttpResponse:
     return render_page(
         request, "memory/me.html", _page_context(request, membership), partial="memories"
     )
+
+
+@login_required
+@require_POST
+def consent_update(request: HttpRequest) -> HttpResponse:
+    """Grant or withdraw one class for one of the user's subjects; withdrawal deletes."""
+    membership = console_context(request)
+    key = request.POST.get("subject", "")
+    if key not in owned_subject_keys(tenant=membership.tenant, user=request.user):
+        raise Http404("no such subject")
+    granted = request.POST.get("granted") == "1"
+    sensitivity = request.POST.get("sensitivity", "")
+    error = None
+    deletions = []
+    try:
+        outcome = consents_set(
+            tenant=membership.tenant,
+            actor=_actor(request, membership),
+            subject_keys=[key],
+            changes={sensitivity: granted},
+            user=request.user,
+        )
+        deletions = outcome.deletions
+    except Problem as problem:
+        error = str(problem.detail)
+    context = {
+        "consents": me_consents(tenant=membership.tenant, user=request.user),
+        "consent_deletions": deletions,
+        "consent_error": error,
+        "consent_changed": None if error else (sensitivity, granted),
+    }
+    if is_htmx(request):
+        return render_page(request, "memory/me.html", context, partial="consents")
+    if error:
+        messages.error(request, error)
+    elif deletions:
+        messages.success(
+            request,
+            f"Consent withdrawn. {len(deletions)} memories of this kind are being deleted.",
+        )
+    else:
+        messages.success(request, "Consent granted." if granted else "Consent withdrawn.")
+    return redirect("memory:me")
 
 
 def _memory_or_404(request: HttpRequest, membership: Membership, claim_id: Any) -> Any:

@@ -33,12 +33,14 @@ from memory.models.lifecycle import (
     TombstoneTarget,
 )
 from memory.models.platforms import OperationPolicy, Platform
+from memory.models.privacy import CONSENT_CHOICES, Consent, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
     "CLAIM_TRANSITIONS",
+    "CONSENT_CHOICES",
     "DELETION_TRANSITIONS",
     "EXPORT_TRANSITIONS",
     "Authority",
@@ -50,6 +52,7 @@ __all__ = [
     "ClaimRole",
     "ClaimSource",
     "ClaimStatus",
+    "Consent",
     "ConsolidationRun",
     "ConsolidationTrigger",
     "DataExport",
@@ -65,6 +68,7 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RetentionPolicy",
     "Sensitivity",
     "Subject",
     "Tombstone",

@@ -277,3 +277,33 @@ class ExportDocumentOut(serializers.Serializer):
     events = ExportEventOut(many=True)
     deletions = ExportDeletionOut(many=True)
     counts = ExportCountsOut()
+
+
+class ConsentOut(serializers.Serializer):
+    subject = serializers.CharField()
+    sensitivity = serializers.CharField(help_text="The class: health, finance, …")
+    label = serializers.CharField()
+    description = serializers.CharField(help_text="What the gate's rules count as this class.")
+    granted = serializers.BooleanField()
+    changed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ConsentListOut(serializers.Serializer):
+    results = ConsentOut(many=True)
+    next = serializers.CharField(allow_null=True)
+    deletions = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        help_text="On PUT: the deletions a withdrawal started, one per memory it covered.",
+    )
+
+
+class ConsentsIn(serializers.Serializer):
+    consents = serializers.DictField(
+        child=serializers.BooleanField(),
+        help_text='Class → true to grant, false to withdraw, e.g. {"health": true}. Classes '
+        "left out stay as they are.",
+    )
+    subject = serializers.CharField(
+        required=False, help_text="Only this subject of yours; all of them when left out."
+    )

@@ -4,6 +4,7 @@ from memory.api.me import exports, views
 
 urlpatterns = [
     path("me/memories", views.MeMemoryListView.as_view(), name="me-memories"),
+    path("me/consents", views.MeConsentsView.as_view(), name="me-consents"),
     path("me/memories/<uuid:claim_id>", views.MeMemoryDetailView.as_view(), name="me-memory"),
     path(
         "me/memories/<uuid:claim_id>/correct",
