@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0003_forget_scrub'),
-        ('memory', '0010_operation_policies'),
+        ('memory', '0012_consent_retention'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
