@@ -475,8 +475,16 @@ _TEXT_ARRAYS = ("_text", "_varchar", "_bpchar")
 # Columns memdesk fills with digests of what it hashed, never with the words.
 _DIGEST_SUFFIXES = ("digest", "fingerprint")
 # Columns that hold memdesk's own words, never anyone's content: a deletion report
-# (digests and probe descriptions) and the derived n-gram index (its own probe).
-NOT_CONTENT = frozenset({("memory_deletionrequest", "report"), ("memory_claim", "ngrams")})
+# (digests and probe descriptions), the gate's and reviewers' reason codes, and the
+# derived n-gram index (its own probe).
+NOT_CONTENT = frozenset(
+    {
+        ("memory_deletionrequest", "report"),
+        ("memory_claim", "ngrams"),
+        ("memory_claim", "gate_reasons"),
+        ("reviews_reviewitem", "reason_codes"),
+    }
+)
 GENERIC_PROBE_ROWS = 20
 
 

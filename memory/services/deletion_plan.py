@@ -112,12 +112,15 @@ def _json(value: str | None) -> Any:
 
 
 _SUBJECT = Subject._meta.db_table
+# Skill versions are immutable text every agent of the tenant reads: a word they
+# share is the tenant's vocabulary, not something only the deleted memory said.
+_SKILL_VERSION = "skills_skillversion"
 
 
 def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> list[str]:
     """The candidates no claim outside the deletion set contains (full text or n-grams),
-    and no subject's name: `user:alice` stays when Alice's memories go, so "alice"
-    is not a word to scrub or to find."""
+    no subject's name (`user:alice` stays when Alice's memories go, so "alice" is
+    not a word to scrub or to find) and no published skill's text."""
     if not candidates:
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
@@ -137,8 +140,12 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
             SELECT 1 FROM {_SUBJECT} s WHERE s.tenant_id = %s
               AND (strpos(lower(s.kind || ':' || s.ref), t.term) > 0)
           )
+          AND NOT EXISTS (
+            SELECT 1 FROM {_SKILL_VERSION} v WHERE v.tenant_id = %s
+              AND strpos(lower(v.body || ' ' || v.manifest::text), t.term) > 0
+          )
         """,  # noqa: S608
-        [candidates, grams, tenant_id, *params, tenant_id],
+        [candidates, grams, tenant_id, *params, tenant_id, tenant_id],
     )
     found = {row[0] for row in rows}
     kept = [term for term in candidates if term in found]
