@@ -166,13 +166,15 @@ def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
 def _ranks(scores: dict[Any, float]) -> dict[Any, int]:
     """1 for the best score; equal scores share a rank."""
     ordered = sorted(scores.values(), reverse=True)
-    first = {}
+    first: dict[float, int] = {}
     for position, score in enumerate(ordered, start=1):
         first.setdefault(score, position)
     return {key: first[score] for key, score in scores.items()}
 
 
-def _legal_set(*, tenant: Tenant, q: RecallQuery, as_of: datetime) -> tuple[QuerySet, dict]:
+def _legal_set(
+    *, tenant: Tenant, q: RecallQuery, as_of: datetime
+) -> tuple[QuerySet[Claim], dict[str, int]]:
     """The legal claims of the subject, and the count of every claim by what excluded it."""
     subject_claims = Claim.objects.filter(tenant=tenant, subject=q.subject).exclude(
         status=ClaimStatus.ERASED

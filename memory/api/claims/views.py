@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -104,7 +106,9 @@ class EventDetailView(APIView):
         return Response(EventOutput(event).data)
 
 
-def _submit(context: ApiContext, data: CandidateIn, derived_from: list[Any] | None = None) -> dict:
+def _submit(
+    context: ApiContext, data: CandidateIn, derived_from: list[Any] | None = None
+) -> dict[str, Any]:
     candidate = data.to_candidate(derived_from=derived_from)
     _check_subject(context, candidate.subject)
     result = claim_submit(tenant=context.tenant, actor=context.actor, candidate=candidate)
@@ -119,10 +123,10 @@ class ClaimListCreateView(ListAPIView):
     serializer_class = ClaimOutput
     pagination_class = ClaimPage
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self) -> list[BasePermission]:
         return [CLAIMS_WRITE()] if self.request.method == "POST" else [CLAIMS_READ()]
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Claim]:
         if getattr(self, "swagger_fake_view", False):
             return Claim.objects.none()
         context = api_context(self.request)
@@ -196,7 +200,7 @@ class ClaimBatchView(APIView):
                     results.append(_submit(context, item))
             except Problem as problem:
                 results.append({"error": _problem_dict(problem, index)})
-            except ValidationError as exc:
+            except ValidationError:
                 results.append(
                     {
                         "error": problem_body(
@@ -204,7 +208,8 @@ class ClaimBatchView(APIView):
                             code="validation_error",
                             title="Invalid candidate",
                             detail=f"Item {index} is not valid; see `errors`.",
-                            errors=exc.detail,
+                            # Only the item's validation raises here: its errors, by field.
+                            errors=item.errors,
                         )
                     }
                 )
@@ -306,7 +311,7 @@ class ClaimDeriveView(APIView):
             payload["sources"] = [
                 {"event": str(s.event_id)} if s.event_id else {"uri": s.uri}
                 for s in parent.sources.select_related("event__subject")
-                if s.event_id is None or context.may_touch_subject(s.event.subject.key)
+                if s.event is None or context.may_touch_subject(s.event.subject.key)
             ]
         data = DeriveIn(data=payload)
         data.is_valid(raise_exception=True)

@@ -20,10 +20,10 @@ class MeSourceOut(serializers.ModelSerializer):
         fields = ["event", "event_kind", "event_source_uri", "uri", "observed_at"]
 
     def get_event_kind(self, source: ClaimSource) -> str | None:
-        return source.event.kind if source.event_id else None
+        return source.event.kind if source.event is not None else None
 
     def get_event_source_uri(self, source: ClaimSource) -> str | None:
-        return source.event.source_uri if source.event_id else None
+        return source.event.source_uri if source.event is not None else None
 
 
 class MeMemoryOut(serializers.ModelSerializer):
