@@ -31,6 +31,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.actors import Actor
+from accounts.models import Tenant
 from accounts.services import tenant_create
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, Subject
@@ -322,7 +323,7 @@ def _memories(user: int) -> list[tuple[str, str, Any]]:
     return facts + noise
 
 
-def _seed(tenant, users: int) -> list[Subject]:  # type: ignore[no-untyped-def]
+def _seed(tenant: Tenant, users: int) -> list[Subject]:
     subjects = Subject.objects.bulk_create(
         [Subject(tenant=tenant, kind="user", ref=f"bench{u}") for u in range(users)]
     )
@@ -387,7 +388,7 @@ def _floor(statements: list[str]) -> float:
 _raw: psycopg.Connection
 
 
-def _lag(tenant, samples: int = 10) -> list[float]:  # type: ignore[no-untyped-def]
+def _lag(tenant: Tenant, samples: int = 10) -> list[float]:
     """Commit an active claim, embed it as the task does, and recall it by a paraphrase."""
     lags = []
     for n in range(samples):
