@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from accounts.models import Role, Tenant
+from accounts.models import AgentToken, Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 
 
@@ -73,8 +73,15 @@ def bob(acme, make_member):
     return user
 
 
+class AgentClient(APIClient):
+    """An API client that remembers the agent token it authenticates with."""
+
+    token: AgentToken
+    secret: str
+
+
 @pytest.fixture
-def make_agent(db) -> Callable[..., APIClient]:
+def make_agent(db) -> Callable[..., AgentClient]:
     """An API client authenticated as a fresh agent token of `tenant`."""
 
     def make(
@@ -82,9 +89,9 @@ def make_agent(db) -> Callable[..., APIClient]:
         *,
         name: str | None = None,
         capabilities: list[str] | None = None,
-        subjects: list[str] = (),  # type: ignore[assignment]
+        subjects: Sequence[str] = (),
         max_authority: str = "agent_inferred",
-    ) -> APIClient:
+    ) -> AgentClient:
         issued = agent_token_create(
             tenant=tenant,
             name=name
@@ -93,17 +100,17 @@ def make_agent(db) -> Callable[..., APIClient]:
             allowed_subjects=subjects,
             max_authority=max_authority,
         )
-        client = APIClient()
+        client = AgentClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
-        client.token = issued.token  # type: ignore[attr-defined]
-        client.secret = issued.secret  # type: ignore[attr-defined]
+        client.token = issued.token
+        client.secret = issued.secret
         return client
 
     return make
 
 
 @pytest.fixture
-def agent(acme, make_agent) -> APIClient:
+def agent(acme, make_agent) -> AgentClient:
     """A front-end agent that talks to the user: an admin gave it the `user_explicit` ceiling,
     so what it records from the user channel may become the user's word. Tests of the trust
     model itself make their own tokens with `make_agent(..., max_authority=...)`."""
@@ -111,7 +118,7 @@ def agent(acme, make_agent) -> APIClient:
 
 
 @pytest.fixture
-def globex_agent(globex, make_agent) -> APIClient:
+def globex_agent(globex, make_agent) -> AgentClient:
     return make_agent(globex, name="globex-agent", max_authority="user_explicit")
 
 
