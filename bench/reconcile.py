@@ -47,7 +47,7 @@ from memory.models.platforms import Platform  # noqa: E402
 from memory.models.receipts import Receipt, ReceiptState  # noqa: E402
 from memory.reconcilers.http import lookup_client  # noqa: E402
 from memory.services.platforms import platform_register  # noqa: E402
-from memory.services.receipts import receipts_reconcile  # noqa: E402
+from memory.services.receipt_reads import receipts_reconcile  # noqa: E402
 from memory.services.reconciliation import receipts_reconcile_batch  # noqa: E402
 from tests.memory.fake_platform import FakePlatform  # noqa: E402
 

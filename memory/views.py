@@ -54,10 +54,6 @@ def me(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _audit(membership: Membership, claim: Any) -> list[Any]:
-    return list(audit_trail(tenant=membership.tenant, target_type="claim", target_id=claim.pk))
-
-
 def _memory_or_404(request: HttpRequest, membership: Membership, claim_id: Any) -> Any:
     claim = me_memory_get(tenant=membership.tenant, user=request.user, claim_id=claim_id)
     if claim is None:

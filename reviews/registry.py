@@ -7,7 +7,7 @@ handler applies a verdict to its target inside the decision's transaction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ class QueuePolicy:
     # Verdicts that turn something down and so need a reason code.
     negative_verdicts: tuple[str, ...] = ("reject",)
     roles: tuple[str, ...] = ("editor", "admin")
-    payload_fields: dict[str, str] = field(default_factory=dict)
     presenter: QueuePresenter | None = None
     # The verdict bulk actions and the `a` shortcut apply.
     approve_verdict: str | None = None

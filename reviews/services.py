@@ -122,17 +122,6 @@ def review_claim(*, tenant: Tenant, item_id: int, actor: Actor, user: Any) -> Re
     return item
 
 
-def review_release(*, tenant: Tenant, item_id: int, actor: Actor) -> ReviewItem:
-    with transaction.atomic():
-        item = _locked_item(tenant=tenant, item_id=item_id)
-        if item.status == ItemStatus.CLAIMED and str(item.claimed_by_id) == actor.id:
-            item.status = ItemStatus.OPEN
-            item.claimed_by = None
-            item.lease_expires_at = None
-            item.save(update_fields=["status", "claimed_by", "lease_expires_at"])
-    return item
-
-
 def review_decide(
     *,
     tenant: Tenant,

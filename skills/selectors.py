@@ -29,7 +29,7 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
-from skills.package import files_unified_diff, manifest_diff
+from skills.package.diffs import files_unified_diff, manifest_diff
 
 PIN_WINDOW = timedelta(hours=24)
 LOADABLE_STATUSES = (VersionStatus.PUBLISHED, VersionStatus.DEPRECATED)

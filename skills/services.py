@@ -46,8 +46,10 @@ from skills.models import (
     VersionStatus,
     allowed_version_targets,
 )
-from skills.package import HTTP_STATUS as PACKAGE_HTTP_STATUS
-from skills.package import PackageError, ScanBudget, parse_package
+from skills.package import parse_package
+from skills.package.budget import ScanBudget
+from skills.package.errors import HTTP_STATUS as PACKAGE_HTTP_STATUS
+from skills.package.errors import PackageError
 
 REVIEW_TARGET = "skill_version"
 

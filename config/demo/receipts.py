@@ -12,7 +12,8 @@ from accounts.models import ActorKind, AgentToken, Tenant
 from common.fingerprints import fingerprint
 from memory.models.receipts import Receipt, ReceiptState
 from memory.services.platforms import platform_register
-from memory.services.receipts import receipt_create, receipt_transition, receipts_reconcile
+from memory.services.receipt_reads import receipts_reconcile
+from memory.services.receipts import receipt_create, receipt_transition
 from memory.services.recovery import checkpoint_save
 
 BLOG = "https://blog.example/api/articles"

@@ -47,8 +47,5 @@ def register() -> None:
             verdicts=("acknowledge",),
             negative_verdicts=(),
             presenter=DeletionPresenter(),
-            payload_fields={
-                "retry": "true to ask again for a failed deletion (a new request and report).",
-            },
         ),
     )

@@ -38,10 +38,6 @@ def register() -> None:
             handler=ManualReviewDecisions(),
             verdicts=tuple(str(verdict) for verdict in MANUAL_VERDICTS),
             negative_verdicts=(ReceiptState.REJECTED.value,),
-            payload_fields={
-                "external_id": "The outside system's id for the effect (needed for succeeded).",
-                "evidence": "What you checked, e.g. a URL and when you looked.",
-            },
             presenter=ReceiptPresenter(),
         ),
     )

@@ -30,6 +30,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
+from memory.hot_memory import hot_memory_purge
 from memory.models import (
     AUTHORITY_RANK,
     Authority,
@@ -46,17 +47,14 @@ from memory.models import (
 )
 from memory.selectors.claims import hot_memory
 from memory.services.claims import claim_merge_into, claim_move, claim_version
-from memory.services.deletion import (
-    hot_memory_purge,
-    lifecycle_lock_key,
-    tombstones_enforce,
-)
+from memory.services.erasure import lifecycle_lock_key
 from memory.services.lineage import (
     AUDIT_IDS,
     Changed,
     claim_reviews_cancel,
     claims_invalidate_derived,
 )
+from memory.services.tombstones import tombstones_enforce
 from reviews.models import OPEN_STATUSES, Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 

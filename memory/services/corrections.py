@@ -21,6 +21,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
+from memory.hot_memory import hot_memory_purge
 from memory.models import (
     Authority,
     Basis,
@@ -36,7 +37,6 @@ from memory.services.claims import (
     claim_move,
     claim_submit,
 )
-from memory.services.deletion import hot_memory_purge
 from memory.services.events import event_record
 from memory.services.lineage import claims_invalidate_derived
 from reviews.services import review_cancel_for_target

@@ -1,6 +1,6 @@
 """Reconciliation in batches: claim K receipts in one statement, read them at once, settle together.
 
-The one-at-a-time path (`receipts_reconcile` in receipts.py) waits for each
+The one-at-a-time path (`receipts_reconcile` in receipt_reads.py) waits for each
 read before claiming the next receipt, so a worker spends its time waiting on
 the network. Here a worker claims a batch of due receipts with one
 `SELECT … FOR UPDATE SKIP LOCKED`, reads them concurrently on a per-process
@@ -50,21 +50,23 @@ from memory.models.receipts import (
     allowed_receipt_targets,
 )
 from memory.reconcilers import LookupResult
-from memory.services.receipts import (
+from memory.services.receipt_moves import (
     _MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
+    _move,
+    transition_role,
+)
+from memory.services.receipt_reads import (
     ReconcileClaim,
     ReconcilePass,
     _claimable,
     _due,
-    _move,
     _read,
     _settlement,
     defer_after_failed_read,
     is_fenced_out,
     read_record,
     reconcile_claim_of,
-    transition_role,
 )
 
 logger = logging.getLogger(__name__)

@@ -16,11 +16,8 @@ from celery import shared_task
 from django.conf import settings
 
 from accounts.actors import Actor
-from memory.services.receipts import (
-    receipts_dispatch_due,
-    receipts_expire_submit_leases,
-    reconciliation_enqueue,
-)
+from memory.services.receipt_moves import reconciliation_enqueue
+from memory.services.receipt_sweeps import receipts_dispatch_due, receipts_expire_submit_leases
 from memory.services.reconciliation import receipts_reconcile_batch
 
 logger = logging.getLogger(__name__)

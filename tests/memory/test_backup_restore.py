@@ -21,7 +21,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.models import IdempotencyRecord
 from memory.models import Claim, ClaimSource, DeletionRequest, Event, RecallTrace, Subject
-from memory.selectors.deletion import deletion_probes
+from memory.selectors.probes import deletion_probes
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
 from reviews.models import ReviewItem

@@ -35,7 +35,7 @@ from memory.models import (
     allowed_claim_targets,
     claim_sources_for,
 )
-from memory.selectors.deletion import LIVE_CLAIM_STATUSES
+from memory.selectors.probes import LIVE_CLAIM_STATUSES
 from memory.services.claims import claim_move
 from memory.services.consolidation import consolidation_run
 from memory.services.subjects import subject_resolve

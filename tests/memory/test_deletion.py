@@ -21,6 +21,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from bench.seed import seed_subject
+from memory.hot_memory import cache_client
 from memory.models import (
     Claim,
     ClaimStatus,
@@ -31,14 +32,11 @@ from memory.models import (
     Subject,
     Tombstone,
 )
-from memory.selectors.deletion import cache_client, deletion_probes, term_digest
-from memory.services.deletion import (
-    deletion_claim,
-    deletion_propagate,
-    deletion_request_create,
-    deletion_run,
-    deletions_due_ids,
-)
+from memory.selectors.probes import deletion_probes
+from memory.services.deletion import deletion_request_create, deletion_run, deletions_due_ids
+from memory.services.deletion_leases import deletion_claim
+from memory.services.deletion_propagate import deletion_propagate
+from memory.terms import term_digest
 from reviews.models import ItemStatus, Queue, ReviewItem
 from reviews.services import review_decide
 from tests.dump import tables_containing

@@ -16,7 +16,7 @@ from memory.models.platforms import Platform
 from memory.models.receipts import Receipt, ReceiptState, ReconciliationRead
 from memory.reconcilers import http as http_reconciler
 from memory.services.platforms import platform_register
-from memory.services.receipts import receipts_reconcile
+from memory.services.receipt_reads import receipts_reconcile
 from reviews.models import ItemStatus, ReviewItem
 from tests.memory.conftest import PUBLIC_ADDRESS, register_fake_platform
 from tests.memory.fake_platform import FakePlatform

@@ -38,12 +38,12 @@ from memory.models.receipts import (
     TransitionRole,
     allowed_receipt_targets,
 )
-from memory.services import receipts as receipt_services
+from memory.services import receipt_moves
+from memory.services.receipt_sweeps import receipts_expire_submit_leases
 from memory.services.receipts import (
     receipt_create,
     receipt_resolve_manual,
     receipt_transition,
-    receipts_expire_submit_leases,
 )
 from memory.tasks.receipts import reconcile_receipts
 from reviews.models import ItemStatus, ReviewItem
@@ -310,7 +310,7 @@ def test_submitted_receipts_hold_a_lease_and_lapse_to_outcome_unknown(
 
     enqueued: list[list[str]] = []
     monkeypatch.setattr(
-        receipt_services,
+        receipt_moves,
         "reconciliation_enqueue",
         lambda *, receipt_ids: enqueued.append([str(i) for i in receipt_ids]),
     )
@@ -359,7 +359,7 @@ def test_an_agent_reporting_outcome_unknown_wakes_a_reconciler_after_commit(
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_reports_serialise_and_only_one_wins(make_receipt, actors, monkeypatch):
-    monkeypatch.setattr(receipt_services, "reconciliation_enqueue", lambda *, receipt_ids: 0)
+    monkeypatch.setattr(receipt_moves, "reconciliation_enqueue", lambda *, receipt_ids: 0)
     receipt = make_receipt(ReceiptState.SUBMITTED)
     barrier = threading.Barrier(2)
     outcomes: dict[str, str] = {}

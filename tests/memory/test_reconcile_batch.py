@@ -25,8 +25,8 @@ from memory.models.receipts import (
     ReconciliationRead,
 )
 from memory.reconcilers import LookupResult
-from memory.services.receipts import ReconcilePass, receipts_reconcile
-from memory.services.receipts import _read as read_once
+from memory.services.receipt_reads import ReconcilePass, receipts_reconcile
+from memory.services.receipt_reads import _read as read_once
 from memory.services.reconciliation import (
     receipts_reconcile_batch,
     receipts_reconcile_claim_batch,

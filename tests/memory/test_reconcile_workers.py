@@ -19,7 +19,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from memory.models.receipts import Receipt, ReceiptState, ReceiptTransition, ReconciliationRead
-from memory.services.receipts import receipts_expire_submit_leases
+from memory.services.receipt_sweeps import receipts_expire_submit_leases
 from memory.tasks.receipts import dispatch_due_reconciliations
 from tests.memory.conftest import http_reconciler
 from tests.memory.fake_platform import WRITE_COMMIT_THEN_DROP

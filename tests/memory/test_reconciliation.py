@@ -23,15 +23,15 @@ from config.celery import app as celery_app
 from memory.models.receipts import ReadOutcome, Receipt, ReceiptTransition, ReconciliationRead
 from memory.reconcilers import LookupResult
 from memory.reconcilers import http as http_reconciler
-from memory.services import receipts as receipt_services
-from memory.services.receipts import (
+from memory.services import receipt_moves
+from memory.services.receipt_reads import (
     receipt_reconcile_claim,
     receipt_reconcile_settle,
-    receipt_resolve_manual,
-    receipts_dispatch_due,
     receipts_reconcile,
     reconcile_backoff,
 )
+from memory.services.receipt_sweeps import receipts_dispatch_due
+from memory.services.receipts import receipt_resolve_manual
 from memory.tasks.receipts import reconcile_receipts
 from reviews.models import ItemStatus, ReviewItem
 from tests.memory.conftest import http_reconciler as reconciler_for_platform
@@ -479,7 +479,7 @@ def test_due_receipts_are_dispatched_in_chunks_on_the_reconcile_queue(
 
 
 def test_the_reconcile_command_runs_one_pass(agent, platform, actors, monkeypatch):
-    monkeypatch.setattr(receipt_services, "reconciliation_enqueue", lambda *, receipt_ids: 0)
+    monkeypatch.setattr(receipt_moves, "reconciliation_enqueue", lambda *, receipt_ids: 0)
     lapsed = plan_and_submit(agent, platform, absence_proof="status_404")
 
     Receipt.objects.filter(pk=lapsed["id"]).update(

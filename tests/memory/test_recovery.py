@@ -14,11 +14,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models.receipts import Receipt, ReceiptState
-from memory.services.receipts import (
-    receipt_reconcile_claim,
-    receipt_resolve_manual,
-    receipt_transition,
-)
+from memory.services.receipt_reads import receipt_reconcile_claim
+from memory.services.receipts import receipt_resolve_manual, receipt_transition
 from memory.services.recovery import RECOVERY_OUTCOMES, recovery_decision_counts, recovery_rule
 
 pytestmark = pytest.mark.django_db

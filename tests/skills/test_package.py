@@ -14,16 +14,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skills.package import (
-    DETECTABLE_CAPABILITIES,
-    ERROR_CODES,
-    FILESYSTEM_WRITE,
-    NETWORK,
-    PackageError,
-    files_unified_diff,
-    manifest_diff,
-    parse_package,
-)
+from skills.package import parse_package
+from skills.package.capabilities import DETECTABLE_CAPABILITIES, FILESYSTEM_WRITE, NETWORK
+from skills.package.diffs import files_unified_diff, manifest_diff
+from skills.package.errors import ERROR_CODES, PackageError
 
 SLUG = "pdf-tools"
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

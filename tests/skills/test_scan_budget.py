@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from skills.models import SkillVersion
-from skills.package import PackageError, ScanBudget, parse_package
+from skills.package import parse_package
+from skills.package.budget import ScanBudget
+from skills.package.errors import PackageError
 from tests.skills.conftest import SLUG, build_zip, skill_md, upload_file
 
 pytestmark = pytest.mark.django_db

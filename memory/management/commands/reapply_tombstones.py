@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.actors import Actor
 from accounts.models import Tenant
-from memory.services.deletion import tombstones_reapply
+from memory.services.tombstones import tombstones_reapply
 
 
 class Command(BaseCommand):

@@ -9,10 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.actors import Actor
 from memory.models.receipts import Receipt
-from memory.services.receipts import (
-    receipts_due_ids,
-    receipts_expire_submit_leases,
-)
+from memory.services.receipt_sweeps import receipts_due_ids, receipts_expire_submit_leases
 from memory.services.reconciliation import receipts_reconcile_batch
 
 

@@ -1,0 +1,275 @@
+"""What one deletion reaches, planned before anything is wiped.
+
+The plan stages the rows it will touch in a temporary table once; every
+write after that is one set-based statement per table joined to it. It also
+picks the deleted content's distinctive words (those no other claim of the
+tenant contains), which decide which derived claims are erased and which
+events and recall traces repeat the content.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+
+from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace
+from memory.search import ngrams
+from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
+from memory.services.erasure import (
+    _CLAIM,
+    _EVENT,
+    _LINEAGE,
+    _SOURCE,
+    _STAGED,
+    _TRACE,
+    ERASE,
+    Rows,
+    _execute,
+    _rows,
+    _stage,
+)
+from memory.terms import candidate_terms, claim_content, like_patterns
+
+
+@dataclass
+class _Plan:
+    roots: list[UUID]
+    derived_erase: list[UUID]
+    derived_invalidate: list[UUID]
+    digests: dict[UUID, str]
+    subjects: set[int]
+    events: dict[UUID, str]
+    traces: list[UUID]
+    terms: list[str]
+
+
+def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
+    """The claims the request names, staged as `erase` in the same statement that reads
+    them: id, subject, value, text and value digest."""
+    if deletion.scope == DeletionScope.SUBJECT:
+        named, params = "c.subject_id = %s", [deletion.subject_id]
+    else:
+        # One memory is the claim with the revisions it superseded: its own history.
+        named = f"""c.id IN (
+            WITH RECURSIVE chain(id, supersedes_id) AS (
+                SELECT id, supersedes_id FROM {_CLAIM} WHERE tenant_id = %s AND id = %s
+              UNION
+                SELECT c.id, c.supersedes_id FROM {_CLAIM} c
+                JOIN chain ON c.id = chain.supersedes_id
+                WHERE c.tenant_id = %s AND c.subject_id = %s
+            )
+            SELECT id FROM chain)"""  # noqa: S608
+        params = [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id]
+    _execute(
+        f"DROP TABLE IF EXISTS pg_temp.{_STAGED}; CREATE TEMPORARY TABLE {_STAGED} "
+        "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
+        "PRIMARY KEY (kind, id)) ON COMMIT DROP",
+        [],
+    )
+    rows = _rows(
+        f"""
+        WITH roots AS (
+            SELECT c.id, c.subject_id, c.value, c.text, c.value_digest FROM {_CLAIM} c
+            WHERE c.tenant_id = %s AND c.status <> 'erased' AND {named}
+        ), staged AS (
+            INSERT INTO {_STAGED} (id, kind, digest) SELECT id, 'erase', value_digest FROM roots
+        )
+        SELECT * FROM roots
+        """,  # noqa: S608
+        [deletion.tenant_id, *params],
+    )
+    return [(row[0], row[1], _json(row[2]), row[3], row[4]) for row in rows]
+
+
+def _lineage(*, tenant_id: int, roots: Rows) -> list[tuple[UUID, int, Any, str, str]]:
+    """Every claim derived from the roots, directly or through other derived claims:
+    id, subject, value, text and value digest."""
+    is_root, params = roots.match("to_claim_id")
+    is_root_claim, claim_params = roots.match("c.id")
+    rows = _rows(
+        f"""
+        WITH RECURSIVE lineage(id) AS (
+            SELECT from_claim_id FROM {_LINEAGE} WHERE {is_root}
+          UNION
+            SELECT l.from_claim_id FROM {_LINEAGE} l JOIN lineage ON l.to_claim_id = lineage.id
+        )
+        SELECT c.id, c.subject_id, c.value, c.text, c.value_digest
+        FROM {_CLAIM} c JOIN lineage ON c.id = lineage.id
+        WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_root_claim})
+        """,  # noqa: S608
+        [*params, tenant_id, *claim_params],
+    )
+    return [(row[0], row[1], _json(row[2]), row[3], row[4]) for row in rows]
+
+
+def _json(value: str | None) -> Any:
+    # Django's connections load jsonb as text; the ORM decodes it per field, raw SQL here.
+    return None if value is None else json.loads(value)
+
+
+def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> list[str]:
+    """The candidates no claim outside the deletion set contains (full text or n-grams)."""
+    if not candidates:
+        return []
+    grams = [" ".join(ngrams(term)) for term in candidates]
+    is_excluded, params = excluded.match("c.id")
+    rows = _rows(
+        f"""
+        SELECT t.term FROM unnest(%s::text[], %s::text[]) AS t(term, grams)
+        WHERE (numnode(plainto_tsquery('english', t.term)) > 0 OR t.grams <> '')
+          AND NOT EXISTS (
+            SELECT 1 FROM {_CLAIM} c
+            WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_excluded})
+              AND ((numnode(plainto_tsquery('english', t.term)) > 0
+                    AND c.search_vector @@ plainto_tsquery('english', t.term))
+                OR (t.grams <> '' AND c.ngrams @> string_to_array(t.grams, ' ')::varchar[]))
+          )
+        """,  # noqa: S608
+        [candidates, grams, tenant_id, *params],
+    )
+    found = {row[0] for row in rows}
+    kept = [term for term in candidates if term in found]
+    return kept[: settings.DELETION_PROBE_TERMS]
+
+
+def _stored_text(text: str) -> str:
+    # A claim rejected for a secret keeps memdesk's placeholder, not the person's words:
+    # "withheld", "secret" and "detected" would match every such claim's audit row.
+    return "" if text == SECRET_PLACEHOLDER else text
+
+
+def _plan(deletion: DeletionRequest) -> _Plan:
+    tenant_id = deletion.tenant_id
+    roots = _roots(deletion)
+    root_ids = [row[0] for row in roots]
+    digests = {row[0]: row[4] for row in roots}
+    subjects = {deletion.subject_id, *(row[1] for row in roots)}
+    # Everything below joins the staged rows rather than passing ids around.
+    lineage = _lineage(tenant_id=tenant_id, roots=ERASE) if root_ids else []
+    derived_ids = [row[0] for row in lineage]
+    derived: dict[UUID, tuple[int, str, str]] = {
+        claim_id: (subject_id, claim_content(text=text, value=value), digest)
+        for claim_id, subject_id, value, text, digest in lineage
+    }
+    # Also the statistics of the roots, so the planner joins them sensibly.
+    _stage([(row[0], "derived", row[4]) for row in lineage])
+
+    terms = _distinctive(
+        tenant_id=tenant_id,
+        candidates=candidate_terms(
+            claim_content(text=_stored_text(row[3]), value=row[2]) for row in roots
+        ),
+        excluded=Rows(staged=("erase", "derived")),
+    )
+
+    # A derived claim that restates the deleted content, or rests on nothing
+    # but erased claims, is erased; one that merely built on it is invalidated.
+    parents: dict[UUID, set[UUID]] = {claim_id: set() for claim_id in derived}
+    if derived_ids:
+        for child, parent in _rows(
+            f"SELECT from_claim_id, to_claim_id FROM {_LINEAGE} "  # noqa: S608
+            f"WHERE from_claim_id IN (SELECT id FROM {_STAGED} WHERE kind = 'derived')",
+            [],
+        ):
+            parents[child].add(parent)
+    erase = set(root_ids)
+    erase.update(d for d, (_, content, _) in derived.items() if any(t in content for t in terms))
+    grew = True
+    while grew:
+        grew = False
+        for claim_id, claim_parents in parents.items():
+            if claim_id not in erase and claim_parents and claim_parents <= erase:
+                erase.add(claim_id)
+                grew = True
+    derived_erase = [d for d in derived_ids if d in erase]
+    derived_invalidate = [d for d in derived_ids if d not in erase]
+    if derived_ids:
+        _execute(
+            f"UPDATE {_STAGED} SET kind = CASE WHEN id = ANY(%s::uuid[]) THEN 'erase' "  # noqa: S608
+            "ELSE 'invalidate' END WHERE kind = 'derived'",
+            [derived_erase],
+        )
+    for claim_id, (subject_id, _, digest) in derived.items():
+        subjects.add(subject_id)
+        digests[claim_id] = digest
+
+    erase_ids = [*root_ids, *derived_erase]
+    patterns = like_patterns(terms)
+    events: dict[UUID, str] = {}
+    if deletion.scope == DeletionScope.SUBJECT:
+        events.update(
+            Event.objects.filter(
+                tenant_id=tenant_id, subject_id=deletion.subject_id, redacted_at__isnull=True
+            ).values_list("id", "digest")
+        )
+    else:
+        # The user's own statements behind the erased claims, and any other
+        # statement of theirs that repeats the deleted content.
+        events.update(
+            _rows(
+                f"SELECT e.id, e.digest FROM {_SOURCE} s JOIN {_EVENT} e ON e.id = s.event_id "  # noqa: S608
+                f"WHERE s.tenant_id = %s AND s.claim_id IN (SELECT id FROM {_STAGED} "
+                "WHERE kind = 'erase') AND e.subject_id = %s AND e.redacted_at IS NULL",
+                [tenant_id, deletion.subject_id],
+            )
+        )
+        if patterns:
+            events.update(
+                _rows(
+                    f"SELECT id, digest FROM {_EVENT} WHERE tenant_id = %s "  # noqa: S608
+                    "AND subject_id = %s AND redacted_at IS NULL AND (text ILIKE ANY(%s) "
+                    "OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
+                    [tenant_id, deletion.subject_id, patterns, patterns, patterns],
+                )
+            )
+    if patterns and erase_ids:
+        # Agent output produced while the memory was injected, quoting it back.
+        events.update(
+            _rows(
+                f"SELECT id, digest FROM {_EVENT} WHERE tenant_id = %s "  # noqa: S608
+                # Most events quote nothing: testing that first spares them the
+                # overlap test against every erased id.
+                "AND redacted_at IS NULL AND cardinality(echo_of) > 0 "
+                "AND echo_of && ARRAY(SELECT id FROM "
+                f"{_STAGED} WHERE kind = 'erase') AND (text ILIKE ANY(%s) "
+                "OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
+                [tenant_id, patterns, patterns, patterns],
+            )
+        )
+
+    traces: set[UUID] = set()
+    if deletion.scope == DeletionScope.SUBJECT:
+        traces.update(
+            RecallTrace.objects.filter(
+                tenant_id=tenant_id, subject_id=deletion.subject_id, redacted_at__isnull=True
+            ).values_list("id", flat=True)
+        )
+    traces.update(
+        row[0]
+        for row in _rows(
+            f"SELECT id FROM {_TRACE} WHERE tenant_id = %s AND subject_id = ANY(%s) "  # noqa: S608
+            f"AND redacted_at IS NULL AND (chosen && ARRAY(SELECT id FROM {_STAGED} "
+            "WHERE kind = 'erase') OR query ILIKE ANY(%s))",
+            [tenant_id, sorted(subjects), patterns],
+        )
+    )
+    _stage(
+        [
+            *((event, "event", digest) for event, digest in events.items()),
+            *((trace, "trace", "") for trace in traces),
+        ]
+    )
+    return _Plan(
+        roots=root_ids,
+        derived_erase=derived_erase,
+        derived_invalidate=derived_invalidate,
+        digests=digests,
+        subjects=subjects,
+        events=events,
+        traces=sorted(traces),
+        terms=terms,
+    )

@@ -1,0 +1,336 @@
+"""Set-based erasure primitives: the statements that wipe content from each table.
+
+Each touches only rows that still need it (so running it again changes
+nothing) and says what it changed. `Rows` names the rows: the ids a
+propagation planned, the rows it staged in a temporary table, or everything
+a tenant's tombstones name. A deletion's propagation and tombstone
+enforcement (reapplication after a restore, consolidation's drift repair)
+both erase through these, under `lifecycle_lock`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import connection
+
+from common.models import IdempotencyRecord
+from memory.held_content import (
+    CLAIM_CONTENT,
+    REPLY_CONTENT,
+    TRACE_CONTENT,
+    URI_SOURCE_CONTENT,
+)
+from memory.models import (
+    Claim,
+    ClaimRole,
+    ClaimSource,
+    ClaimStatus,
+    Event,
+    RecallTrace,
+    Tombstone,
+    TombstoneAction,
+    TombstoneTarget,
+    claim_sources_for,
+)
+from memory.services.embeddings import claim_embeddings_delete_where
+
+_CLAIM = Claim._meta.db_table
+_LINEAGE = Claim.derived_from.through._meta.db_table
+_SOURCE = ClaimSource._meta.db_table
+_EVENT = Event._meta.db_table
+_TRACE = RecallTrace._meta.db_table
+_TOMBSTONE = Tombstone._meta.db_table
+_IDEMPOTENCY = IdempotencyRecord._meta.db_table
+# The rows one propagation touches, staged server-side once: every statement joins
+# this table instead of shipping (and re-parsing) an array of 10,000 ids.
+_STAGED = "memdesk_deletion_rows"
+
+
+def lifecycle_lock(*, tenant_id: int) -> None:
+    """Serialise erasure, reapplication and consolidation within one tenant.
+
+    A transaction-level advisory lock; consolidation takes the same key at
+    session level, so neither ever sees the other half done.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lifecycle_lock_key(tenant_id)])
+
+
+def lifecycle_lock_key(tenant_id: int) -> int:
+    # A fixed namespace in the high bits keeps this clear of other advisory locks.
+    return (0x4D454D << 32) | int(tenant_id)
+
+
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _execute(sql: str, params: list[Any]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _stage(rows: list[tuple[UUID, str, str]]) -> None:
+    """Add (id, kind, digest) rows to the propagation's temporary table (created by
+    `_roots`, dropped at commit) and refresh its statistics, in one round trip."""
+    _execute(
+        f"""
+        INSERT INTO {_STAGED} (id, kind, digest)
+        SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[])
+        ON CONFLICT DO NOTHING;
+        ANALYZE {_STAGED};
+        """,  # noqa: S608
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
+
+
+@dataclass(frozen=True)
+class Rows:
+    ids: list[UUID] | None = None
+    # (tenant, target types, actions) of the tombstones whose targets are meant.
+    tombstoned: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+    # Kinds of rows staged by this propagation (see `_stage`).
+    staged: tuple[str, ...] | None = None
+
+    @classmethod
+    def of_tombstones(cls, tenant_id: int, target_types: Iterable[str], actions: Iterable[str]):  # type: ignore[no-untyped-def]
+        return cls(tombstoned=(tenant_id, tuple(target_types), tuple(actions)))
+
+    def match(self, column: str, *, as_text: bool = False) -> tuple[str, list[Any]]:
+        """A SQL condition on `column` (uuid, or text with `as_text`) and its parameters."""
+        if self.staged is not None:
+            staged_id = "id::text" if as_text else "id"
+            return (
+                f"{column} IN (SELECT {staged_id} FROM {_STAGED} WHERE kind = ANY(%s))",  # noqa: S608
+                [list(self.staged)],
+            )
+        if self.tombstoned is None:
+            ids = self.ids or []
+            if as_text:
+                return f"{column} = ANY(%s::text[])", [[str(i) for i in ids]]
+            return f"{column} = ANY(%s::uuid[])", [ids]
+        tenant_id, target_types, actions = self.tombstoned
+        target = "target_id::text" if as_text else "target_id"
+        return (
+            f"{column} IN (SELECT {target} FROM {_TOMBSTONE} WHERE tenant_id = %s "  # noqa: S608
+            "AND target_type = ANY(%s) AND action = ANY(%s))",
+            [tenant_id, list(target_types), list(actions)],
+        )
+
+
+ERASE = Rows(staged=("erase",))
+
+
+@dataclass(frozen=True)
+class ErasedClaims:
+    ids: list[UUID]
+    subject_ids: set[int]
+    full_text_cleared: int
+    ngrams_cleared: int
+
+
+def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
+    """Wipe value, text and both index entries; the value digest stays."""
+    # Claims are wiped, not deleted, so no cascade removes the vectors of their text.
+    claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
+    where, params = rows.match("id")
+    erased = _rows(
+        f"""
+        WITH target AS (
+            SELECT id, search_vector IS NOT NULL AS had_fts, cardinality(ngrams) > 0 AS had_grams
+            FROM {_CLAIM}
+            WHERE tenant_id = %s AND {where}
+              AND {CLAIM_CONTENT.sql()}
+            FOR UPDATE
+        )
+        UPDATE {_CLAIM} AS c
+        SET status = 'erased', value = NULL, text = '', search_vector = NULL,
+            ngrams = '{{}}', updated_at = %s
+        FROM target WHERE c.id = target.id AND c.status = ANY(%s)
+        RETURNING c.id, c.subject_id, target.had_fts, target.had_grams
+        """,  # noqa: S608 - table names come from model metadata
+        # Every state may be erased; an erased row is wiped again if anything is left.
+        [tenant_id, *params, now, [*claim_sources_for(ClaimStatus.ERASED), ClaimStatus.ERASED]],
+    )
+    return ErasedClaims(
+        ids=[row[0] for row in erased],
+        subject_ids={row[1] for row in erased},
+        full_text_cleared=sum(1 for row in erased if row[2]),
+        ngrams_cleared=sum(1 for row in erased if row[3]),
+    )
+
+
+def _remove_uri_sources(*, tenant_id: int, claims: Rows) -> int:
+    # A uri may itself carry personal content; event sources keep only ids and digests.
+    where, params = claims.match("claim_id")
+    return _execute(
+        f"DELETE FROM {_SOURCE} WHERE tenant_id = %s AND {URI_SOURCE_CONTENT.sql()} "  # noqa: S608
+        f"AND {where}",
+        [tenant_id, *params],
+    )
+
+
+def _invalidate_claims(*, tenant_id: int, rows: Rows, now: datetime) -> list[tuple[UUID, int]]:
+    where, params = rows.match("id")
+    return _rows(
+        f"UPDATE {_CLAIM} SET status = 'invalidated', updated_at = %s "  # noqa: S608
+        f"WHERE tenant_id = %s AND status = ANY(%s) AND {where} RETURNING id, subject_id",
+        [now, tenant_id, claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.DELETION), *params],
+    )
+
+
+def _drop_conflict_links(
+    *, tenant_id: int, subject_ids: list[int], erased: list[UUID] | Rows, now: datetime
+) -> int:
+    """Remove erased claims from the other side of their conflicts (same subject only).
+
+    Runs after the erasure, so `status <> 'erased'` skips the erased claims themselves.
+    Only claims that have conflicts at all (read first, materialised) are compared
+    with the erased ids: testing `&&` against a 10,000-id array on every claim of the
+    subject costs a second.
+    """
+    rows = erased if isinstance(erased, Rows) else Rows(ids=erased)
+    is_erased, params = rows.match("x")
+    return _execute(
+        f"""
+        WITH linked AS MATERIALIZED (
+            SELECT id, conflicts_with FROM {_CLAIM}
+            WHERE tenant_id = %s AND subject_id = ANY(%s) AND cardinality(conflicts_with) > 0
+              AND status <> 'erased'
+        ), changed AS (
+            SELECT linked.id, ARRAY(
+                SELECT x FROM unnest(linked.conflicts_with) AS x WHERE NOT ({is_erased})
+            ) AS kept
+            FROM linked
+        )
+        UPDATE {_CLAIM} AS c SET conflicts_with = changed.kept, updated_at = %s
+        FROM changed
+        WHERE c.id = changed.id AND cardinality(changed.kept) < cardinality(c.conflicts_with)
+        """,  # noqa: S608
+        [tenant_id, subject_ids, *params, now],
+    )
+
+
+def _redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
+    # The ledger's trigger allows exactly this one update per event, so this reaches
+    # only the unredacted part of `EVENT_CONTENT`: a redacted event can never be
+    # touched again, and one that still held content would be the probe's to report.
+    where, params = rows.match("id")
+    return _execute(
+        f"UPDATE {_EVENT} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
+        f"redacted_at = %s WHERE tenant_id = %s AND redacted_at IS NULL AND {where}",
+        [now, tenant_id, *params],
+    )
+
+
+def _redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
+    where, params = rows.match("id")
+    return _execute(
+        f"UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, "  # noqa: S608
+        "redacted_at = COALESCE(redacted_at, %s) WHERE tenant_id = %s "
+        f"AND {TRACE_CONTENT.sql()} AND {where}",
+        [now, tenant_id, *params],
+    )
+
+
+def _redact_traces_choosing(
+    *, tenant_id: int, subject_ids: list[int], claim_ids: list[UUID], now: datetime
+) -> int:
+    """Redact recalls that returned claims which had to be erased again (they were
+    recalled while restored), and tombstone them under the claim's deletion."""
+    return _rows(
+        f"""
+        WITH redacted AS (
+            UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, redacted_at = %s
+            WHERE tenant_id = %s AND subject_id = ANY(%s) AND redacted_at IS NULL
+              AND chosen && %s::uuid[]
+            RETURNING id, chosen
+        ), tombstoned AS (
+            INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
+                                      digest, created_at)
+            SELECT DISTINCT ON (r.id) %s, t.deletion_id, %s, r.id, %s, '', %s
+            FROM redacted r JOIN {_TOMBSTONE} t
+              ON t.tenant_id = %s AND t.target_type = %s AND t.target_id = ANY(r.chosen)
+            ORDER BY r.id, t.id
+            ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
+            RETURNING 1
+        )
+        SELECT count(*) FROM redacted
+        """,  # noqa: S608
+        [
+            now,
+            tenant_id,
+            subject_ids,
+            claim_ids,
+            tenant_id,
+            TombstoneTarget.RECALL_TRACE,
+            TombstoneAction.REDACTED,
+            now,
+            tenant_id,
+            TombstoneTarget.CLAIM,
+        ],
+    )[0][0]
+
+
+def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
+    """Stored API replies (kept for Idempotency-Key replays) that carry an erased row."""
+    where, params = rows.match("response_body->>'id'", as_text=True)
+    return _execute(
+        f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
+        "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
+        f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND {where}",
+        [tenant_id, *params],
+    )
+
+
+def _write_tombstones(
+    *,
+    tenant_id: int,
+    deletion_id: UUID,
+    target_type: str,
+    action: str,
+    rows: list[tuple[UUID, str]],
+    now: datetime,
+) -> int:
+    if not rows:
+        return 0
+    return _execute(
+        f"""
+        INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
+                                  digest, created_at)
+        SELECT %s, %s, %s, t.id, %s, t.digest, %s
+        FROM unnest(%s::uuid[], %s::text[]) AS t(id, digest)
+        ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
+        """,  # noqa: S608
+        [
+            tenant_id,
+            deletion_id,
+            target_type,
+            action,
+            now,
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+        ],
+    )
+
+
+def _write_staged_tombstones(
+    *, tenant_id: int, deletion_id: UUID, kind: str, target_type: str, action: str, now: datetime
+) -> int:
+    return _execute(
+        f"""
+        INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
+                                  digest, created_at)
+        SELECT %s, %s, %s, s.id, %s, s.digest, %s FROM {_STAGED} s WHERE s.kind = %s
+        ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
+        """,  # noqa: S608
+        [tenant_id, deletion_id, target_type, action, now, kind],
+    )
