@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[embedded,dev]'
+	# The agents' client and MCP server (clients/python), which the tests import.
+	$(BIN)/python -m pip install --quiet -e 'clients/python[mcp]'
 	touch $(STAMP)
 
 run: install

@@ -1,34 +1,28 @@
 """The admin console page for agent tokens: list, issue, revoke.
 
-Only admins of the tenant reach it; like the skills pages, other roles get
-403 and another tenant's token is a 404. A new secret is rendered once, in the
-answer to the POST that made it, and stored nowhere: not in the database (only
-its hash), not in the session or messages, not in the audit row.
+Only admins of the tenant reach it (`console_context`: other roles get 403,
+a person of no tenant 404), and another tenant's token is a 404. A new secret
+is rendered once, in the answer to the POST that made it, and stored nowhere:
+not in the database (only its hash), not in the session or messages, not in
+the audit row.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.access import console_context
 from accounts.actors import Actor
 from accounts.forms import AgentTokenCreateForm, AgentTokenRevokeForm
 from accounts.models import Membership, Role
-from accounts.selectors import agent_token_get, agent_tokens, request_membership
+from accounts.selectors import agent_token_get, agent_tokens
 from accounts.services import agent_token_create, agent_token_revoke
-
-
-def _admin(request: HttpRequest) -> Membership:
-    membership = request_membership(request)
-    if membership is None or membership.role != Role.ADMIN:
-        raise PermissionDenied("Only admins manage agent tokens.")
-    return membership
 
 
 def _list(
@@ -53,7 +47,7 @@ def _list(
 @login_required
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     if request.method == "GET":
         return _list(request, membership)
     form = AgentTokenCreateForm(request.POST)
@@ -81,7 +75,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     token = agent_token_get(tenant=membership.tenant, token_id=token_id)
     if token is None:
         raise Http404("No such token.")

@@ -8,6 +8,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 
+def is_htmx(request: HttpRequest) -> bool:
+    """htmx sent this request and wants a fragment back (a boosted link wants the page)."""
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.boosted
+
+
 def render_page(
     request: HttpRequest,
     template: str,
@@ -17,7 +23,6 @@ def render_page(
     status: int = 200,
 ) -> HttpResponse:
     """Render `template`, or only its `partial` for an htmx request that is not boosted."""
-    htmx = getattr(request, "htmx", None)
-    if partial and htmx and not htmx.boosted:
+    if partial and is_htmx(request):
         template = f"{template}#{partial}"
     return render(request, template, context, status=status)

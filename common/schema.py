@@ -1,8 +1,33 @@
-"""OpenAPI post-processing: the limits every operation shares, documented once."""
+"""The API's OpenAPI documentation shared by every app, declared once.
+
+The error responses views name in `extend_schema` (each says which stable
+problem `code`s it answers), and the post-processing hook that documents the
+limits every operation shares.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse
+
+NOT_AUTHENTICATED = OpenApiResponse(description="Problem details: not_authenticated")
+CAPABILITY_REQUIRED = OpenApiResponse(description="Problem details: capability_required")
+ROLE_REQUIRED = OpenApiResponse(description="Problem details: role_required")
+CAPABILITY_OR_ROLE_REQUIRED = OpenApiResponse(
+    description="Problem details: capability_required (agent tokens), role_required (people)"
+)
+PERSON_REQUIRED = OpenApiResponse(description="Problem details: person_required, no_membership")
+NOT_FOUND = OpenApiResponse(description="Problem details: not_found (also another tenant's)")
+VALIDATION_ERROR = OpenApiResponse(
+    description="Problem details: validation_error, or another code the description names"
+)
+ILLEGAL_TRANSITION = OpenApiResponse(
+    description="Problem details: illegal_transition, with the `allowed` next statuses"
+)
+# Who may call: an agent token with a capability, or an admin's session.
+AGENT_AUTH = {401: NOT_AUTHENTICATED, 403: CAPABILITY_REQUIRED}
+ADMIN_AUTH = {401: NOT_AUTHENTICATED, 403: ROLE_REQUIRED}
 
 PROBLEM = {
     "type": "object",

@@ -321,10 +321,12 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     },
 }
 
-# The schema documents the 429 and 413 answers every operation may give.
+# The schema documents the 429 and 413 answers every operation may give, and
+# carries a request and a response example for every operation.
 SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "drf_spectacular.hooks.postprocess_schema_enums",
     "common.schema.document_limits",
+    "common.openapi_examples.attach_examples",
 ]
 
 # Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from accounts.access import CONSOLE_READERS, console_context
 from accounts.models import Role
-from accounts.selectors import request_membership
 from common.htmx import render_page
 from config.charts import bar_chart, column_chart
 from config.dashboard import dashboard_data
@@ -16,17 +16,15 @@ from reviews.selectors import queue_depths
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    membership = request_membership(request)
-    if membership is not None and membership.role == Role.USER:
+    membership = console_context(request)
+    if membership.role == Role.USER:
         return redirect("memory:me")
     return redirect("reviews:index")
 
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    membership = request_membership(request)
-    if membership is None or membership.role == Role.USER:
-        raise Http404("the dashboard is for editors, admins and auditors")
+    membership = console_context(request, roles=CONSOLE_READERS)
     data = dashboard_data(tenant=membership.tenant)
     depths = queue_depths(tenant=membership.tenant)
     charts = [

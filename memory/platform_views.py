@@ -11,26 +11,18 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from accounts.access import console_context
 from accounts.actors import Actor
 from accounts.models import Membership, Role
-from accounts.selectors import request_membership
 from common.htmx import render_page
 from common.problems import Problem
 from memory.forms import PlatformRegisterForm
 from memory.selectors.platforms import platforms_list
 from memory.services.platforms import platform_register
-
-
-def _admin(request: HttpRequest) -> Membership:
-    membership = request_membership(request)
-    if membership is None or membership.role != Role.ADMIN:
-        raise PermissionDenied("Only admins register platforms.")
-    return membership
 
 
 def _context(membership: Membership, form: PlatformRegisterForm) -> dict[str, Any]:
@@ -40,7 +32,7 @@ def _context(membership: Membership, form: PlatformRegisterForm) -> dict[str, An
 @login_required
 @require_http_methods(["GET", "POST"])
 def index(request: HttpRequest) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     if request.method == "GET":
         return render_page(
             request,

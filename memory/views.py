@@ -10,10 +10,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.access import console_context
 from accounts.actors import Actor
 from accounts.models import Membership
-from accounts.selectors import audit_trail, owned_subject_keys, request_membership
-from common.htmx import render_page
+from accounts.selectors import audit_trail, owned_subject_keys
+from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from memory.models import Event
 from memory.models.lifecycle import DeletionStatus
@@ -23,13 +24,6 @@ from memory.services.corrections import memory_correct
 from memory.services.deletion import deletion_request_create
 
 FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED}
-
-
-def _membership(request: HttpRequest) -> Membership:
-    membership = request_membership(request)
-    if membership is None:
-        raise Http404("this account belongs to no tenant")
-    return membership
 
 
 def _actor(request: HttpRequest, membership: Membership) -> Actor:
@@ -48,7 +42,7 @@ def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any
 @login_required
 @require_GET
 def me(request: HttpRequest) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     return render_page(
         request, "memory/me.html", _page_context(request, membership), partial="memories"
     )
@@ -64,7 +58,7 @@ def _memory_or_404(request: HttpRequest, membership: Membership, claim_id: Any) 
 @login_required
 @require_GET
 def memory_detail(request: HttpRequest, claim_id: Any) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     claim = _memory_or_404(request, membership, claim_id)
     context = {
         "memory": claim,
@@ -79,7 +73,7 @@ def memory_detail(request: HttpRequest, claim_id: Any) -> HttpResponse:
 @login_required
 @require_POST
 def memory_correct_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     claim = _memory_or_404(request, membership, claim_id)
     text = request.POST.get("text", "").strip()
     value = request.POST.get("value", "").strip() or text
@@ -107,7 +101,7 @@ def memory_correct_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
         "editing": error is not None,
         "error": error,
     }
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         return render_page(request, "memory/memory.html", context, partial="memory")
     if error:
         messages.error(request, error)
@@ -123,7 +117,7 @@ def _start_deletion(request: HttpRequest, membership: Membership, **target: Any)
     )
     messages.success(request, "Deletion started. This page follows it to the end.")
     url = f"/me/deletions/{deletion.pk}/"
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
         return response
@@ -133,7 +127,7 @@ def _start_deletion(request: HttpRequest, membership: Membership, **target: Any)
 @login_required
 @require_POST
 def memory_delete(request: HttpRequest, claim_id: Any) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     claim = _memory_or_404(request, membership, claim_id)
     return _start_deletion(request, membership, subject=claim.subject, claim=claim)
 
@@ -141,7 +135,7 @@ def memory_delete(request: HttpRequest, claim_id: Any) -> HttpResponse:
 @login_required
 @require_POST
 def delete_everything(request: HttpRequest) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     subjects = list(me_subjects(tenant=membership.tenant, user=request.user))
     key = request.POST.get("subject", "")
     subject = next((s for s in subjects if s.key == key), None)
@@ -154,7 +148,7 @@ def delete_everything(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request)
     deletion = deletion_get(
         tenant=membership.tenant,
         user=request.user,
@@ -179,7 +173,7 @@ def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
 @require_GET
 def event_view(request: HttpRequest, event_id: Any) -> HttpResponse:
     """A source event of one of the user's memories, as it is stored (or its tombstone)."""
-    membership = _membership(request)
+    membership = console_context(request)
     subjects = me_subjects(tenant=membership.tenant, user=request.user)
     event = Event.objects.filter(
         tenant=membership.tenant, pk=event_id, subject__in=subjects

@@ -5,7 +5,8 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from accounts.models import Role, Tenant
+from accounts.access import CONSOLE_READERS
+from accounts.models import Tenant
 from accounts.selectors import request_membership
 from reviews.models import Queue
 from reviews.selectors import depth_label, queue_depths_capped
@@ -32,7 +33,8 @@ def queue_nav(request: HttpRequest) -> dict[str, Any]:
     if user is None or not user.is_authenticated:
         return {}
     membership = request_membership(request)
-    if membership is None or membership.role == Role.USER:
+    # The badges show only to those the queues are open to (`console_context`).
+    if membership is None or membership.role not in CONSOLE_READERS:
         return {}
 
     @cache

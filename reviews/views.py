@@ -12,11 +12,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.access import CONSOLE_READERS, console_context
 from accounts.actors import Actor
-from accounts.models import Membership, Role
-from accounts.selectors import request_membership
+from accounts.models import Membership
 from common import parsers
-from common.htmx import render_page
+from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from reviews import selectors, services
 from reviews.context_processors import request_queue_depths
@@ -37,14 +37,6 @@ QUEUE_HELP = {
     Queue.DELETIONS: "Deletions that failed or whose verification found something left.",
     Queue.STALE: "Claims past their refresh date that agents keep asking for.",
 }
-REVIEWER_ROLES = {Role.EDITOR, Role.ADMIN, Role.AUDITOR}
-
-
-def _membership(request: HttpRequest) -> Membership:
-    membership = request_membership(request)
-    if membership is None or membership.role not in REVIEWER_ROLES:
-        raise Http404("no review queues for this account")
-    return membership
 
 
 def _queue(queue: str) -> str:
@@ -128,7 +120,7 @@ def _detail_context(membership: Membership, item: ReviewItem | None) -> dict[str
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     depths = request_queue_depths(request, tenant=membership.tenant)
     busiest = max(depths, key=lambda q: depths[q], default=Queue.CANDIDATES)
     return redirect("reviews:queue", queue=busiest)
@@ -137,7 +129,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def queue_view(request: HttpRequest, queue: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     queue = _queue(queue)
     selected = None
     if request.GET.get("item"):
@@ -152,10 +144,9 @@ def queue_view(request: HttpRequest, queue: str) -> HttpResponse:
 @login_required
 @require_GET
 def item_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     item = _item(membership, _queue(queue), item_id)
-    htmx = getattr(request, "htmx", None)
-    if htmx and not htmx.boosted:
+    if is_htmx(request):
         policy = policy_for(queue)
         context = {
             "queue": queue,
@@ -171,7 +162,7 @@ def item_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def claim_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     item = _item(membership, _queue(queue), item_id)
     actor = Actor.for_user(request.user, membership.role)
     error = None
@@ -185,7 +176,7 @@ def claim_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
         error = str(problem.detail)
         item.refresh_from_db()
     context = {"item": item, "claim_error": error}
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         return render_page(request, "reviews/queue.html", context, partial="claim_status")
     if error:
         messages.error(request, error)
@@ -233,7 +224,7 @@ def _payload_json(raw: str) -> dict[str, Any]:
 @login_required
 @require_POST
 def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     queue = _queue(queue)
     item = _item(membership, queue, item_id)
     actor = Actor.for_user(request.user, membership.role)
@@ -252,7 +243,7 @@ def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
         return _refused(request, membership, queue, item, problem)
     messages.success(request, f"{verdict.replace('_', ' ').capitalize()}: done.")
     next_item = _next_item(membership, queue, after=item)
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         context = _workspace(request, membership, queue, next_item)
         return render_page(request, "reviews/queue.html", context, partial="workspace")
     suffix = f"?item={next_item.pk}" if next_item else ""
@@ -269,7 +260,7 @@ def _refused(
         "reason_required": "Choose a reason code and submit again.",
         "note_required": "Add a note explaining the reason.",
     }.get(problem.code, "")
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         policy = policy_for(queue)
         context = {
             "queue": queue,
@@ -301,7 +292,7 @@ def _next_item(membership: Membership, queue: str, *, after: ReviewItem) -> Revi
 @login_required
 @require_POST
 def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     queue = _queue(queue)
     policy = policy_for(queue)
     if policy is None or policy.approve_verdict is None:
@@ -327,7 +318,7 @@ def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
         messages.error(request, "Not approved: " + "; ".join(refused))
     if not done and not refused:
         messages.error(request, "Select at least one item to approve.")
-    if getattr(request, "htmx", None):
+    if is_htmx(request):
         context = _workspace(request, membership, queue, None)
         return render_page(request, "reviews/queue.html", context, partial="workspace")
     return redirect("reviews:queue", queue=queue)

@@ -60,20 +60,19 @@ def allowed_next(status: str) -> list[str]:
 
 def _package_limits() -> dict[str, int]:
     return {
-        "max_file_bytes": getattr(settings, "SKILL_PACKAGE_MAX_FILE_BYTES", 1_000_000),
-        "max_total_bytes": getattr(settings, "SKILL_PACKAGE_MAX_TOTAL_BYTES", 10_000_000),
-        "max_files": getattr(settings, "SKILL_PACKAGE_MAX_FILES", 500),
+        "max_file_bytes": settings.SKILL_PACKAGE_MAX_FILE_BYTES,
+        "max_total_bytes": settings.SKILL_PACKAGE_MAX_TOTAL_BYTES,
+        "max_files": settings.SKILL_PACKAGE_MAX_FILES,
     }
 
 
 def _scan_budget() -> ScanBudget:
-    default = ScanBudget()
     return ScanBudget(
-        max_text_lines=getattr(settings, "SKILL_SCAN_MAX_TEXT_LINES", default.max_text_lines),
-        max_script_bytes=getattr(settings, "SKILL_SCAN_MAX_SCRIPT_BYTES", default.max_script_bytes),
-        max_ast_nodes=getattr(settings, "SKILL_SCAN_MAX_AST_NODES", default.max_ast_nodes),
-        max_ast_depth=getattr(settings, "SKILL_SCAN_MAX_AST_DEPTH", default.max_ast_depth),
-        max_seconds=getattr(settings, "SKILL_SCAN_MAX_SECONDS", default.max_seconds),
+        max_text_lines=settings.SKILL_SCAN_MAX_TEXT_LINES,
+        max_script_bytes=settings.SKILL_SCAN_MAX_SCRIPT_BYTES,
+        max_ast_nodes=settings.SKILL_SCAN_MAX_AST_NODES,
+        max_ast_depth=settings.SKILL_SCAN_MAX_AST_DEPTH,
+        max_seconds=settings.SKILL_SCAN_MAX_SECONDS,
     )
 
 

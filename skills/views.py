@@ -14,16 +14,16 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.access import CONSOLE_READERS, console_context
 from accounts.actors import Actor
 from accounts.models import Membership, Role
-from accounts.selectors import audit_trail, request_membership
-from common.htmx import render_page
+from accounts.selectors import audit_trail
+from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from skills import selectors, services
 from skills.forms import ACTIONS, ActionForm, CompareForm, RollbackForm, SkillCreateForm, UploadForm
@@ -37,20 +37,6 @@ FILE_PREVIEW_BYTES = 200_000
 
 
 # --- who is asking ----------------------------------------------------------------------------
-
-
-def _membership(request: HttpRequest) -> Membership:
-    membership = request_membership(request)
-    if membership is None or membership.role == Role.USER:
-        raise PermissionDenied("The skills console is for editors, admins and auditors.")
-    return membership
-
-
-def _admin(request: HttpRequest) -> Membership:
-    membership = _membership(request)
-    if membership.role != Role.ADMIN:
-        raise PermissionDenied("Only admins act on skills.")
-    return membership
 
 
 def _actor(request: HttpRequest, membership: Membership) -> Actor:
@@ -71,11 +57,6 @@ def _version(membership: Membership, skill: Skill, number: int) -> SkillVersion:
     return version
 
 
-def _is_htmx(request: HttpRequest) -> bool:
-    htmx = getattr(request, "htmx", None)
-    return htmx is not None and bool(htmx) and not htmx.boosted
-
-
 def _answer(
     request: HttpRequest,
     *,
@@ -92,7 +73,7 @@ def _answer(
     htmx swaps only 2xx answers, so a refused action comes back as 200 with
     the error in the fragment; without htmx the page carries the real status.
     """
-    if _is_htmx(request):
+    if is_htmx(request):
         context.update(flash=done, flash_error=error)
         response = render(request, f"{template}#{partial}", context)
         if done is not None:
@@ -126,12 +107,12 @@ def index(request: HttpRequest) -> HttpResponse:
     """The skill list; admins create a skill by posting the form on it."""
     if request.method == "POST":
         return _create(request)
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     return render_page(request, "skills/index.html", _index_context(membership), partial="skills")
 
 
 def _create(request: HttpRequest) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     form = SkillCreateForm(request.POST)
     if form.is_valid():
         try:
@@ -216,7 +197,7 @@ def _skill_context(
 @login_required
 @require_GET
 def detail(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     return render_page(request, "skills/skill.html", _skill_context(membership, skill))
 
@@ -224,7 +205,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def upload(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     skill = _skill(membership, slug)
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
@@ -260,7 +241,7 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def rollback(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     skill = _skill(membership, slug)
     form = RollbackForm(request.POST, targets=_rollback_targets(membership, skill))
     done = error = None
@@ -299,7 +280,7 @@ def rollback(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def history(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     try:
         before = int(request.GET["before"]) if request.GET.get("before") else None
@@ -359,7 +340,7 @@ def _version_context(
 @login_required
 @require_GET
 def version_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
     context = _version_context(request, membership, skill, version)
@@ -404,7 +385,7 @@ def _perform(
 def version_action(request: HttpRequest, slug: str, number: int, action: str) -> HttpResponse:
     if action not in ACTIONS.values():
         raise Http404("No such action.")
-    membership = _admin(request)
+    membership = console_context(request, roles=[Role.ADMIN])
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
     form = ActionForm(request.POST, action=action, prefix=action)
@@ -443,7 +424,7 @@ def version_action(request: HttpRequest, slug: str, number: int, action: str) ->
 def _file(
     request: HttpRequest, slug: str, number: int, path: str
 ) -> tuple[Skill, SkillVersion, SkillFile]:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
     file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
@@ -490,7 +471,7 @@ def file_download(request: HttpRequest, slug: str, number: int, path: str) -> Ht
 @login_required
 @require_GET
 def diff(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     form = CompareForm(request.GET)
     context: dict[str, Any] = {"skill": skill, "compare_form": form, "diff": None}

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -78,6 +79,12 @@ class AgentClient(APIClient):
 
     token: AgentToken
     secret: str
+
+
+@pytest.fixture
+def outsider(db) -> Any:
+    """A person who can sign in but is a member of no tenant."""
+    return get_user_model().objects.create_user(username="olga", password="correct horse battery")
 
 
 @pytest.fixture

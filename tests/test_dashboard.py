@@ -33,8 +33,14 @@ def test_dashboard_escapes_labels(editor, login, agent):
     assert "<script>alert(1)" not in html
 
 
-def test_end_users_have_no_dashboard(alice, login):
-    assert login(alice).get("/dashboard/").status_code == 404
+def test_end_users_are_refused_the_dashboard(alice, login):
+    assert login(alice).get("/dashboard/").status_code == 403
+
+
+def test_a_person_of_no_tenant_finds_no_dashboard(outsider, login):
+    client = login(outsider)
+    assert client.get("/dashboard/").status_code == 404
+    assert client.get("/").status_code == 404
 
 
 def test_recovery_chart_counts_only_the_viewers_tenant(

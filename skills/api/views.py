@@ -27,11 +27,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import api_context, capability_required, role_required
+from accounts.access import agent_or_people, api_context, capability_required, role_required
 from accounts.models import Role
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem
+from common.schema import (
+    CAPABILITY_OR_ROLE_REQUIRED,
+    ILLEGAL_TRANSITION,
+    NOT_FOUND,
+    VALIDATION_ERROR,
+)
 from skills import selectors, services
 from skills.api.serializers import (
     DiffOutput,
@@ -56,41 +62,10 @@ INSTANCE_HEADER = "X-Skill-Instance"
 INSTANCE_MAX_LENGTH = 200
 
 
-def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermission]:
-    """An agent token holding ``capability``, or a signed-in person with one of ``roles``."""
-
-    class AgentOrPeople(permissions.BasePermission):
-        def has_permission(self, request: Request, view: object) -> bool:
-            context = api_context(request)
-            if context.is_agent:
-                if capability in context.actor.capabilities:
-                    return True
-                raise Problem(
-                    "capability_required",
-                    f"This call needs an agent token with the `{capability}` capability.",
-                    status_code=403,
-                    capability=capability,
-                )
-            if context.actor.role in roles:
-                return True
-            raise Problem(
-                "role_required",
-                f"This call needs a signed-in {' or '.join(roles)}.",
-                status_code=403,
-                roles=list(roles),
-            )
-
-    AgentOrPeople.__name__ = f"AgentOrPeople[{capability};{','.join(roles)}]"
-    return AgentOrPeople
-
-
 READERS = agent_or_people("skills:read", Role.EDITOR, Role.ADMIN, Role.AUDITOR)
 WRITERS = agent_or_people("skills:write", Role.ADMIN)
 EVALUATORS = capability_required("evaluations:write")
 ADMINS = role_required("admin")
-
-_NOT_FOUND = OpenApiResponse(description="`not_found`: no such skill or version in your tenant.")
-_FORBIDDEN = OpenApiResponse(description="`capability_required` or `role_required`.")
 
 
 class SkillPage(CursorPage):
@@ -147,8 +122,8 @@ class SkillListView(GenericAPIView):
         request=SkillCreateInput,
         responses={
             201: SkillOutput,
-            400: OpenApiResponse(description="`validation_error`"),
-            403: _FORBIDDEN,
+            400: VALIDATION_ERROR,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
             409: OpenApiResponse(description="`skill_exists`"),
         },
     )
@@ -166,7 +141,7 @@ class SkillListView(GenericAPIView):
 class SkillDetailView(APIView):
     permission_classes = [READERS]
 
-    @extend_schema(summary="A skill", responses={200: SkillOutput, 404: _NOT_FOUND})
+    @extend_schema(summary="A skill", responses={200: SkillOutput, 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> Response:
         return Response(SkillOutput(_skill(request, slug)).data)
 
@@ -203,8 +178,8 @@ class VersionListView(GenericAPIView):
             201: VersionOutput,
             200: VersionOutput,
             400: OpenApiResponse(description="A package error code (see description)."),
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
         },
     )
     @idempotent
@@ -230,7 +205,7 @@ class VersionDetailView(APIView):
 
     @extend_schema(
         summary="A version: manifest, body, files, evaluation matrix and pins",
-        responses={200: VersionDetailOutput, 404: _NOT_FOUND},
+        responses={200: VersionDetailOutput, 404: NOT_FOUND},
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
         tenant = api_context(request).tenant
@@ -259,7 +234,7 @@ class VersionFileView(APIView):
         responses={
             (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
-            404: _NOT_FOUND,
+            404: NOT_FOUND,
             410: OpenApiResponse(description="`version_revoked`"),
         },
     )
@@ -307,8 +282,8 @@ class EvaluationListView(GenericAPIView):
         responses={
             201: EvaluationOutput,
             400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
         },
     )
     @idempotent
@@ -324,8 +299,6 @@ class EvaluationListView(GenericAPIView):
 
 
 # --- lifecycle actions ------------------------------------------------------------------------
-
-_TRANSITION = OpenApiResponse(description="`illegal_transition` with `allowed` next statuses.")
 
 
 class _ReasonedVersionAction(APIView):
@@ -353,7 +326,12 @@ class SubmitView(APIView):
     @extend_schema(
         summary="Submit a draft for review (opens a skill_publication review item)",
         request=None,
-        responses={200: VersionOutput, 403: _FORBIDDEN, 404: _NOT_FOUND, 409: _TRANSITION},
+        responses={
+            200: VersionOutput,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
+        },
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
@@ -373,7 +351,7 @@ class ApproveView(_ReasonedVersionAction):
         responses={
             200: VersionOutput,
             403: OpenApiResponse(description="`role_required`, `admin_approval_required`"),
-            404: _NOT_FOUND,
+            404: NOT_FOUND,
             409: OpenApiResponse(description="`author_cannot_approve`, `illegal_transition`"),
         },
     )
@@ -391,9 +369,9 @@ class RejectView(_ReasonedVersionAction):
         responses={
             200: VersionOutput,
             400: OpenApiResponse(description="`reason_required`"),
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
-            409: _TRANSITION,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
         },
     )
     @idempotent
@@ -411,8 +389,8 @@ class PublishView(_ReasonedVersionAction):
         request=ReasonInput,
         responses={
             200: VersionOutput,
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
             409: OpenApiResponse(
                 description="`evaluation_incomplete` (with `missing` and `failed`), "
                 "`illegal_transition`"
@@ -430,7 +408,12 @@ class DeprecateView(_ReasonedVersionAction):
     @extend_schema(
         summary="Deprecate a published version (admins); loads then carry a Warning header",
         request=ReasonInput,
-        responses={200: VersionOutput, 403: _FORBIDDEN, 404: _NOT_FOUND, 409: _TRANSITION},
+        responses={
+            200: VersionOutput,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
+        },
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
@@ -448,9 +431,9 @@ class RevokeView(APIView):
         responses={
             200: RevokeOutput,
             400: OpenApiResponse(description="`reason_required`"),
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
-            409: _TRANSITION,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
         },
     )
     @idempotent
@@ -486,8 +469,8 @@ class RollbackView(APIView):
         responses={
             200: LabelMoveOutput,
             400: OpenApiResponse(description="`reason_required`, `validation_error`"),
-            403: _FORBIDDEN,
-            404: _NOT_FOUND,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
             409: OpenApiResponse(description="`rollback_target_invalid`"),
         },
     )
@@ -586,7 +569,7 @@ class DiffView(APIView):
         summary="What changed from version a to version b",
         description="Manifest field changes with capability and risk changes flagged, and a "
         "unified diff of every file that differs.",
-        responses={200: DiffOutput, 404: _NOT_FOUND},
+        responses={200: DiffOutput, 404: NOT_FOUND},
     )
     def get(self, request: Request, slug: str, a: int, b: int) -> Response:
         tenant = api_context(request).tenant
@@ -604,7 +587,7 @@ class LabelHistoryView(GenericAPIView):
 
     @extend_schema(
         summary="Every move of a label, newest first: who, when, from, to and why",
-        responses={200: LabelMoveOutput(many=True), 404: _NOT_FOUND},
+        responses={200: LabelMoveOutput(many=True), 404: NOT_FOUND},
     )
     def get(self, request: Request, slug: str, label: str) -> Response:
         tenant = api_context(request).tenant

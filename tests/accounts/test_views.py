@@ -193,3 +193,21 @@ def test_the_list_query_count_is_flat(
     with django_assert_max_num_queries(8):
         html = client.get("/tokens/").content.decode()
     assert html.count("data-token=") == 20
+
+
+def test_a_person_of_no_tenant_finds_no_token_page(outsider, login, make_agent, acme):
+    agent = make_agent(acme, name="publisher")
+    client = login(outsider)
+    page = client.get("/tokens/")
+    assert page.status_code == 404
+    assert "publisher" not in page.content.decode()
+    client.get("/accounts/login/")
+    token = client.cookies["csrftoken"].value
+    posts = (
+        client.post(
+            "/tokens/", {"name": "mine", "capabilities": ["recall"]}, HTTP_X_CSRFTOKEN=token
+        ),
+        client.post(f"/tokens/{agent.token.pk}/revoke", {"reason": "x"}, HTTP_X_CSRFTOKEN=token),
+    )
+    assert [p.status_code for p in posts] == [404, 404]
+    assert list(AgentToken.objects.values_list("name", "revoked_at")) == [("publisher", None)]

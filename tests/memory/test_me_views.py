@@ -93,3 +93,17 @@ def test_delete_everything_needs_the_subject_typed(alice, login, alice_memory):
     )
     deletion = DeletionRequest.objects.get()
     assert deletion.scope == "subject"
+
+
+def test_a_person_of_no_tenant_has_no_memories_page(outsider, login, alice_memory):
+    client = login(outsider)
+    assert client.get("/me/").status_code == 404
+    assert client.get(f"/me/memories/{alice_memory['id']}/").status_code == 404
+    client.get("/accounts/login/")
+    refused = client.post(
+        f"/me/memories/{alice_memory['id']}/delete",
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+    assert refused.status_code == 404
+    assert not DeletionRequest.objects.exists()
+    assert Claim.objects.get(pk=alice_memory["id"]).status == "active"

@@ -325,3 +325,32 @@ def test_the_page_lists_only_this_tenants_platforms(login, admin_user, globex, a
     html = login(admin_user).get("/platforms/").content.decode()
     assert "ours" in html
     assert "theirs" not in html and "10.0.0.1" not in html
+
+
+@pytest.mark.parametrize("role", ["editor", "auditor", "user"])
+def test_the_page_refuses_members_who_are_not_admins(role, acme, make_member, login, dns):
+    dns.answer("blog.example", [PUBLIC_ADDRESS])
+    client = login(make_member(acme, f"someone-{role}", role))
+    assert client.get("/platforms/").status_code == 403
+    client.get("/accounts/login/")
+    refused = client.post(
+        "/platforms/",
+        {"name": "blog", "base_url": "https://blog.example/api"},
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+    assert refused.status_code == 403
+    assert not Platform.objects.exists()
+
+
+def test_the_page_is_not_found_for_a_person_of_no_tenant(outsider, login, dns):
+    dns.answer("blog.example", [PUBLIC_ADDRESS])
+    client = login(outsider)
+    assert client.get("/platforms/").status_code == 404
+    client.get("/accounts/login/")
+    refused = client.post(
+        "/platforms/",
+        {"name": "blog", "base_url": "https://blog.example/api"},
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+    assert refused.status_code == 404
+    assert not Platform.objects.exists()

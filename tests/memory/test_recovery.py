@@ -4,6 +4,7 @@ escalations, and proof that asking changes no row anywhere."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -138,8 +139,8 @@ def ask(agent, task_key: str, fingerprint: str = FINGERPRINT, **headers: str) ->
     return response.json()
 
 
-@pytest.mark.parametrize("replay", REPLAYS, ids=[r.name for r in REPLAYS])
-def test_recovery_replays(replay, agent, effect_in):
+def replay_run(agent, effect_in, replay: Replay) -> tuple[list[Receipt], str]:
+    """Leave the run's checkpoint and effects behind, as the crashed run did."""
     effects = [effect_in(kind) for kind in replay.effects]
     task_key = "replay:" + replay.name.replace(" ", "-")
     saved = agent.put(
@@ -154,6 +155,12 @@ def test_recovery_replays(replay, agent, effect_in):
         format="json",
     )
     assert saved.status_code == 200, saved.json()
+    return effects, task_key
+
+
+@pytest.mark.parametrize("replay", REPLAYS, ids=[r.name for r in REPLAYS])
+def test_recovery_replays(replay, agent, effect_in):
+    effects, task_key = replay_run(agent, effect_in, replay)
     answers = [ask(agent, task_key, replay.asked_with) for _ in range(3)]
     assert answers[0] == answers[1] == answers[2]  # asking again changes nothing
     answer = answers[0]
@@ -165,14 +172,24 @@ def test_recovery_replays(replay, agent, effect_in):
     ]
 
 
-def test_the_replays_cover_what_the_seed_asks_for():
-    expected = [r.expected for r in REPLAYS]
-    assert expected.count(NO_OP) >= 5
-    assert expected.count(VERIFY) >= 5
-    assert expected.count(CHANGED) >= 5
-    assert expected.count(RESUME) >= 5
-    assert ("escalate", "retry_budget_exhausted") in expected
-    assert ("escalate", "effect_in_manual_review") in expected
+def test_the_seed_runs_side_by_side_get_the_decisions_the_seed_asks_for(acme, agent, effect_in):
+    # All runs live in one tenant at once, as after a real outage: each answer
+    # must depend on its own checkpoint and effects only. The seed asks for five
+    # runs of each kind; the tally is of what the endpoint answered.
+    before = recovery_decision_counts(tenant=acme)
+    runs = [(replay, replay_run(agent, effect_in, replay)[1]) for replay in REPLAYS]
+    answered = {}
+    for replay, task_key in runs:
+        answer = ask(agent, task_key, replay.asked_with)
+        answered[replay.name] = (answer["decision"], answer["reason"])
+    assert answered == {replay.name: replay.expected for replay in REPLAYS}
+    tally = Counter(answered.values())
+    assert min(tally[NO_OP], tally[VERIFY], tally[CHANGED], tally[RESUME]) >= 5
+    assert tally[("escalate", "retry_budget_exhausted")] >= 1
+    assert tally[("escalate", "effect_in_manual_review")] >= 1
+    # The dashboard's counters saw the same answers, one per question.
+    after = recovery_decision_counts(tenant=acme)
+    assert {pair: after[pair] - before[pair] for pair in tally} == dict(tally)
 
 
 def test_without_a_checkpoint_start_fresh(agent):

@@ -167,7 +167,8 @@ def test_conflict_supersede_through_the_console(editor, login, agent):
 def test_end_users_and_other_tenants_cannot_see_queues(
     alice, login, globex, make_member, candidate_item
 ):
-    assert login(alice).get("/review/candidates/").status_code == 404
+    # A member whose role reads no queue is refused; another tenant's item does not exist.
+    assert login(alice).get("/review/candidates/").status_code == 403
     outsider = make_member(globex, "gary")
     client = login(outsider)
     assert client.get(f"/review/candidates/{candidate_item.pk}/").status_code == 404
@@ -248,4 +249,35 @@ def test_auditors_read_the_queue_but_cannot_claim_or_decide(
     assert refused.status_code == 403 and refused.json()["code"] == "role_required"
     candidate_item.refresh_from_db()
     assert candidate_item.status == "open" and candidate_item.claimed_by_id is None
+    assert Claim.objects.get(pk=candidate_item.target_id).status == "candidate"
+
+
+def test_a_person_of_no_tenant_finds_no_queue(outsider, login, candidate_item):
+    client = login(outsider)
+    assert client.get("/review/").status_code == 404
+    assert client.get("/review/candidates/").status_code == 404
+    assert client.get(f"/review/candidates/{candidate_item.pk}/").status_code == 404
+    client.get("/accounts/login/")
+    refused = client.post(
+        f"/review/candidates/{candidate_item.pk}/decide",
+        {"verdict": "approve"},
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+    assert refused.status_code == 404
+    candidate_item.refresh_from_db()
+    assert (candidate_item.status, candidate_item.claimed_by_id) == ("open", None)
+    assert not Decision.objects.exists()
+
+
+def test_an_end_user_may_neither_claim_nor_decide(alice, login, candidate_item):
+    client = login(alice)
+    client.get("/accounts/login/")
+    token = client.cookies["csrftoken"].value
+    url = f"/review/candidates/{candidate_item.pk}"
+    claimed = client.post(f"{url}/claim", HTTP_X_CSRFTOKEN=token)
+    decided = client.post(f"{url}/decide", {"verdict": "approve"}, HTTP_X_CSRFTOKEN=token)
+    assert (claimed.status_code, decided.status_code) == (403, 403)
+    candidate_item.refresh_from_db()
+    assert (candidate_item.status, candidate_item.claimed_by_id) == ("open", None)
+    assert not Decision.objects.exists()
     assert Claim.objects.get(pk=candidate_item.target_id).status == "candidate"

@@ -57,9 +57,11 @@ def test_a_script_over_the_inspection_size_is_422(writer, skill, settings):
     assert_over_budget(upload(writer, {"scripts/long.py": script}), "scripts/long.py")
 
 
-def test_too_many_lines_of_text_is_422(writer, skill):
+def test_too_many_lines_of_text_is_422(writer, skill, settings):
     # 160,000 short lines once took the secret scan about 20 seconds; the line
-    # budget refuses them before any scanner reads them.
+    # budget refuses them before any scanner reads them. The wall-time budget is
+    # lifted so a loaded machine cannot answer for the line budget.
+    settings.SKILL_SCAN_MAX_SECONDS = 600
     response = upload(writer, {"references/notes.md": "a = 1\n" * 160_000})
     assert_over_budget(response, "references/notes.md")
 

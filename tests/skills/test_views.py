@@ -368,3 +368,13 @@ def test_it_refuses_downloads_to_end_users_and_other_tenants(
     outsider = login(make_member(globex, "olga", Role.ADMIN))
     assert outsider.get(f"/skills/{SLUG}/v1/download/assets/x.html").status_code == 404
     assert outsider.get(f"/skills/{SLUG}/v1/files/assets/x.html").status_code == 404
+
+
+def test_a_person_of_no_tenant_finds_no_skills(login, outsider, published_v1):
+    client = login(outsider)
+    assert client.get("/skills/").status_code == 404
+    assert client.get(f"/skills/{SLUG}/v1/").status_code == 404
+    client.get("/accounts/login/")
+    data = {"csrfmiddlewaretoken": client.cookies["csrftoken"].value, "revoke-reason": "x"}
+    assert client.post(f"/skills/{SLUG}/v1/revoke/", data).status_code == 404
+    assert SkillVersion.objects.get(skill__slug=SLUG, number=1).status == VersionStatus.PUBLISHED

@@ -19,6 +19,7 @@ from accounts.access import ApiContext, api_context, capability_required
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found, problem_body
+from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, VALIDATION_ERROR
 from memory.api.claims.serializers import (
     BatchIn,
     CandidateIn,
@@ -56,9 +57,6 @@ CLAIMS_WRITE = capability_required("claims:write")
 CLAIMS_READ = capability_required("claims:write", "recall")
 RECALL = capability_required("recall")
 
-_ERRORS_400 = OpenApiResponse(description="Problem details: validation_error, source_required, …")
-_ERRORS_404 = OpenApiResponse(description="Problem details: not_found")
-
 
 def _check_subject(context: ApiContext, key: str) -> None:
     parse_subject_key(key)
@@ -72,7 +70,7 @@ class EventCreateView(APIView):
 
     @extend_schema(
         request=EventInput,
-        responses={201: EventOutput, 400: _ERRORS_400},
+        responses={201: EventOutput, 400: VALIDATION_ERROR},
         summary="Append an event to the ledger",
         description="Errors: `validation_error`, `subject_invalid`, `secret_detected`.",
     )
@@ -93,7 +91,7 @@ class EventCreateView(APIView):
 class EventDetailView(APIView):
     permission_classes = [capability_required("events:write", "claims:write", "recall")]
 
-    @extend_schema(responses={200: EventOutput, 404: _ERRORS_404}, summary="Read an event")
+    @extend_schema(responses={200: EventOutput, 404: NOT_FOUND}, summary="Read an event")
     def get(self, request: Request, event_id: Any) -> Response:
         context = api_context(request)
         event = (
@@ -154,7 +152,7 @@ class ClaimListCreateView(ListAPIView):
 
     @extend_schema(
         request=CandidateIn,
-        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        responses={201: VerdictOut, 400: VALIDATION_ERROR, 404: NOT_FOUND},
         summary="Submit a candidate claim through the write gate",
         description=(
             "Returns the gate's verdict. `authority` and `basis` are upper bounds: the token's "
@@ -231,7 +229,7 @@ class ClaimDetailView(APIView):
     permission_classes = [CLAIMS_READ]
 
     @extend_schema(
-        responses={200: ClaimDetailOutput, 404: _ERRORS_404},
+        responses={200: ClaimDetailOutput, 404: NOT_FOUND},
         summary="A claim with its history, sources, lineage and gate decision",
         description="Errors: `not_found`.",
     )
@@ -253,8 +251,8 @@ class ClaimInvalidateView(APIView):
         request=InvalidateIn,
         responses={
             200: ClaimOutput,
-            404: _ERRORS_404,
-            409: OpenApiResponse(description="illegal_transition"),
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
         },
         summary="Invalidate a claim; derived claims are flagged for review",
         description="Errors: `not_found`, `illegal_transition` (with `allowed`: the statuses "
@@ -288,7 +286,7 @@ class ClaimDeriveView(APIView):
 
     @extend_schema(
         request=DeriveIn,
-        responses={201: VerdictOut, 400: _ERRORS_400, 404: _ERRORS_404},
+        responses={201: VerdictOut, 400: VALIDATION_ERROR, 404: NOT_FOUND},
         summary="Record a claim derived from this one (and any others in derived_from)",
         description="Goes through the write gate like a candidate; without `sources` the "
         "parents' sources are used. Errors: `not_found`, `derived_from_not_found`, "
@@ -439,7 +437,7 @@ class HotMemoryView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("budget_chars", int, required=False)],
-        responses={200: HotMemoryOut, 304: None, 404: _ERRORS_404},
+        responses={200: HotMemoryOut, 304: None, 404: NOT_FOUND},
         summary="A compact, budgeted block of the subject's most important active claims",
         description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
         "get 304. Errors: `not_found`, `validation_error`.",

@@ -21,6 +21,7 @@ from accounts.access import api_context
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found
+from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, PERSON_REQUIRED
 from memory.api.me.serializers import (
     CorrectIn,
     DeleteAllIn,
@@ -49,10 +50,6 @@ class PersonRequired(permissions.BasePermission):
         return True
 
 
-_403 = OpenApiResponse(description="Problem details: person_required, no_membership")
-_404 = OpenApiResponse(description="Problem details: not_found")
-
-
 class MePage(CursorPage):
     ordering = ("-recorded_at", "-id")
 
@@ -77,7 +74,7 @@ class MeMemoryListView(ListAPIView):
 
     @extend_schema(
         parameters=[MeMemoryListIn],
-        responses={200: MeMemoryOut(many=True), 403: _403},
+        responses={200: MeMemoryOut(many=True), 403: PERSON_REQUIRED},
         operation_id="me_memories_list",
         summary="What memdesk remembers about me",
         description="Claims about the subjects linked to the signed-in user, every status but "
@@ -90,7 +87,7 @@ class MeMemoryListView(ListAPIView):
     @extend_schema(
         parameters=[DeleteAllIn],
         request=None,
-        responses={202: DeletionAcceptedOut, 403: _403, 404: _404},
+        responses={202: DeletionAcceptedOut, 403: PERSON_REQUIRED, 404: NOT_FOUND},
         operation_id="me_memories_delete_all",
         summary="Forget everything about me",
         description="Starts one deletion per subject linked to the user (or only `?subject=`). "
@@ -126,7 +123,7 @@ class MeMemoryDetailView(APIView):
     permission_classes = [PersonRequired]
 
     @extend_schema(
-        responses={200: MeMemoryOut, 403: _403, 404: _404},
+        responses={200: MeMemoryOut, 403: PERSON_REQUIRED, 404: NOT_FOUND},
         operation_id="me_memory_get",
         summary="One memory about me",
         description="Errors: `person_required`, `not_found` (erased, or not about the user).",
@@ -140,7 +137,7 @@ class MeMemoryDetailView(APIView):
 
     @extend_schema(
         request=None,
-        responses={202: DeletionAcceptedOut, 403: _403, 404: _404},
+        responses={202: DeletionAcceptedOut, 403: PERSON_REQUIRED, 404: NOT_FOUND},
         operation_id="me_memory_delete",
         summary="Forget one memory about me",
         description="Erases the memory with the revisions it replaced, and propagates along "
@@ -177,9 +174,9 @@ class MeMemoryCorrectView(APIView):
                 description="Problem details: validation_error, correction_unchanged, "
                 "correction_refused (with the gate's `reasons`), secret_detected"
             ),
-            403: _403,
-            404: _404,
-            409: OpenApiResponse(description="Problem details: illegal_transition"),
+            403: PERSON_REQUIRED,
+            404: NOT_FOUND,
+            409: ILLEGAL_TRANSITION,
         },
         operation_id="me_memory_correct",
         summary="Correct a memory about me",
@@ -212,7 +209,7 @@ class DeletionDetailView(APIView):
     permission_classes = [PersonRequired]
 
     @extend_schema(
-        responses={200: DeletionOut, 403: _403, 404: _404},
+        responses={200: DeletionOut, 403: PERSON_REQUIRED, 404: NOT_FOUND},
         operation_id="deletion_get",
         summary="A deletion's status and report",
         description="Status (`pending` → `propagating` → `verifying` → `completed` | `failed`) "

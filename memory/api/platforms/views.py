@@ -15,25 +15,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import api_context, role_required
+from common.schema import ADMIN_AUTH
 from memory.api.platforms.serializers import PlatformOutput, PlatformRegisterInput
 from memory.selectors.platforms import platforms_list
 from memory.services.platforms import platform_register
 
 ADMINS = role_required("admin")
 
-_AUTH = {
-    401: OpenApiResponse(description="Problem details: not_authenticated"),
-    403: OpenApiResponse(
-        description="Problem details: role_required (agent tokens, editors, auditors)"
-    ),
-}
-
 
 class PlatformListCreateView(APIView):
     permission_classes = [ADMINS]
 
     @extend_schema(
-        responses={200: PlatformOutput(many=True), **_AUTH},
+        responses={200: PlatformOutput(many=True), **ADMIN_AUTH},
         summary="List the tenant's registered platforms (admins)",
     )
     def get(self, request: Request) -> Response:
@@ -57,7 +51,7 @@ class PlatformListCreateView(APIView):
                 description="Problem details: platform_name_taken (the name is registered "
                 "with another base URL or address policy)"
             ),
-            **_AUTH,
+            **ADMIN_AUTH,
         },
         summary="Register a platform receipts may read from (admins)",
         description=(

@@ -19,6 +19,7 @@ from common.idempotency import HEADER as IDEMPOTENCY_HEADER
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import not_found
+from common.schema import AGENT_AUTH, NOT_FOUND, VALIDATION_ERROR
 from memory.api.receipts.serializers import (
     CheckpointInput,
     CheckpointOutput,
@@ -39,12 +40,6 @@ RECEIPTS_WRITE = capability_required("receipts:write")
 CHECKPOINTS_WRITE = capability_required("checkpoints:write")
 # Recovery only reads, and an agent that writes receipts must be able to ask it.
 RECOVERY = capability_required("checkpoints:write", "receipts:write")
-
-_AUTH = {
-    401: OpenApiResponse(description="Problem details: not_authenticated"),
-    403: OpenApiResponse(description="Problem details: capability_required"),
-}
-_NOT_FOUND = OpenApiResponse(description="Problem details: not_found (also another tenant's)")
 
 
 class ReceiptPage(CursorPage):
@@ -67,8 +62,8 @@ class ReceiptListCreateView(ListAPIView):
         parameters=[ReceiptListInput],
         responses={
             200: ReceiptOutput(many=True),
-            400: OpenApiResponse(description="validation_error"),
-            **_AUTH,
+            400: VALIDATION_ERROR,
+            **AGENT_AUTH,
         },
         summary="List receipts (cursor pagination, newest first)",
     )
@@ -93,7 +88,7 @@ class ReceiptListCreateView(ListAPIView):
                 description="Problem details: idempotency_key_reused (same key, another "
                 "operation, target or intent), request_in_progress"
             ),
-            **_AUTH,
+            **AGENT_AUTH,
         },
         summary="Write a receipt before making an external call",
         description=(
@@ -129,7 +124,7 @@ class ReceiptDetailView(APIView):
     permission_classes = [RECEIPTS_WRITE]
 
     @extend_schema(
-        responses={200: ReceiptDetailOutput, 404: _NOT_FOUND, **_AUTH},
+        responses={200: ReceiptDetailOutput, 404: NOT_FOUND, **AGENT_AUTH},
         summary="Read a receipt with its transitions and reconciliation reads",
     )
     def get(self, request: Request, receipt_id: UUID) -> Response:
@@ -149,13 +144,13 @@ class ReceiptTransitionView(APIView):
             400: OpenApiResponse(
                 description="Problem details: validation_error, secret_in_evidence, invalid_lease"
             ),
-            404: _NOT_FOUND,
+            404: NOT_FOUND,
             409: OpenApiResponse(
                 description="Problem details: illegal_transition (with `allowed`: the states "
                 "this caller may move the receipt to now), external_id_conflict, "
                 "idempotency_key_reused, request_in_progress"
             ),
-            **_AUTH,
+            **AGENT_AUTH,
         },
         summary="Report what happened to the call",
         description=(
@@ -192,7 +187,7 @@ class CheckpointView(APIView):
         responses={
             200: CheckpointOutput,
             400: OpenApiResponse(description="Problem details: validation_error, unknown_effect"),
-            **_AUTH,
+            **AGENT_AUTH,
         },
         summary="Save where a task stands (create or replace)",
         description=(
@@ -211,7 +206,7 @@ class CheckpointView(APIView):
         return Response(CheckpointOutput(checkpoint).data)
 
     @extend_schema(
-        responses={200: CheckpointOutput, 404: _NOT_FOUND, **_AUTH},
+        responses={200: CheckpointOutput, 404: NOT_FOUND, **AGENT_AUTH},
         summary="Read a task's checkpoint",
     )
     def get(self, request: Request, task_key: str) -> Response:
@@ -228,8 +223,8 @@ class RecoveryView(APIView):
         request=RecoveryInput,
         responses={
             200: RecoveryOutput,
-            400: OpenApiResponse(description="validation_error"),
-            **_AUTH,
+            400: VALIDATION_ERROR,
+            **AGENT_AUTH,
         },
         summary="Ask what to do after a crash, timeout or second trigger",
         description=(

@@ -1,0 +1,494 @@
+"""memdesk-client against a live memdesk: the agent loop, errors, retries, pages, receipts."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import httpx
+import pytest
+from memdesk_client import AsyncDesk, Desk, RecallResult, error_class_for
+from memdesk_client.errors import (
+    AuthenticationError,
+    CapabilityRequired,
+    ConflictError,
+    IllegalTransition,
+    InvalidRequest,
+    NotFoundError,
+    PersonRequired,
+    ProblemError,
+    RateLimited,
+    ReceiptAlreadyUsed,
+    RequestTimedOut,
+    ServerError,
+    SourceRequired,
+    SubjectRequired,
+)
+
+from memory.models import Checkpoint, Claim, Event, Receipt, ReceiptTransition
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MANUAL = {"adapter": "manual"}
+# The first recall in a process loads the local embedding model; a generous wait keeps
+# that out of the way (the client's own default is 10 seconds).
+TIMEOUT = 120.0
+
+
+@pytest.fixture
+def desk(live_server, agent_token):
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT) as desk:
+        yield desk
+
+
+def _said(desk: Desk, text: str = "I moved to Shanghai last year") -> str:
+    return desk.log_event("user:alice", "user_statement", text, run_id="run-1")["id"]
+
+
+def _accepted_fact(desk: Desk, predicate: str, value: str, text: str) -> str:
+    verdict = desk.propose(
+        "user:alice",
+        predicate,
+        value,
+        text=text,
+        sources=[_said(desk, text)],
+        authority="user_explicit",
+        basis="reported",
+    )
+    assert verdict["decision"] == "accepted", verdict
+    return verdict["id"]
+
+
+def test_the_agent_loop_from_event_to_recovery(desk, slow_platform):
+    event = desk.log_event(
+        "user:alice", "user_statement", "I moved to Shanghai last year", run_id="run-7"
+    )
+    assert Event.objects.get(id=event["id"]).text == "I moved to Shanghai last year"
+
+    verdict = desk.propose(
+        "user:alice",
+        "home_city",
+        "Shanghai",
+        text="Alice lives in Shanghai",
+        sources=[event["id"]],
+        authority="user_explicit",
+        basis="reported",
+    )
+    assert verdict["decision"] == "accepted"
+    assert Claim.objects.get(id=verdict["id"]).status == "active"
+
+    recalled = desk.recall("user:alice", "where does alice live")
+    assert isinstance(recalled, RecallResult)
+    assert [item.id for item in recalled.items] == [verdict["id"]]
+    item = recalled.items[0]
+    assert item.value == "Shanghai"
+    assert item.why.rank > 0
+    assert "live" in " ".join(item.why.matched).lower() or item.why.signals
+    assert item.sources[0]["event"] == event["id"]
+    assert recalled.trace_id
+
+    # The side effect, on a platform that answers at once this time.
+    slow_platform.delay = 0
+    with desk.receipt(
+        operation="articles.create",
+        target=slow_platform.url,
+        intent={"title": "Alice moved"},
+        idempotency_key="pub-loop-1",
+        reconciler=MANUAL,
+    ) as r:
+        r.submitted()
+        answer = httpx.post(slow_platform.url, json={"title": "Alice moved"}, timeout=5)
+        r.succeeded(external_id=answer.json()["id"], evidence={"status": answer.status_code})
+    stored = Receipt.objects.get(id=r.id)
+    assert (stored.state, stored.external_id) == ("succeeded", "article-1")
+    assert list(
+        ReceiptTransition.objects.filter(receipt=stored)
+        .order_by("at", "id")
+        .values_list("to_state", flat=True)
+    ) == ["planned", "submitted", "succeeded"]
+
+    saved = desk.checkpoint(
+        "publish-alice",
+        input_fingerprint="sha256:abc",
+        stage="published",
+        stage_complete=True,
+        effects=[r.id],
+    )
+    assert saved["effects"] == [r.id]
+    assert Checkpoint.objects.get(task_key="publish-alice").stage == "published"
+
+    answer = desk.recover("publish-alice", "sha256:abc")
+    assert (answer["decision"], answer["reason"]) == ("no_op", "already_verified")
+    assert [effect["id"] for effect in answer["effects"]] == [r.id]
+    assert desk.recover("publish-alice", "sha256:other")["reason"] == "input_changed"
+    assert desk.recover("never-ran", "sha256:abc")["decision"] == "fresh"
+
+
+def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_token):
+    with pytest.raises(SourceRequired) as missing_source:
+        desk.propose("user:alice", "home_city", "Shanghai", sources=[])
+    error = missing_source.value
+    assert (error.status, error.code) == (400, "source_required")
+    assert error.problem["type"].endswith("source_required")
+    assert isinstance(error, InvalidRequest)
+    assert error.detail
+    assert Claim.objects.count() == 0
+
+    with pytest.raises(SubjectRequired):
+        desk.recall("", "anything")
+
+    with pytest.raises(NotFoundError) as missing:
+        desk.get_claim(str(uuid.uuid4()))
+    assert missing.value.code == "not_found"
+
+    receipt, created = desk.plan_receipt(
+        operation="articles.create",
+        target="https://blog.example/api/articles",
+        intent={"title": "x"},
+        idempotency_key="errors-1",
+        reconciler=MANUAL,
+    )
+    assert created
+    with pytest.raises(IllegalTransition) as illegal:
+        desk.transition_receipt(receipt["id"], "succeeded", external_id="a-1")
+    assert illegal.value.allowed == ["submitted"]
+    assert isinstance(illegal.value, ConflictError)
+    assert Receipt.objects.get(id=receipt["id"]).state == "planned"
+
+    with pytest.raises(PersonRequired) as person:
+        desk.request_deletion(claim_id=str(uuid.uuid4()))
+    assert (person.value.status, person.value.code) == (403, "person_required")
+
+    with (
+        Desk(
+            live_server.url, issue_token(capabilities=["events:write"]), timeout=TIMEOUT
+        ) as narrow,
+        pytest.raises(CapabilityRequired) as capability,
+    ):
+        narrow.recall("user:alice", "x")
+    assert capability.value.code == "capability_required"
+
+    stranger = Desk(live_server.url, "mdk_not-a-token", timeout=TIMEOUT)
+    with stranger, pytest.raises(AuthenticationError) as unknown_token:
+        stranger.get_claim(str(uuid.uuid4()))
+    assert unknown_token.value.status == 401
+    assert unknown_token.value.code in {"authentication_failed", "not_authenticated"}
+
+    assert error_class_for("illegal_transition") is IllegalTransition
+    assert error_class_for("some_new_code", 409) is ConflictError
+    assert issubclass(error_class_for("some_new_code", 500), ProblemError)
+
+
+class _LoseFirstAnswer(httpx.BaseTransport):
+    """Delivers every request to memdesk, but loses the answer to the first one, as a
+    network that drops a connection after the server committed would."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+        self.sent: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(request)
+        response = self._inner.handle_request(request)
+        response.read()
+        if len(self.sent) == 1:
+            raise httpx.ReadTimeout("answer lost", request=request)
+        return response
+
+
+def test_a_lost_answer_is_retried_with_the_same_key_and_leaves_one_row(live_server, agent_token):
+    network = _LoseFirstAnswer()
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT, transport=network) as desk:
+        event = desk.log_event("user:alice", "user_statement", "I like green tea")
+    assert len(network.sent) == 2
+    keys = {request.headers["Idempotency-Key"] for request in network.sent}
+    assert len(keys) == 1
+    assert list(Event.objects.values_list("id", flat=True)) == [uuid.UUID(event["id"])]
+
+
+def test_a_write_memdesk_does_not_deduplicate_is_not_sent_twice(live_server, agent_token):
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT) as setup:
+        claim_id = _accepted_fact(setup, "home_city", "Shanghai", "Alice lives in Shanghai")
+    network = _LoseFirstAnswer()
+    desk = Desk(live_server.url, agent_token, timeout=TIMEOUT, transport=network)
+    with desk, pytest.raises(RequestTimedOut):
+        desk.invalidate_claim(claim_id, "moved again")
+    assert len(network.sent) == 1
+    assert Claim.objects.get(id=claim_id).status == "invalidated"
+
+
+class _RefuseFirst(httpx.BaseTransport):
+    """Answers the first request itself with `status` (and `headers`), as a proxy in front
+    of memdesk or memdesk's throttle would, and delivers every later one to memdesk."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        self._inner = httpx.HTTPTransport()
+        self._status = status
+        self._headers = headers or {}
+        self.sent: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(request)
+        if len(self.sent) == 1:
+            problem = {
+                "type": "about:blank",
+                "title": "Refused",
+                "status": self._status,
+                "detail": "refused before any work",
+                "code": "throttled" if self._status == 429 else "unavailable",
+            }
+            return httpx.Response(
+                self._status,
+                json=problem,
+                headers={"Content-Type": "application/problem+json", **self._headers},
+            )
+        return self._inner.handle_request(request)
+
+
+def _fast_retries():
+    from memdesk_client import RetryPolicy
+
+    return RetryPolicy(backoff_seconds=0.01, max_backoff_seconds=0.02)
+
+
+def test_retries_follow_the_contract(live_server, agent_token):
+    with Desk(live_server.url, agent_token, timeout=TIMEOUT) as setup:
+        claim_id = _accepted_fact(setup, "home_city", "Shanghai", "Alice lives in Shanghai")
+
+    def desk_behind(network: _RefuseFirst) -> Desk:
+        return Desk(
+            live_server.url, agent_token, timeout=TIMEOUT, transport=network, retry=_fast_retries()
+        )
+
+    # A read after a 503 is asked again.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk:
+        assert desk.get_claim(claim_id)["id"] == claim_id
+    assert len(network.sent) == 2
+
+    # Recall writes a trace: after a 503 it is not sent again blind.
+    network = _RefuseFirst(503)
+    with desk_behind(network) as desk, pytest.raises(ServerError) as unavailable:
+        desk.recall("user:alice", "where")
+    assert (unavailable.value.status, len(network.sent)) == (503, 1)
+
+    # A 429 with Retry-After was refused before any work: any call may wait and go again.
+    network = _RefuseFirst(429, {"Retry-After": "0"})
+    with desk_behind(network) as desk:
+        assert desk.recall("user:alice", "where does alice live").items[0].id == claim_id
+    assert len(network.sent) == 2
+
+    # Without Retry-After the client does not guess.
+    network = _RefuseFirst(429)
+    with desk_behind(network) as desk, pytest.raises(RateLimited) as limited:
+        desk.recall("user:alice", "where")
+    assert (limited.value.code, len(network.sent)) == ("throttled", 1)
+
+
+def test_iteration_follows_the_cursor_over_several_pages(desk):
+    event_id = _said(desk, "my favourite colours")
+    items = [
+        {
+            "subject": "user:alice",
+            "kind": "fact",
+            "predicate": f"colour_{n}",
+            "value": f"colour {n}",
+            "text": f"Alice's colour number {n}",
+            "authority": "user_explicit",
+            "basis": "reported",
+            "sources": [{"event": event_id}],
+        }
+        for n in range(5)
+    ]
+    verdicts = desk.propose_batch(items)
+    assert [v["decision"] for v in verdicts] == ["accepted"] * 5
+
+    first = desk.list_claims(subject="user:alice", limit=2)
+    assert len(first["results"]) == 2
+    assert first["next"]
+    seen = [claim["id"] for claim in desk.iter_claims(subject="user:alice", limit=2)]
+    assert len(seen) == len(set(seen)) == 5
+    assert set(seen) == {str(pk) for pk in Claim.objects.values_list("id", flat=True)}
+
+
+def test_hot_memory_is_revalidated_with_its_etag(desk):
+    _accepted_fact(desk, "home_city", "Shanghai", "Alice lives in Shanghai")
+    first = desk.hot_memory("user:alice", budget_chars=500)
+    assert not first.not_modified
+    assert first.etag
+    assert "Shanghai" in first.text
+
+    again = desk.hot_memory("user:alice", budget_chars=500)
+    assert again.not_modified
+    assert (again.text, again.etag) == (first.text, first.etag)
+
+    _accepted_fact(desk, "employer", "Acme", "Alice works at Acme")
+    changed = desk.hot_memory("user:alice", budget_chars=500)
+    assert not changed.not_modified
+    assert changed.etag != first.etag
+    assert "Acme" in changed.text
+
+
+def test_a_timeout_inside_the_receipt_block_is_an_unknown_outcome_never_a_retry(
+    desk, slow_platform
+):
+    with (
+        pytest.raises(httpx.ReadTimeout),
+        desk.receipt(
+            operation="articles.create",
+            target=slow_platform.url,
+            intent={"title": "Alice moved"},
+            idempotency_key="pub-timeout-1",
+            reconciler=MANUAL,
+        ) as r,
+    ):
+        r.submitted()
+        httpx.post(slow_platform.url, json={"title": "Alice moved"}, timeout=0.5)
+        r.succeeded(external_id="never reached")
+
+    stored = Receipt.objects.get(id=r.id)
+    assert stored.state == "outcome_unknown"
+    assert stored.error_code == "timeout"
+    assert slow_platform.writes == 1
+
+    # Running the same step again finds the receipt and does not make the call.
+    ran = False
+    with (
+        pytest.raises(ReceiptAlreadyUsed) as used,
+        desk.receipt(
+            operation="articles.create",
+            target=slow_platform.url,
+            intent={"title": "Alice moved"},
+            idempotency_key="pub-timeout-1",
+            reconciler=MANUAL,
+        ),
+    ):
+        ran = True
+    assert not ran
+    assert used.value.receipt["id"] == r.id
+    assert slow_platform.writes == 1
+    assert Receipt.objects.count() == 1
+
+
+def test_an_exception_before_submitted_leaves_the_receipt_planned(desk):
+    with (
+        pytest.raises(ValueError, match="bad input"),
+        desk.receipt(
+            operation="articles.create",
+            target="https://blog.example/api/articles",
+            intent={"title": "x"},
+            idempotency_key="pub-early-1",
+            reconciler=MANUAL,
+        ) as r,
+    ):
+        raise ValueError("bad input")
+    assert Receipt.objects.get(id=r.id).state == "planned"
+    assert list(
+        ReceiptTransition.objects.filter(receipt_id=r.id).values_list("to_state", flat=True)
+    ) == ["planned"]
+
+
+def test_other_exceptions_after_submitted_are_unknown_unless_the_caller_reported(desk):
+    with (
+        pytest.raises(KeyError),
+        desk.receipt(
+            operation="articles.create",
+            target="https://blog.example/api/articles",
+            intent={"title": "y"},
+            idempotency_key="pub-key-error",
+            reconciler=MANUAL,
+        ) as r,
+    ):
+        r.submitted()
+        raise KeyError("id")
+    stored = Receipt.objects.get(id=r.id)
+    assert (stored.state, stored.error_code) == ("outcome_unknown", "client_exception")
+
+    with (
+        pytest.raises(RuntimeError),
+        desk.receipt(
+            operation="articles.create",
+            target="https://blog.example/api/articles",
+            intent={"title": "z"},
+            idempotency_key="pub-rejected",
+            reconciler=MANUAL,
+        ) as refused,
+    ):
+        refused.submitted()
+        refused.rejected(error_code="slug_taken")
+        raise RuntimeError("platform said no")
+    stored = Receipt.objects.get(id=refused.id)
+    assert (stored.state, stored.error_code) == ("rejected", "slug_taken")
+
+
+def test_the_async_desk_runs_the_same_loop(live_server, agent_token, slow_platform):
+    async def loop() -> tuple[str, str, str]:
+        async with AsyncDesk(live_server.url, agent_token, timeout=TIMEOUT) as desk:
+            event = await desk.log_event("user:alice", "user_statement", "I moved to Lyon")
+            verdict = await desk.propose(
+                "user:alice",
+                "home_city",
+                "Lyon",
+                text="Alice lives in Lyon",
+                sources=[event["id"]],
+                authority="user_explicit",
+                basis="reported",
+            )
+            recalled = await desk.recall("user:alice", "where does alice live")
+            assert [item.id for item in recalled.items] == [verdict["id"]]
+            assert recalled.items[0].why.rank > 0
+
+            with pytest.raises(httpx.ReadTimeout):
+                async with desk.receipt(
+                    operation="articles.create",
+                    target=slow_platform.url,
+                    intent={"title": "Lyon"},
+                    idempotency_key="async-pub-1",
+                    reconciler=MANUAL,
+                ) as r:
+                    await r.submitted()
+                    async with httpx.AsyncClient(timeout=0.5) as platform:
+                        await platform.post(slow_platform.url, json={"title": "Lyon"})
+            await desk.checkpoint(
+                "async-task", input_fingerprint="sha256:1", stage="publish", effects=[r.id]
+            )
+            answer = await desk.recover("async-task", "sha256:1")
+
+            with pytest.raises(SourceRequired):
+                await desk.propose("user:alice", "home_city", "Paris", sources=[])
+            seen = [c["id"] async for c in desk.iter_claims(subject="user:alice", limit=1)]
+            assert seen == [verdict["id"]]
+            hot = await desk.hot_memory("user:alice")
+            assert (await desk.hot_memory("user:alice")).not_modified
+            assert "Lyon" in hot.text
+            return r.id, answer["decision"], answer["reason"]
+
+    receipt_id, decision, reason = asyncio.run(loop())
+    stored = Receipt.objects.get(id=receipt_id)
+    assert (stored.state, stored.error_code) == ("outcome_unknown", "timeout")
+    assert slow_platform.writes == 1
+    assert (decision, reason) == ("verify_only", "effect_unverified")
+
+
+def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token):
+    from skills.models import EvaluationRun, SkillVersion
+    from tests.skills.conftest import package
+
+    token = issue_token(capabilities=["skills:read", "skills:write", "evaluations:write"])
+    with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
+        desk.create_skill("pdf-tools", "PDF tools")
+        first = desk.upload_skill_version("pdf-tools", package())
+        assert (first["number"], first["status"]) == (1, "draft")
+        assert desk.upload_skill_version("pdf-tools", package())["number"] == 1
+        second = desk.upload_skill_version("pdf-tools", package(body="# PDF tools\n\nv2\n"))
+        assert second["number"] == 2
+        assert [v["number"] for v in desk.iter_skill_versions("pdf-tools", limit=1)] == [2, 1]
+        desk.record_evaluation(
+            "pdf-tools", 2, category="normal", passed=True, content_hash=second["content_hash"]
+        )
+        assert desk.submit_skill_version("pdf-tools", 2)["status"] == "in_review"
+        assert desk.skill_file("pdf-tools", 2, "SKILL.md").decode().endswith("v2\n")
+        with pytest.raises(NotFoundError):
+            desk.resolve_skill("pdf-tools")  # nothing is published yet
+    assert SkillVersion.objects.filter(skill__slug="pdf-tools").count() == 2
+    assert EvaluationRun.objects.filter(version__number=2, passed=True).count() == 1
