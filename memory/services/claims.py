@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchVector
 from django.db import connection, transaction
-from django.db.models import Max, Value
+from django.db.models import OuterRef, Subquery, Value
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -17,7 +17,7 @@ from accounts.models import ActorKind, AgentToken, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.screen import find_secrets_in_text, find_secrets_in_value
+from common.screen import SecretFinding, find_secrets_in_text, find_secrets_in_value
 from memory import gate
 from memory.models import (
     AUTHORITY_RANK,
@@ -103,6 +103,11 @@ def claim_version(claim: Claim) -> str:
     return f"{claim.status}:{claim.revision}:{len(claim.conflicts_with)}"
 
 
+def identity_lock_key(*, tenant: Tenant, subject_id: int, predicate: str, scope_json: str) -> str:
+    """The advisory lock key of an identity: single submits and batches take the same."""
+    return f"claim:{tenant.pk}:{subject_id}:{predicate}:{scope_json}"
+
+
 def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_json: str) -> None:
     # Decisions on one identity are serialised so concurrent writers cannot
     # both see "no active claim" and both accept; the partial unique index is
@@ -110,27 +115,44 @@ def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_js
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"claim:{tenant.pk}:{subject.pk}:{predicate}:{scope_json}"],
+            [
+                identity_lock_key(
+                    tenant=tenant, subject_id=subject.pk, predicate=predicate, scope_json=scope_json
+                )
+            ],
         )
 
 
-def _resolve_sources(
-    *, tenant: Tenant, actor: Actor, sources: list[SourceInput]
+def events_by_id(*, tenant: Tenant, actor: Actor, event_ids: list[Any]) -> dict[Any, Event]:
+    """The events a caller may cite, by id, each with the ceiling of the token that recorded it.
+
+    An event of a subject outside the token's subjects is, for this caller,
+    an event that does not exist: same problem, no hint that it does.
+    """
+    if not event_ids:
+        return {}
+    ceiling = AgentToken.objects.filter(tenant=tenant, pk=OuterRef("token_id")).values(
+        "max_authority"
+    )[:1]
+    return {
+        e.id: e
+        for e in Event.objects.filter(tenant=tenant, id__in=event_ids)
+        .select_related("subject")
+        .annotate(recorder_ceiling=Subquery(ceiling))
+        if actor.may_touch_subject(e.subject.key)
+    }
+
+
+def resolve_sources(
+    *, sources: list[SourceInput], events: dict[Any, Event]
 ) -> list[Event | SourceInput]:
+    """The candidate's sources with their events, from `events` (see `events_by_id`)."""
     if not sources:
         raise Problem(
             "source_required",
             "A candidate needs at least one source: a ledger event or a uri with observed_at.",
             errors={"sources": ["Give at least one source."]},
         )
-    event_ids = [s.event for s in sources if s.event is not None]
-    # An event of a subject outside the token's subjects is, for this caller,
-    # an event that does not exist: same problem, no hint that it does.
-    events = {
-        e.id: e
-        for e in Event.objects.filter(tenant=tenant, id__in=event_ids).select_related("subject")
-        if actor.may_touch_subject(e.subject.key)
-    }
     resolved: list[Event | SourceInput] = []
     for index, source in enumerate(sources):
         if source.event is not None:
@@ -159,25 +181,20 @@ class Evidence:
     tool_result: bool
 
 
-def _evidence(*, tenant: Tenant, events: list[Event]) -> Evidence:
+def evidence_of(events: list[Event]) -> Evidence:
     """What the source events prove, judged by their kind and by who recorded them.
 
     An agent picks an event's `kind` freely, so a kind counts only when its
     recorder could have asserted that much itself: a person (events written
-    by the console carry no token) or a token whose ceiling reaches it.
+    by the console carry no token) or a token whose ceiling reaches it. The
+    events come from `events_by_id`, which read each recorder's ceiling.
     """
     live = [e for e in events if e.redacted_at is None]
-    token_ids = {e.token_id for e in live if e.token_id is not None}
-    ceilings = dict(
-        AgentToken.objects.filter(tenant=tenant, pk__in=token_ids).values_list(
-            "pk", "max_authority"
-        )
-    )
 
     def reaches(event: Event, authority: Authority) -> bool:
         if event.token_id is None:
             return True
-        ceiling = ceilings.get(event.token_id, Authority.AGENT_INFERRED)
+        ceiling = event.recorder_ceiling or Authority.AGENT_INFERRED  # type: ignore[attr-defined]
         return AUTHORITY_RANK[Authority(ceiling)] >= AUTHORITY_RANK[authority]
 
     return Evidence(
@@ -190,34 +207,47 @@ def _evidence(*, tenant: Tenant, events: list[Event]) -> Evidence:
     )
 
 
-def _outcome_receipt_state(*, tenant: Tenant, kind: str, value: Any) -> str | None:
-    """The state of the receipt an experience names as evidence of its outcome."""
+def outcome_receipt_id(*, kind: str, value: Any) -> uuid.UUID | None:
+    """The receipt an experience names as evidence of its outcome, if it names one."""
     if kind != ClaimKind.EXPERIENCE or not isinstance(value, dict):
         return None
     try:
-        receipt_id = uuid.UUID(str(value.get("receipt")))
+        return uuid.UUID(str(value.get("receipt")))
     except ValueError:
         return None
-    return (
-        Receipt.objects.filter(tenant=tenant, pk=receipt_id).values_list("state", flat=True).first()
+
+
+def receipt_states(*, tenant: Tenant, receipt_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    if not receipt_ids:
+        return {}
+    return dict(
+        Receipt.objects.filter(tenant=tenant, pk__in=receipt_ids).values_list("pk", "state")
     )
 
 
-def _ceiling(actor: Actor) -> str:
+def ceiling_of(actor: Actor) -> str:
     # People (end users correcting their memories, editors) and memdesk's own
     # workers are not bounded by a token; the evidence rules still apply.
     return actor.max_authority or Authority.USER_EXPLICIT
 
 
-def _attach_sources(*, tenant: Tenant, claim: Claim, sources: list[Event | SourceInput]) -> int:
-    existing_events = set(claim.sources.exclude(event=None).values_list("event_id", flat=True))
-    existing_uris = set(claim.sources.filter(event=None).values_list("uri", flat=True))
+def source_rows(
+    *,
+    tenant: Tenant,
+    claim: Claim,
+    sources: list[Event | SourceInput],
+    existing_events: set[Any] | None = None,
+    existing_uris: set[str] | None = None,
+) -> list[ClaimSource]:
+    """New source rows for `claim`: each event and uri once, none it already cites."""
+    seen_events = set(existing_events or ())
+    seen_uris = set(existing_uris or ())
     rows = []
     for source in sources:
         if isinstance(source, Event):
-            if source.id in existing_events:
+            if source.id in seen_events:
                 continue
-            existing_events.add(source.id)
+            seen_events.add(source.id)
             rows.append(
                 ClaimSource(
                     tenant=tenant,
@@ -228,9 +258,9 @@ def _attach_sources(*, tenant: Tenant, claim: Claim, sources: list[Event | Sourc
                 )
             )
         else:
-            if source.uri in existing_uris:
+            if source.uri in seen_uris:
                 continue
-            existing_uris.add(source.uri)
+            seen_uris.add(source.uri)
             rows.append(
                 ClaimSource(
                     tenant=tenant,
@@ -240,12 +270,33 @@ def _attach_sources(*, tenant: Tenant, claim: Claim, sources: list[Event | Sourc
                     digest=source.digest,
                 )
             )
+    return rows
+
+
+def _attach_sources(
+    *, tenant: Tenant, claim: Claim, sources: list[Event | SourceInput], new: bool = False
+) -> int:
+    # A claim created in this transaction cites nothing yet: no need to ask.
+    existing = (
+        ClaimSource.objects.none() if new else ClaimSource.objects.filter(claim=claim)
+    ).values_list("event_id", "uri")
+    rows = source_rows(
+        tenant=tenant,
+        claim=claim,
+        sources=sources,
+        existing_events={event for event, _ in existing if event is not None},
+        existing_uris={uri for event, uri in existing if event is None},
+    )
     ClaimSource.objects.bulk_create(rows)
     return len(rows)
 
 
-def _search_fields(*, predicate: str, text: str, value: Any) -> dict[str, Any]:
+def _search_fields(
+    *, predicate: str, text: str, value: Any, with_search_vector: bool = True
+) -> dict[str, Any]:
     document = searchable_text(predicate=predicate, text=text, value=value)
+    if not with_search_vector:
+        return {"ngrams": ngrams(document)}
     return {
         "search_vector": SearchVector(Value(document), config="english"),
         "ngrams": ngrams(document),
@@ -268,14 +319,16 @@ def _open_review(
     )
 
 
-def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]) -> None:
+def _refuse_identity_secrets(
+    *, candidate: CandidateInput, scope: dict[str, str], scan: SecretScan
+) -> None:
     """A credential in what names the claim would be stored even on a rejected claim: refuse it."""
     errors: dict[str, list[str]] = {}
     kinds: set[str] = set()
     for name, findings in (
-        ("subject", find_secrets_in_text(candidate.subject)),
-        ("predicate", find_secrets_in_text(candidate.predicate)),
-        ("scope", find_secrets_in_value(scope)),
+        ("subject", scan.text(candidate.subject)),
+        ("predicate", scan.text(candidate.predicate)),
+        ("scope", scan.scope(scope)),
     ):
         if findings:
             found = sorted({f.kind for f in findings})
@@ -291,28 +344,262 @@ def _refuse_identity_secrets(*, candidate: CandidateInput, scope: dict[str, str]
         )
 
 
+@dataclass(frozen=True)
+class Screened:
+    """A candidate past the checks that need no database: its scope and what its uris hide."""
+
+    candidate: CandidateInput
+    scope: dict[str, str]
+    scope_json: str
+    uri_secrets: list[SecretFinding]
+
+
+class SecretScan:
+    """The secret detectors, remembering what they found in strings seen before.
+
+    A batch names the same subjects and scopes again and again; each is scanned
+    once. The findings depend on the string alone, so remembering them changes
+    no answer.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, list[SecretFinding]] = {}
+        self._scopes: dict[str, list[SecretFinding]] = {}
+
+    def text(self, text: str) -> list[SecretFinding]:
+        if text not in self._texts:
+            self._texts[text] = find_secrets_in_text(text)
+        return self._texts[text]
+
+    def scope(self, scope: dict[str, str]) -> list[SecretFinding]:
+        key = scope_key(scope)
+        if key not in self._scopes:
+            self._scopes[key] = find_secrets_in_value(scope)
+        return self._scopes[key]
+
+
+def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
+    """The checks before any read: scope shape, secrets in the identity and in the sources.
+
+    A batch passes one `scan` for all its candidates (see `SecretScan`).
+    """
+    scan = scan or SecretScan()
+    scope = validate_scope(candidate.scope)
+    _refuse_identity_secrets(candidate=candidate, scope=scope, scan=scan)
+    return Screened(
+        candidate=candidate,
+        scope=scope,
+        scope_json=scope_key(scope),
+        uri_secrets=[f for s in candidate.sources for f in scan.text(s.uri) + scan.text(s.digest)],
+    )
+
+
+@dataclass
+class IdentityState:
+    """Where an identity stands: its active claim and its latest revision number."""
+
+    active: Claim | None = None
+    top_revision: int = 0
+
+
+Identity = tuple[int, str, str]  # (subject id, predicate, scope key)
+
+
+def identity_states(*, tenant: Tenant, identities: list[Identity]) -> dict[Identity, IdentityState]:
+    """The state of each identity: one aggregate over all of them, then their active claims."""
+    states = {identity: IdentityState() for identity in identities}
+    if not identities:
+        return states
+    subjects, predicates, scopes = (list(column) for column in zip(*states, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT c.subject_id, c.predicate, c.scope_key, max(c.revision),
+                   (array_agg(c.id) FILTER (WHERE c.status = %s))[1]
+            FROM {Claim._meta.db_table} c
+            JOIN unnest(%s::bigint[], %s::text[], %s::text[]) AS i(subject_id, predicate, scope_key)
+              ON c.subject_id = i.subject_id AND c.predicate = i.predicate
+             AND c.scope_key = i.scope_key
+            WHERE c.tenant_id = %s
+            GROUP BY c.subject_id, c.predicate, c.scope_key
+            """,  # noqa: S608 - the table name comes from model metadata
+            [ClaimStatus.ACTIVE, subjects, predicates, scopes, tenant.pk],
+        )
+        rows = cursor.fetchall()
+    active_of: dict[Any, Identity] = {}
+    for subject_id, predicate, scope_json, top, active_id in rows:
+        identity = (subject_id, predicate, scope_json)
+        states[identity].top_revision = top or 0
+        if active_id is not None:
+            active_of[active_id] = identity
+    if active_of:
+        for claim in Claim.objects.filter(tenant=tenant, pk__in=list(active_of)):
+            states[active_of[claim.pk]].active = claim
+    return states
+
+
+def judge(
+    *,
+    screened: Screened,
+    actor: Actor,
+    sources: list[Event | SourceInput],
+    active: Claim | None,
+    available_at: datetime,
+    receipt_state: str | None,
+) -> gate.Verdict:
+    """The gate's verdict on a screened candidate, given everything it reads."""
+    candidate = screened.candidate
+    events = [s for s in sources if isinstance(s, Event)]
+    evidence = evidence_of(events)
+    verdict = gate.evaluate(
+        gate.Candidate(
+            kind=candidate.kind,
+            predicate=candidate.predicate,
+            value=candidate.value,
+            text=candidate.text,
+            authority=candidate.authority,
+            basis=candidate.basis,
+            available_at=available_at,
+            supersedes=candidate.supersedes,
+            source_count=len(sources),
+            sources_all_echo=bool(events)
+            and len(events) == len(sources)
+            and all(e.echo_of for e in events),
+            ceiling=ceiling_of(actor),
+            user_channel_source=evidence.user_channel,
+            tool_source=evidence.tool_result,
+            outcome_receipt_state=receipt_state,
+            subject=candidate.subject,
+            scope=screened.scope,
+        ),
+        active=None
+        if active is None
+        else gate.ActiveClaimFacts(
+            id=active.id,
+            value=active.value,
+            authority=active.authority,
+            available_at=active.available_at,
+        ),
+    )
+    if screened.uri_secrets and verdict.decision != GateDecision.REJECTED:
+        verdict = gate.Verdict(
+            decision=GateDecision.REJECTED,
+            reasons=("secret_detected",),
+            status=ClaimStatus.REJECTED,
+            secrets=tuple(screened.uri_secrets),
+            authority=verdict.authority,
+            basis=verdict.basis,
+        )
+    return verdict
+
+
+def claim_row(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    screened: Screened,
+    subject: Subject,
+    verdict: gate.Verdict,
+    revision: int,
+    available_at: datetime,
+    superseded: Claim | None,
+    now: datetime,
+    with_search_vector: bool = True,
+) -> Claim:
+    """The unsaved claim a verdict stores: a secret's text and value never reach it.
+
+    Without `with_search_vector` the caller fills `search_vector` itself, as the
+    batch's insert does for many rows in one statement.
+    """
+    candidate = screened.candidate
+    secret_found = "secret_detected" in verdict.reasons
+    text = REDACTED if secret_found else candidate.text
+    value = None if secret_found else candidate.value
+    return Claim(
+        tenant=tenant,
+        subject=subject,
+        kind=candidate.kind,
+        predicate=candidate.predicate,
+        scope=screened.scope,
+        scope_key=screened.scope_json,
+        scope_size=len(screened.scope),
+        value=value,
+        text=text,
+        authority=verdict.authority,
+        basis=verdict.basis,
+        valid_from=candidate.valid_from,
+        valid_to=candidate.valid_to,
+        available_at=available_at,
+        refresh_after=candidate.refresh_after,
+        expires_at=candidate.expires_at,
+        status=verdict.status,
+        revision=revision,
+        supersedes=superseded,
+        conflicts_with=list(verdict.conflict_with),
+        gate_decision=verdict.decision,
+        gate_reasons=list(verdict.reasons),
+        agent=actor.label,
+        token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
+        value_digest=fingerprint({"value": candidate.value, "text": candidate.text}),
+        updated_at=now,
+        **(
+            {"ngrams": []}
+            if secret_found
+            else _search_fields(
+                predicate=candidate.predicate,
+                text=text,
+                value=value,
+                with_search_vector=with_search_vector,
+            )
+        ),
+    )
+
+
+def verdict_audit_data(
+    *, claim: Claim, verdict: gate.Verdict, superseded: Claim | None
+) -> dict[str, Any]:
+    return {
+        "revision": claim.revision,
+        "supersedes": str(superseded.id) if superseded else None,
+        "value_digest": claim.value_digest,
+        "secret_kinds": sorted({f.kind for f in verdict.secrets}),
+        "injection_signals": list(verdict.signals),
+    }
+
+
+def review_queue_for(verdict: gate.Verdict, active: Claim | None) -> str | None:
+    """The queue a verdict's new claim waits in, if any."""
+    if verdict.decision in (GateDecision.NEEDS_REVIEW, GateDecision.QUARANTINED):
+        return Queue.CANDIDATES
+    if verdict.decision == GateDecision.CONFLICT and active is not None:
+        return Queue.CONFLICTS
+    return None
+
+
 def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
     """Judge a candidate with the write gate and store the outcome with its reasons."""
-    scope = validate_scope(candidate.scope)
-    _refuse_identity_secrets(candidate=candidate, scope=scope)
-    scope_json = scope_key(scope)
-    uri_secrets = [
-        f
-        for s in candidate.sources
-        for f in find_secrets_in_text(s.uri) + find_secrets_in_text(s.digest)
-    ]
+    screened = screen_candidate(candidate)
     now = timezone.now()
     available_at = candidate.available_at or now
     with transaction.atomic():
         subject = subject_resolve(tenant=tenant, key=candidate.subject)
-        sources = _resolve_sources(tenant=tenant, actor=actor, sources=candidate.sources)
-        parents = [
-            parent
-            for parent in Claim.objects.filter(tenant=tenant, id__in=candidate.derived_from)
-            .exclude(status=ClaimStatus.ERASED)
-            .select_related("subject")
-            if actor.may_touch_subject(parent.subject.key)
-        ]
+        events = events_by_id(
+            tenant=tenant,
+            actor=actor,
+            event_ids=[s.event for s in candidate.sources if s.event is not None],
+        )
+        sources = resolve_sources(sources=candidate.sources, events=events)
+        parents = (
+            [
+                parent
+                for parent in Claim.objects.filter(tenant=tenant, id__in=candidate.derived_from)
+                .exclude(status=ClaimStatus.ERASED)
+                .select_related("subject")
+                if actor.may_touch_subject(parent.subject.key)
+            ]
+            if candidate.derived_from
+            else []
+        )
         if len(parents) != len(set(candidate.derived_from)):
             raise Problem(
                 "derived_from_not_found",
@@ -320,59 +607,24 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 errors={"derived_from": ["Name existing claims of this tenant."]},
             )
         _lock_identity(
-            tenant=tenant, subject=subject, predicate=candidate.predicate, scope_json=scope_json
-        )
-        active = Claim.objects.filter(
             tenant=tenant,
             subject=subject,
             predicate=candidate.predicate,
-            scope_key=scope_json,
-            status=ClaimStatus.ACTIVE,
-        ).first()
-        events = [s for s in sources if isinstance(s, Event)]
-        evidence = _evidence(tenant=tenant, events=events)
-        verdict = gate.evaluate(
-            gate.Candidate(
-                kind=candidate.kind,
-                predicate=candidate.predicate,
-                value=candidate.value,
-                text=candidate.text,
-                authority=candidate.authority,
-                basis=candidate.basis,
-                available_at=available_at,
-                supersedes=candidate.supersedes,
-                source_count=len(sources),
-                sources_all_echo=bool(events)
-                and len(events) == len(sources)
-                and all(e.echo_of for e in events),
-                ceiling=_ceiling(actor),
-                user_channel_source=evidence.user_channel,
-                tool_source=evidence.tool_result,
-                outcome_receipt_state=_outcome_receipt_state(
-                    tenant=tenant, kind=candidate.kind, value=candidate.value
-                ),
-                subject=candidate.subject,
-                scope=scope,
-            ),
-            active=None
-            if active is None
-            else gate.ActiveClaimFacts(
-                id=active.id,
-                value=active.value,
-                authority=active.authority,
-                available_at=active.available_at,
-            ),
+            scope_json=screened.scope_json,
         )
-        if uri_secrets and verdict.decision != GateDecision.REJECTED:
-            verdict = gate.Verdict(
-                decision=GateDecision.REJECTED,
-                reasons=("secret_detected",),
-                status=ClaimStatus.REJECTED,
-                secrets=tuple(uri_secrets),
-                authority=verdict.authority,
-                basis=verdict.basis,
-            )
-        secret_found = "secret_detected" in verdict.reasons
+        identity = (subject.pk, candidate.predicate, screened.scope_json)
+        state = identity_states(tenant=tenant, identities=[identity])[identity]
+        active = state.active
+        receipt_id = outcome_receipt_id(kind=candidate.kind, value=candidate.value)
+        receipts = receipt_states(tenant=tenant, receipt_ids=[receipt_id] if receipt_id else [])
+        verdict = judge(
+            screened=screened,
+            actor=actor,
+            sources=sources,
+            active=active,
+            available_at=available_at,
+            receipt_state=receipts.get(receipt_id) if receipt_id else None,
+        )
 
         if verdict.decision == GateDecision.MERGED and active is not None:
             added = _attach_sources(tenant=tenant, claim=active, sources=sources)
@@ -392,17 +644,6 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 merged_into=active.id,
             )
 
-        revision = (
-            Claim.objects.filter(
-                tenant=tenant,
-                subject=subject,
-                predicate=candidate.predicate,
-                scope_key=scope_json,
-            ).aggregate(top=Max("revision"))["top"]
-            or 0
-        ) + 1
-        text = REDACTED if secret_found else candidate.text
-        value = None if secret_found else candidate.value
         superseded: Claim | None = None
         if verdict.supersede is not None and active is not None:
             superseded = claim_move(
@@ -415,41 +656,20 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 closes_at=candidate.valid_from or now,
             )
             review_cancel_for_target(tenant=tenant, target_type="claim", target_id=active.id)
-        claim = Claim.objects.create(
+        claim = claim_row(
             tenant=tenant,
+            actor=actor,
+            screened=screened,
             subject=subject,
-            kind=candidate.kind,
-            predicate=candidate.predicate,
-            scope=scope,
-            scope_key=scope_json,
-            scope_size=len(scope),
-            value=value,
-            text=text,
-            authority=verdict.authority,
-            basis=verdict.basis,
-            valid_from=candidate.valid_from,
-            valid_to=candidate.valid_to,
+            verdict=verdict,
+            revision=state.top_revision + 1,
             available_at=available_at,
-            refresh_after=candidate.refresh_after,
-            expires_at=candidate.expires_at,
-            status=verdict.status,
-            revision=revision,
-            supersedes=superseded,
-            conflicts_with=list(verdict.conflict_with),
-            gate_decision=verdict.decision,
-            gate_reasons=list(verdict.reasons),
-            agent=actor.label,
-            token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
-            value_digest=fingerprint({"value": candidate.value, "text": candidate.text}),
-            updated_at=now,
-            **(
-                {"ngrams": []}
-                if secret_found
-                else _search_fields(predicate=candidate.predicate, text=text, value=value)
-            ),
+            superseded=superseded,
+            now=now,
         )
-        if not secret_found:
-            _attach_sources(tenant=tenant, claim=claim, sources=sources)
+        claim.save(force_insert=True)
+        if "secret_detected" not in verdict.reasons:
+            _attach_sources(tenant=tenant, claim=claim, sources=sources, new=True)
             embeddings_enqueue_on_commit(claim_ids=[claim.id])
         if parents:
             claim.derived_from.set(parents)
@@ -460,21 +680,15 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             )
 
         review_item = None
-        if verdict.decision in (GateDecision.NEEDS_REVIEW, GateDecision.QUARANTINED):
-            review_item = _open_review(
-                tenant=tenant,
-                queue=Queue.CANDIDATES,
-                claim=claim,
-                reasons=list(verdict.reasons),
-                actor=actor,
-            )
-        elif verdict.decision == GateDecision.CONFLICT and active is not None:
+        queue = review_queue_for(verdict, active)
+        if queue == Queue.CONFLICTS and active is not None:
             active.conflicts_with = [*active.conflicts_with, claim.id]
             active.updated_at = now
             active.save(update_fields=["conflicts_with", "updated_at"])
+        if queue is not None:
             review_item = _open_review(
                 tenant=tenant,
-                queue=Queue.CONFLICTS,
+                queue=queue,
                 claim=claim,
                 reasons=list(verdict.reasons),
                 actor=actor,
@@ -486,13 +700,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             target_type="claim",
             target_id=claim.id,
             reason=",".join(verdict.reasons),
-            data={
-                "revision": revision,
-                "supersedes": str(superseded.id) if superseded else None,
-                "value_digest": claim.value_digest,
-                "secret_kinds": sorted({f.kind for f in verdict.secrets}),
-                "injection_signals": list(verdict.signals),
-            },
+            data=verdict_audit_data(claim=claim, verdict=verdict, superseded=superseded),
         )
     return SubmitResult(
         claim=claim,

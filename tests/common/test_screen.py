@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection
+from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
 from common.screen.injection import SIGNALS, THRESHOLD
 from common.screen.normalize import canonical, fold_leet, strip_invisible
@@ -147,3 +147,13 @@ def test_file_bytes_are_read_as_utf8_utf16_or_latin1():
     assert text_of_file(b"key AKIA") == "key AKIA"
     assert text_of_file("key AKIA".encode("utf-16")) == "key AKIA"
     assert text_of_file(b"\xff\xd8\x00key AKIA0123\x00\x01ab\xff") == "key AKIA0123"
+
+
+def test_the_detectors_are_configured_once_per_process():
+    find_secrets_in_text("warm up the detectors once")
+    plugins, own = secrets._plugins(), secrets._own_detectors()
+    for text in BENIGN_NOTES[:20] + [t for _, t in SECRETS[:20]]:
+        find_secrets_in_text(text)
+    # The same plugin instances and compiled detectors serve every string.
+    assert secrets._plugins() is plugins and secrets._own_detectors() is own
+    assert secrets._plugins.cache_info().currsize == 1

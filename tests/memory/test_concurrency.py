@@ -74,3 +74,61 @@ def test_twenty_identical_submissions_leave_one_claim_with_merged_evidence(live_
     assert claim.status == "active"
     # The user's statement once, and each submission's own uri.
     assert ClaimSource.objects.filter(claim=claim).count() == 21
+
+
+def test_batches_and_single_submits_on_the_same_identities_leave_one_active_each(live_server, acme):
+    secret, tool_result = _token_and_event(acme, max_authority="tool_verified", kind="tool_result")
+    predicates = [f"office_{n}" for n in range(8)]
+
+    def body(predicate: str, value: str, day: int) -> dict:
+        return candidate(
+            tool_result,
+            predicate=predicate,
+            value=value,
+            text=f"{predicate} is {value}",
+            authority="tool_verified",
+            available_at=f"2026-11-{day:02d}T00:00:00Z",
+        )
+
+    # Each batch names every identity, in an order of its own, so batches lock
+    # overlapping sets; one batch names every identity twice.
+    batches = [
+        [
+            body(p, f"batch{b}-{p}", b + 1)
+            for p in (predicates[b:] + predicates[:b])[:: 1 - 2 * (b % 2)]
+        ]
+        for b in range(4)
+    ]
+    batches.append([body(p, f"twice-{n}", 5 + n) for p in predicates for n in range(2)])
+    singles = [body(p, f"single-{p}", 9) for p in predicates]
+    headers = {"Authorization": f"Bearer {secret}"}
+
+    def send(job: tuple[str, object]) -> httpx.Response:
+        kind, payload = job
+        if kind == "batch":
+            return httpx.post(
+                f"{live_server.url}/api/v1/claims:batch",
+                json={"items": payload},
+                headers=headers,
+                timeout=120,
+            )
+        return httpx.post(
+            f"{live_server.url}/api/v1/claims", json=payload, headers=headers, timeout=120
+        )
+
+    jobs = [("batch", b) for b in batches] + [("single", s) for s in singles]
+    jobs = [jobs[i] for i in (0, 5, 1, 6, 2, 7, 3, 8, 4, 9, 10, 11, 12)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        responses = list(pool.map(send, jobs))
+
+    assert [r.status_code for r in responses] == [
+        200 if kind == "batch" else 201 for kind, _ in jobs
+    ], [r.text for r in responses]
+    verdicts = [v for r in responses for v in (r.json().get("results") or [r.json()])]
+    assert not [v for v in verdicts if "error" in v]
+    assert len(verdicts) == 4 * 8 + 16 + 8
+    for predicate in predicates:
+        claims = Claim.objects.filter(tenant=acme, predicate=predicate)
+        assert claims.filter(status="active").count() == 1, predicate
+        # Every submission left its claim, each identity's revisions numbered without a gap.
+        assert sorted(claims.values_list("revision", flat=True)) == list(range(1, 8))

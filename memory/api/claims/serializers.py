@@ -86,7 +86,13 @@ class CandidateIn(serializers.Serializer):
         return attrs
 
     def to_candidate(self, *, derived_from: list[Any] | None = None) -> CandidateInput:
-        data = dict(self.validated_data)
+        return self.candidate_from(self.validated_data, derived_from=derived_from)
+
+    @staticmethod
+    def candidate_from(
+        validated: dict[str, Any], *, derived_from: list[Any] | None = None
+    ) -> CandidateInput:
+        data = dict(validated)
         sources = [SourceInput(**s) for s in data.pop("sources")]
         return CandidateInput(sources=sources, derived_from=derived_from or [], **data)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -47,7 +46,8 @@ from memory.selectors.claims import (
     hot_memory,
     subject_get,
 )
-from memory.services.claims import claim_invalidate, claim_submit
+from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
+from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
 from memory.services.recall import recall_run
 from memory.services.subjects import parse_subject_key
@@ -189,16 +189,19 @@ class ClaimBatchView(APIView):
         context = api_context(request)
         batch = BatchIn(data=request.data)
         batch.is_valid(raise_exception=True)
-        results: list[dict[str, Any]] = []
+        results: list[dict[str, Any] | None] = []
+        valid: list[tuple[int, CandidateInput]] = []
+        # One serializer for every item, as a list serializer does: its fields
+        # are built once, and each item's errors stay its own.
+        reader = CandidateIn()
         for index, raw in enumerate(batch.validated_data["items"]):
-            item = CandidateIn(data=raw)
             try:
-                item.is_valid(raise_exception=True)
-                with transaction.atomic():
-                    results.append(_submit(context, item))
+                candidate = CandidateIn.candidate_from(reader.run_validation(raw))
+                _check_subject(context, candidate.subject)
             except Problem as problem:
                 results.append({"error": _problem_dict(problem, index)})
-            except ValidationError:
+                continue
+            except ValidationError as exc:
                 results.append(
                     {
                         "error": problem_body(
@@ -206,11 +209,23 @@ class ClaimBatchView(APIView):
                             code="validation_error",
                             title="Invalid candidate",
                             detail=f"Item {index} is not valid; see `errors`.",
-                            # Only the item's validation raises here: its errors, by field.
-                            errors=item.errors,
+                            # Only the serializer raises it here, with its errors by field.
+                            errors=cast("dict[str, Any]", exc.detail),
                         )
                     }
                 )
+                continue
+            results.append(None)
+            valid.append((index, candidate))
+        outcomes = claims_submit_batch(
+            tenant=context.tenant, actor=context.actor, candidates=[c for _, c in valid]
+        )
+        for (index, _), outcome in zip(valid, outcomes, strict=True):
+            results[index] = (
+                {"error": _problem_dict(outcome, index)}
+                if isinstance(outcome, Problem)
+                else verdict_data(outcome)
+            )
         return Response({"results": results})
 
 

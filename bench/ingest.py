@@ -1,0 +1,248 @@
+"""Ingest: `claims:batch` through the API view against raw inserts of the same claim rows.
+
+`python -m bench ingest [--smoke]` runs this section alone (in the throwaway
+database `python -m bench` makes) and writes it into bench/RESULTS.md, keeping
+the other sections; `python -m bench` runs it with the rest. The smoke size is
+what tests/bench/test_ingest.py runs.
+
+Each sample stores one batch of 100 new claims (benign notes from the
+labelled corpus, spread over ten subjects, each with a uri source) three ways,
+interleaved in a shuffled order each round after a warm-up, with DEBUG off:
+
+- memdesk: `POST /api/v1/claims:batch` through the full middleware stack and
+  the DRF view as an agent token (authentication, throttle, JSON parsing,
+  validation, the screen, the write gate, claims, sources, review items and
+  audit rows, all in one transaction);
+- bulk_create: `Claim.objects.bulk_create` of the same 100 claim rows as
+  memdesk stores them (status, reasons, digest, n-grams, full-text vector),
+  judged beforehand: no HTTP, no screen, no gate, no sources, reviews or audit;
+- save loop: the same rows, one `.save()` each, in one transaction.
+
+Claims per second are 100 over each path's median batch time. The goals: the
+batch path at least half as fast as bulk_create, and at least 2,329 claims/s.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.postgres.search import SearchVector
+from django.db import connection, transaction
+from django.db.models import Value
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts.models import Tenant
+from accounts.services import agent_token_create, tenant_create
+from common.fingerprints import fingerprint
+from memory.models import Claim, ClaimSource, Subject
+from memory.search import ngrams, searchable_text
+from memory.services.subjects import subjects_resolve
+from tests.common.corpus import plain
+
+HEADING = "## Ingest: claims:batch vs bulk_create of the same rows"
+BATCH = 100
+SUBJECTS = 10
+GOAL_RATIO = 0.5  # memdesk claims/s ÷ bulk_create claims/s, at least
+GOAL_FLOOR = 2_329  # memdesk claims/s, at least
+PATHS = ("memdesk", "bulk_create", "save_loop")
+LABELS = {
+    "memdesk": "memdesk `POST /claims:batch` (API view, screen, gate, sources, reviews, audit)",
+    "bulk_create": "`Claim.objects.bulk_create` of the same rows",
+    "save_loop": "`.save()` per row, one transaction",
+}
+
+
+@dataclass(frozen=True)
+class Size:
+    name: str
+    samples: int
+    warmup: int
+
+
+SMOKE = Size("smoke", samples=3, warmup=1)
+FULL = Size("full", samples=30, warmup=3)
+
+
+def size_from(argv: list[str]) -> Size:
+    return SMOKE if "--smoke" in argv else FULL
+
+
+@dataclass
+class Ingest:
+    size: Size
+    seconds: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PATHS})
+    # CPU seconds this process spent per sample (PostgreSQL's work is not in it).
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PATHS})
+    rows: dict[str, int] = field(default_factory=dict)
+    environment: str = ""
+
+    def p(self, path: str, percentile: int) -> float:
+        """Nearest-rank percentile of one batch, in milliseconds."""
+        ordered = sorted(self.seconds[path])
+        rank = max(1, -(-percentile * len(ordered) // 100))
+        return ordered[rank - 1] * 1000
+
+    def per_second(self, path: str) -> float:
+        return BATCH / statistics.median(self.seconds[path])
+
+    @property
+    def ratio(self) -> float:
+        return self.per_second("memdesk") / self.per_second("bulk_create")
+
+
+def _items(notes: list[str], tag: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "subject": f"user:ingest-{i % SUBJECTS}",
+            "kind": "fact",
+            "predicate": f"note_{tag}_{i}",
+            "value": {"summary": notes[i % len(notes)][:60], "tags": ["crm", "q4"]},
+            "text": notes[i % len(notes)],
+            "authority": "agent_inferred",
+            "basis": "inference",
+            "sources": [{"uri": f"https://tickets.example.com/{tag}/{i}"}],
+        }
+        for i in range(BATCH)
+    ]
+
+
+def _rows(tenant: Tenant, subjects: dict[str, Subject], items: list[dict], agent: str) -> list:
+    """The claim rows memdesk stores for `items` (all `needs_review`), judged beforehand."""
+    now = timezone.now()
+    rows = []
+    for item in items:
+        document = searchable_text(
+            predicate=item["predicate"], text=item["text"], value=item["value"]
+        )
+        rows.append(
+            Claim(
+                tenant=tenant,
+                subject=subjects[item["subject"]],
+                kind=item["kind"],
+                predicate=item["predicate"],
+                value=item["value"],
+                text=item["text"],
+                authority=item["authority"],
+                basis=item["basis"],
+                available_at=now,
+                status="candidate",
+                revision=1,
+                gate_decision="needs_review",
+                gate_reasons=["unverified_authority"],
+                agent=agent,
+                value_digest=fingerprint({"value": item["value"], "text": item["text"]}),
+                search_vector=SearchVector(Value(document), config="english"),
+                ngrams=ngrams(document),
+                updated_at=now,
+            )
+        )
+    return rows
+
+
+def run(size: Size = SMOKE) -> Ingest:
+    result = Ingest(size=size, environment=_environment())
+    tenant, _ = tenant_create(slug=f"bench-ingest-{size.name}", name="Ingest benchmark")
+    issued = agent_token_create(tenant=tenant, name=f"ingest-{size.name}")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+    notes = plain("benign_notes.txt")
+    subjects = subjects_resolve(tenant=tenant, keys=[f"user:ingest-{n}" for n in range(SUBJECTS)])
+
+    def memdesk(tag: str) -> None:
+        response = client.post(
+            "/api/v1/claims:batch", {"items": _items(notes, tag)}, format="json", secure=True
+        )
+        results = response.json().get("results", []) if response.status_code == 200 else []
+        if [r.get("decision") for r in results] != ["needs_review"] * BATCH:
+            raise SystemExit(f"claims:batch answered {response.status_code}: {results[:1]}")
+
+    def bulk_create(tag: str) -> None:
+        rows = _rows(tenant, subjects, _items(notes, tag), issued.token.name)
+        Claim.objects.bulk_create(rows)
+
+    def save_loop(tag: str) -> None:
+        rows = _rows(tenant, subjects, _items(notes, tag), issued.token.name)
+        with transaction.atomic():
+            for row in rows:
+                row.save(force_insert=True)
+
+    run_path = {"memdesk": memdesk, "bulk_create": bulk_create, "save_loop": save_loop}
+    rates = {"claims_batch": "1000000/minute", "agent": "1000000/minute"}
+    with override_settings(DEBUG=False, API_THROTTLE_RATES=rates):
+        order = list(PATHS)
+        for round_ in range(size.warmup + size.samples):
+            random.shuffle(order)
+            for path in order:
+                started, started_cpu = time.perf_counter(), time.process_time()
+                run_path[path](f"{path}-{round_}")
+                elapsed = time.perf_counter() - started
+                if round_ >= size.warmup:
+                    result.seconds[path].append(elapsed)
+                    result.cpu[path].append(time.process_time() - started_cpu)
+    for path in PATHS:
+        result.rows[path] = Claim.objects.filter(
+            tenant=tenant, predicate__startswith=f"note_{path}-"
+        ).count()
+    result.rows["sources"] = ClaimSource.objects.filter(
+        tenant=tenant, claim__predicate__startswith="note_memdesk-"
+    ).count()
+    return result
+
+
+def _environment() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        server = cursor.fetchone()[0].split()[0]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"PostgreSQL {server}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"load average {load:.1f} when it started"
+    )
+
+
+def _met(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
+def section(result: Ingest) -> str:
+    memdesk = result.per_second("memdesk")
+    lines = [
+        HEADING,
+        "",
+        f"Run `python -m bench ingest` on {timezone.now():%Y-%m-%d %H:%M} UTC, "
+        f"{result.environment}; {result.size.name} size: batches of {BATCH} new claims, "
+        f"{result.size.samples} interleaved samples per path after {result.size.warmup} "
+        "warm-up rounds, DEBUG off (bench/ingest.py).",
+        "",
+        "| path | p50 ms per batch | p95 ms per batch | samples | claims/s (p50) | "
+        "vs bulk_create | CPU ms per batch in this process (p50) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *(
+            f"| {LABELS[path]} | {result.p(path, 50):.1f} | {result.p(path, 95):.1f} | "
+            f"{len(result.seconds[path])} | {result.per_second(path):,.0f} | "
+            f"{result.per_second(path) / result.per_second('bulk_create'):.2f}x | "
+            f"{statistics.median(result.cpu[path]) * 1000:.1f} |"
+            for path in PATHS
+        ),
+        "",
+        "CPU time is this process's alone (Python: the view, the screen, the gate, building "
+        "the statements); PostgreSQL's work runs in its own process. On a machine whose load "
+        "average exceeds its CPUs, wall times grow with the wait for a CPU.",
+        "",
+        "| goal | measured | met |",
+        "|---|---:|---|",
+        f"| claims:batch ≥ {GOAL_RATIO}x bulk_create | {result.ratio:.2f}x | "
+        f"{_met(result.ratio >= GOAL_RATIO)} |",
+        f"| claims:batch ≥ {GOAL_FLOOR:,} claims/s | {memdesk:,.0f} claims/s | "
+        f"{_met(memdesk >= GOAL_FLOOR)} |",
+        "",
+    ]
+    return "\n".join(lines)

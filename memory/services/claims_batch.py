@@ -1,0 +1,674 @@
+"""Many candidates through the write gate in one transaction, judged as one by one would.
+
+`claims_submit_batch` gives every candidate the verdict, reasons, status and
+stored rows that `claim_submit` would give it if the candidates were submitted
+one after the other, in order, but reads and writes each kind of row with one
+statement for the whole batch:
+
+1. the checks that need no database (scope, secrets in identity and sources);
+2. the cited events with their recorders' ceilings, then the subjects
+   (missing ones created in one statement);
+3. every identity's advisory lock in one statement, in the order of the lock
+   keys, so two batches never wait on each other in a cycle (a single submit
+   holds one identity lock at a time);
+4. each identity's active claim and latest revision, the receipts experiences
+   name;
+5. the gate, in memory, per candidate;
+6. supersedes, new claims, sources, merges, conflicts, review items and audit
+   rows, each as one bulk statement; embeddings enqueued once after commit.
+
+Candidates whose verdict depends on an earlier candidate of the same batch
+(two candidates on one identity) go through `claim_submit` in their order,
+after the others: no other candidate can see what they change. Superseding a
+claim that others were derived from invalidates those others, which may stand
+on identities of this batch; when that may happen the whole batch takes the
+one-by-one path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import ActorKind, AuditEvent, Tenant
+from common.problems import Problem
+from memory import gate
+from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
+from memory.search import searchable_text
+from memory.services.claims import (
+    CandidateInput,
+    Identity,
+    IdentityState,
+    Screened,
+    SecretScan,
+    SourceInput,
+    SubmitResult,
+    claim_row,
+    claim_submit,
+    claim_version,
+    events_by_id,
+    identity_lock_key,
+    identity_states,
+    judge,
+    outcome_receipt_id,
+    receipt_states,
+    resolve_sources,
+    review_queue_for,
+    screen_candidate,
+    source_rows,
+    verdict_audit_data,
+)
+from memory.services.embeddings import embeddings_enqueue_on_commit
+from memory.services.subjects import parse_subject_key, subjects_resolve
+from reviews.models import Queue, ReviewItem
+from reviews.services import reviews_cancel_for_targets
+
+Outcome = SubmitResult | Problem
+
+
+@dataclass
+class _Planned:
+    """One candidate on the bulk path: what it read and what the gate said."""
+
+    index: int
+    screened: Screened
+    subject: Subject
+    sources: list[Event | SourceInput]
+    state: IdentityState
+    verdict: gate.Verdict
+    available_at: datetime
+    claim: Claim | None = None
+
+
+def claims_submit_batch(
+    *, tenant: Tenant, actor: Actor, candidates: list[CandidateInput]
+) -> list[Outcome]:
+    """Judge and store `candidates`; one verdict or one problem per candidate, in order."""
+    outcomes: list[Outcome | None] = [None] * len(candidates)
+    screened: dict[int, Screened] = {}
+    scan = SecretScan()
+    for index, candidate in enumerate(candidates):
+        try:
+            screened[index] = screen_candidate(candidate, scan=scan)
+        except Problem as problem:
+            outcomes[index] = problem
+    now = timezone.now()
+    with transaction.atomic():
+        if any(candidate.derived_from for candidate in candidates):
+            # Derivations read and link other claims: rare in a batch, one by one.
+            return _one_by_one(tenant=tenant, actor=actor, candidates=candidates)
+        events = events_by_id(
+            tenant=tenant,
+            actor=actor,
+            event_ids=[
+                source.event
+                for item in screened.values()
+                for source in item.candidate.sources
+                if source.event is not None
+            ],
+        )
+        sources: dict[int, list[Event | SourceInput]] = {}
+        for index, item in screened.items():
+            try:
+                parse_subject_key(item.candidate.subject)
+                sources[index] = resolve_sources(sources=item.candidate.sources, events=events)
+            except Problem as problem:
+                outcomes[index] = problem
+        live = sorted(sources)
+        subjects = subjects_resolve(
+            tenant=tenant, keys=[screened[i].candidate.subject for i in live]
+        )
+        identity_of: dict[int, Identity] = {
+            i: (
+                subjects[screened[i].candidate.subject].pk,
+                screened[i].candidate.predicate,
+                screened[i].scope_json,
+            )
+            for i in live
+        }
+        _lock_identities(tenant=tenant, identities=set(identity_of.values()))
+        states = identity_states(
+            tenant=tenant, identities=list(dict.fromkeys(identity_of.values()))
+        )
+        receipt_ids = {
+            i: outcome_receipt_id(
+                kind=screened[i].candidate.kind, value=screened[i].candidate.value
+            )
+            for i in live
+        }
+        receipts = receipt_states(
+            tenant=tenant, receipt_ids=[r for r in receipt_ids.values() if r is not None]
+        )
+        shared = {
+            identity for identity, count in Counter(identity_of.values()).items() if count > 1
+        }
+        planned: list[_Planned] = []
+        for i in live:
+            if identity_of[i] in shared:
+                continue
+            item = screened[i]
+            state = states[identity_of[i]]
+            available_at = item.candidate.available_at or now
+            receipt_id = receipt_ids[i]
+            verdict = judge(
+                screened=item,
+                actor=actor,
+                sources=sources[i],
+                active=state.active,
+                available_at=available_at,
+                receipt_state=receipts.get(receipt_id) if receipt_id else None,
+            )
+            planned.append(
+                _Planned(
+                    index=i,
+                    screened=item,
+                    subject=subjects[item.candidate.subject],
+                    sources=sources[i],
+                    state=state,
+                    verdict=verdict,
+                    available_at=available_at,
+                )
+            )
+        superseding = [p for p in planned if _supersedes(p)]
+        may_lose_derivatives = {p.state.active.pk for p in superseding if p.state.active} | {
+            states[identity].active.pk for identity in shared if states[identity].active
+        }
+        if _have_derivatives(claim_ids=may_lose_derivatives):
+            return _one_by_one(tenant=tenant, actor=actor, candidates=candidates)
+        # A reviewer or an invalidation moves a claim under its row lock alone;
+        # a candidate whose active claim moved since it was read is judged again
+        # on the one-by-one path, as it would have been had it come later.
+        moved = _lock_superseded(tenant=tenant, planned=superseding)
+        again = [p.index for p in planned if p.index in moved]
+        planned = [p for p in planned if p.index not in moved]
+        for index, result in _store(tenant=tenant, actor=actor, planned=planned, now=now).items():
+            outcomes[index] = result
+        for i in sorted([*again, *(i for i in live if identity_of[i] in shared)]):
+            outcomes[i] = _submit_alone(tenant=tenant, actor=actor, candidate=candidates[i])
+    judged = [outcome for outcome in outcomes if outcome is not None]
+    if len(judged) != len(candidates):
+        raise RuntimeError("a candidate of the batch was left without a verdict")
+    return judged
+
+
+def _submit_alone(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> Outcome:
+    try:
+        with transaction.atomic():
+            return claim_submit(tenant=tenant, actor=actor, candidate=candidate)
+    except Problem as problem:
+        return problem
+
+
+def _one_by_one(*, tenant: Tenant, actor: Actor, candidates: list[CandidateInput]) -> list[Outcome]:
+    return [_submit_alone(tenant=tenant, actor=actor, candidate=c) for c in candidates]
+
+
+def _supersedes(p: _Planned) -> bool:
+    return p.verdict.supersede is not None and p.state.active is not None
+
+
+def _lock_identities(*, tenant: Tenant, identities: set[Identity]) -> None:
+    """`_lock_identity` for every identity, in one statement and in the order of the keys."""
+    if not identities:
+        return
+    keys = [
+        identity_lock_key(tenant=tenant, subject_id=s, predicate=p, scope_json=k)
+        for s, p, k in identities
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(key)) FROM ("
+            "  SELECT DISTINCT hashtextextended(name, 0) AS key FROM unnest(%s::text[]) AS name"
+            "  ORDER BY key) AS keys",
+            [keys],
+        )
+
+
+def _have_derivatives(*, claim_ids: set[Any]) -> bool:
+    if not claim_ids:
+        return False
+    lineage = Claim.derived_from.through
+    return lineage.objects.filter(to_claim_id__in=list(claim_ids)).exists()
+
+
+def _lock_superseded(*, tenant: Tenant, planned: list[_Planned]) -> set[int]:
+    """Lock the active claims the batch supersedes; the indexes of those no longer active."""
+    if not planned:
+        return set()
+    ids = [p.state.active.pk for p in planned if p.state.active]
+    current = {
+        claim.pk: claim
+        for claim in Claim.objects.select_for_update()
+        .filter(tenant=tenant, pk__in=ids)
+        .order_by("pk")
+    }
+    moved = set()
+    for p in planned:
+        if p.state.active is None:
+            continue
+        locked = current.get(p.state.active.pk)
+        if locked is None or locked.status != ClaimStatus.ACTIVE:
+            moved.add(p.index)
+        else:
+            # The row as it stands under the lock, as `claim_move` would read it.
+            p.state.active = locked
+    return moved
+
+
+def _audit(
+    *, tenant: Tenant, actor: Actor, verb: str, target_id: Any, reason: str = "", data: dict
+) -> AuditEvent:
+    """The row `audit_record` writes, unsaved."""
+    return AuditEvent(
+        tenant=tenant,
+        actor_kind=actor.kind,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        verb=verb,
+        target_type="claim",
+        target_id=str(target_id),
+        reason=reason[:500],
+        data=data,
+    )
+
+
+def _store(
+    *, tenant: Tenant, actor: Actor, planned: list[_Planned], now: datetime
+) -> dict[int, SubmitResult]:
+    """Write what the planned verdicts decided, one statement per kind of row."""
+    superseded = _supersede(tenant=tenant, actor=actor, planned=planned, now=now)
+    audits: dict[int, list[AuditEvent]] = {p.index: [] for p in planned}
+    for p in planned:
+        if p.state.active is not None and p.state.active.pk in superseded:
+            audits[p.index].append(superseded[p.state.active.pk])
+
+    new = [p for p in planned if p.verdict.decision != GateDecision.MERGED]
+    for p in new:
+        p.claim = claim_row(
+            tenant=tenant,
+            actor=actor,
+            screened=p.screened,
+            subject=p.subject,
+            verdict=p.verdict,
+            revision=p.state.top_revision + 1,
+            available_at=p.available_at,
+            superseded=p.state.active if _supersedes(p) else None,
+            now=now,
+            with_search_vector=False,
+        )
+    _insert_claims([p.claim for p in new if p.claim is not None])
+
+    merged = [p for p in planned if p.verdict.decision == GateDecision.MERGED and p.state.active]
+    merged_indexes = {p.index for p in merged}
+    cited = _sources_cited(claim_ids=[p.state.active.pk for p in merged if p.state.active])
+    rows: list[ClaimSource] = []
+    for p in planned:
+        if p.index in merged_indexes and p.state.active is not None:
+            events, uris = cited.get(p.state.active.pk, (set(), set()))
+            added = source_rows(
+                tenant=tenant,
+                claim=p.state.active,
+                sources=p.sources,
+                existing_events=events,
+                existing_uris=uris,
+            )
+            rows += added
+            audits[p.index].append(
+                _audit(
+                    tenant=tenant,
+                    actor=actor,
+                    verb="claim.merged",
+                    target_id=p.state.active.id,
+                    data={"sources_added": len(added)},
+                )
+            )
+        elif p.claim is not None and "secret_detected" not in p.verdict.reasons:
+            rows += source_rows(tenant=tenant, claim=p.claim, sources=p.sources)
+    _insert_sources(rows)
+    if merged:
+        Claim.objects.filter(pk__in=[p.state.active.pk for p in merged if p.state.active]).update(
+            updated_at=now
+        )
+
+    queues = {p.index: review_queue_for(p.verdict, p.state.active) for p in new}
+    contradicted = []
+    for p in new:
+        if (
+            p.claim is not None
+            and p.state.active is not None
+            and queues[p.index] == Queue.CONFLICTS
+        ):
+            p.state.active.conflicts_with = [*p.state.active.conflicts_with, p.claim.id]
+            p.state.active.updated_at = now
+            contradicted.append(p.state.active)
+    if contradicted:
+        Claim.objects.bulk_update(contradicted, ["conflicts_with", "updated_at"])
+    items = _open_reviews(
+        tenant=tenant,
+        rows={
+            p.index: ReviewItem(
+                tenant=tenant,
+                queue=queue,
+                target_type="claim",
+                target_id=str(p.claim.id),
+                target_version=claim_version(p.claim),
+                subject_key=p.claim.subject.key,
+                topic=p.claim.predicate[:200],
+                agent_label=actor.label if actor.kind == ActorKind.AGENT else "",
+                reason_codes=list(p.verdict.reasons),
+            )
+            for p in new
+            if p.claim is not None and (queue := queues[p.index]) is not None
+        },
+    )
+
+    for p in new:
+        if p.claim is not None:
+            audits[p.index].append(
+                _audit(
+                    tenant=tenant,
+                    actor=actor,
+                    verb=f"claim.{p.verdict.decision}",
+                    target_id=p.claim.id,
+                    reason=",".join(p.verdict.reasons),
+                    data=verdict_audit_data(
+                        claim=p.claim,
+                        verdict=p.verdict,
+                        superseded=p.state.active if _supersedes(p) else None,
+                    ),
+                )
+            )
+    _insert_audit([row for p in planned for row in audits[p.index]])
+    embeddings_enqueue_on_commit(
+        claim_ids=[
+            p.claim.id
+            for p in new
+            if p.claim is not None and "secret_detected" not in p.verdict.reasons
+        ]
+    )
+
+    results: dict[int, SubmitResult] = {}
+    for p in planned:
+        if p.claim is None and p.state.active is not None:
+            results[p.index] = SubmitResult(
+                claim=p.state.active,
+                decision=p.verdict.decision,
+                reasons=list(p.verdict.reasons),
+                merged_into=p.state.active.id,
+            )
+        elif p.claim is not None:
+            results[p.index] = SubmitResult(
+                claim=p.claim,
+                decision=p.verdict.decision,
+                reasons=list(p.verdict.reasons),
+                conflict_with=list(p.verdict.conflict_with),
+                review_item=items.get(p.index),
+            )
+    return results
+
+
+def _supersede(
+    *, tenant: Tenant, actor: Actor, planned: list[_Planned], now: datetime
+) -> dict[Any, AuditEvent]:
+    """`claim_move(… to=superseded, by=writer, reason="newer_revision")` for each claim the
+    batch supersedes, in one UPDATE, with their review items cancelled. Returns each
+    claim's audit row, unsaved, so the batch writes them in order with its own."""
+    moved: list[Claim] = []
+    audits: dict[Any, AuditEvent] = {}
+    for p in planned:
+        old = p.state.active
+        if not _supersedes(p) or old is None:
+            continue
+        closes_at = p.screened.candidate.valid_from or now
+        old.valid_to = old.valid_to or closes_at
+        if old.valid_from and old.valid_to <= old.valid_from:
+            old.valid_to = None
+        old.status = ClaimStatus.SUPERSEDED
+        old.updated_at = now
+        moved.append(old)
+        audits[old.pk] = _audit(
+            tenant=tenant,
+            actor=actor,
+            verb=f"claim.{ClaimStatus.SUPERSEDED}",
+            target_id=old.id,
+            reason="newer_revision",
+            data={"from": ClaimStatus.ACTIVE, "by": ClaimRole.WRITER},
+        )
+    if moved:
+        Claim.objects.bulk_update(moved, ["status", "valid_to", "updated_at"])
+        reviews_cancel_for_targets(
+            tenant=tenant, target_type="claim", target_ids=[c.pk for c in moved]
+        )
+    return audits
+
+
+def _sources_cited(*, claim_ids: list[Any]) -> dict[Any, tuple[set[Any], set[str]]]:
+    """The events and uris each claim already cites."""
+    cited: dict[Any, tuple[set[Any], set[str]]] = {}
+    if not claim_ids:
+        return cited
+    for claim_id, event_id, uri in ClaimSource.objects.filter(claim_id__in=claim_ids).values_list(
+        "claim_id", "event_id", "uri"
+    ):
+        events, uris = cited.setdefault(claim_id, (set(), set()))
+        if event_id is None:
+            uris.add(uri)
+        else:
+            events.add(event_id)
+    return cited
+
+
+# Rows are written with INSERT … SELECT FROM jsonb_array_elements(one JSON array
+# of rows): one statement and one parameter whatever the batch size, nothing
+# compiled or quoted per value in Python. A column is (name, the expression that
+# reads it from the row `r`, with {0} for its position in the row).
+_TEXT = "r->>{0}"
+_JSONB = "r->{0}"
+_JSONB_OR_NULL = "NULLIF(r->{0}, 'null'::jsonb)"  # JSONField stores None as SQL NULL
+_TEXT_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0}))"
+_UUID_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0})::uuid)"
+
+
+def _typed(sql_type: str) -> str:
+    return f"(r->>{{0}})::{sql_type}"
+
+
+def _insert(
+    *,
+    table: str,
+    columns: list[tuple[str, str]],
+    rows: list[tuple[Any, ...]],
+    returning: str = "",
+) -> list[tuple[Any, ...]]:
+    if not rows:
+        return []
+    names = ", ".join(name for name, _ in columns)
+    values = ", ".join(expression.format(i) for i, (_, expression) in enumerate(columns))
+    sql = (
+        f"INSERT INTO {table} ({names}) SELECT {values} "  # noqa: S608 - names from model metadata
+        "FROM jsonb_array_elements(%s::jsonb) AS r"
+    )
+    if returning:
+        sql += f" RETURNING {returning}"
+    # str() writes UUIDs and datetimes as PostgreSQL reads them (microseconds kept).
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [json.dumps(rows, default=str)])
+        return cursor.fetchall() if returning else []
+
+
+def _insert_claims(claims: list[Claim]) -> None:
+    """The claims `claim_row(…, with_search_vector=False)` built, with the full-text vector
+    `SearchVector(Value(document), config="english")` computes, for claims with n-grams
+    (a rejected secret has neither)."""
+    rows = [
+        (
+            c.id,
+            c.tenant_id,
+            c.subject_id,
+            c.kind,
+            c.predicate,
+            c.scope,
+            c.scope_key,
+            c.scope_size,
+            c.value,
+            c.text,
+            c.authority,
+            c.basis,
+            c.valid_from,
+            c.valid_to,
+            c.available_at,
+            c.refresh_after,
+            c.expires_at,
+            c.status,
+            c.revision,
+            c.supersedes_id,
+            c.conflicts_with,
+            c.gate_decision,
+            c.gate_reasons,
+            c.agent,
+            c.token_id,
+            c.value_digest,
+            searchable_text(predicate=c.predicate, text=c.text, value=c.value)
+            if "secret_detected" not in c.gate_reasons
+            else None,
+            c.ngrams,
+            c.use_count,
+            c.updated_at,
+        )
+        for c in claims
+    ]
+    _insert(
+        table=Claim._meta.db_table,
+        columns=[
+            ("id", _typed("uuid")),
+            ("tenant_id", _typed("bigint")),
+            ("subject_id", _typed("bigint")),
+            ("kind", _TEXT),
+            ("predicate", _TEXT),
+            ("scope", _JSONB),
+            ("scope_key", _TEXT),
+            ("scope_size", _typed("integer")),
+            ("value", _JSONB_OR_NULL),
+            ("text", _TEXT),
+            ("authority", _TEXT),
+            ("basis", _TEXT),
+            ("valid_from", _typed("timestamptz")),
+            ("valid_to", _typed("timestamptz")),
+            ("available_at", _typed("timestamptz")),
+            ("refresh_after", _typed("timestamptz")),
+            ("expires_at", _typed("timestamptz")),
+            ("status", _TEXT),
+            ("revision", _typed("integer")),
+            ("supersedes_id", _typed("uuid")),
+            ("conflicts_with", _UUID_ARRAY),
+            ("gate_decision", _TEXT),
+            ("gate_reasons", _TEXT_ARRAY),
+            ("agent", _TEXT),
+            ("token_id", _typed("bigint")),
+            ("value_digest", _TEXT),
+            # What SearchVector(Value(document), config="english") compiles to.
+            (
+                "search_vector",
+                "CASE WHEN r->>{0} IS NULL THEN NULL "
+                "ELSE to_tsvector('english'::regconfig, COALESCE(r->>{0}, '')) END",
+            ),
+            ("ngrams", _TEXT_ARRAY),
+            ("use_count", _typed("integer")),
+            ("updated_at", _typed("timestamptz")),
+        ],
+        rows=rows,
+    )
+
+
+def _insert_sources(rows: list[ClaimSource]) -> None:
+    _insert(
+        table=ClaimSource._meta.db_table,
+        columns=[
+            ("tenant_id", _typed("bigint")),
+            ("claim_id", _typed("uuid")),
+            ("event_id", _typed("uuid")),
+            ("uri", _TEXT),
+            ("observed_at", _typed("timestamptz")),
+            ("digest", _TEXT),
+        ],
+        rows=[(s.tenant_id, s.claim_id, s.event_id, s.uri, s.observed_at, s.digest) for s in rows],
+    )
+
+
+def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, ReviewItem]:
+    """`review_open` for new claims (which have no item yet), with the ids the rows got."""
+    inserted = _insert(
+        table=ReviewItem._meta.db_table,
+        columns=[
+            ("tenant_id", _typed("bigint")),
+            ("queue", _TEXT),
+            ("target_type", _TEXT),
+            ("target_id", _TEXT),
+            ("target_version", _TEXT),
+            ("status", _TEXT),
+            ("priority", _typed("smallint")),
+            ("subject_key", _TEXT),
+            ("topic", _TEXT),
+            ("agent_label", _TEXT),
+            ("reason_codes", _TEXT_ARRAY),
+        ],
+        rows=[
+            (
+                tenant.pk,
+                r.queue,
+                r.target_type,
+                r.target_id,
+                r.target_version,
+                r.status,
+                r.priority,
+                r.subject_key,
+                r.topic,
+                r.agent_label,
+                r.reason_codes,
+            )
+            for r in rows.values()
+        ],
+        returning="id, target_id",
+    )
+    ids = {target: pk for pk, target in inserted}
+    for row in rows.values():
+        row.pk = ids[row.target_id]
+    return rows
+
+
+def _insert_audit(rows: list[AuditEvent]) -> None:
+    _insert(
+        table=AuditEvent._meta.db_table,
+        columns=[
+            ("tenant_id", _typed("bigint")),
+            ("actor_kind", _TEXT),
+            ("actor_id", _TEXT),
+            ("actor_label", _TEXT),
+            ("verb", _TEXT),
+            ("target_type", _TEXT),
+            ("target_id", _TEXT),
+            ("reason", _TEXT),
+            ("data", _JSONB),
+        ],
+        rows=[
+            (
+                a.tenant_id,
+                a.actor_kind,
+                a.actor_id,
+                a.actor_label,
+                a.verb,
+                a.target_type,
+                a.target_id,
+                a.reason,
+                a.data,
+            )
+            for a in rows
+        ],
+    )

@@ -1,0 +1,28 @@
+"""The ingest benchmark at its smoke size: all three paths store the same rows and are reported."""
+
+import pytest
+
+from bench import ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_times_the_batch_path_against_bulk_create_on_the_same_rows():
+    result = ingest.run(ingest.SMOKE)
+
+    samples = ingest.SMOKE.warmup + ingest.SMOKE.samples
+    assert all(len(result.seconds[p]) == ingest.SMOKE.samples for p in ingest.PATHS)
+    assert all(len(result.cpu[p]) == ingest.SMOKE.samples for p in ingest.PATHS)
+    # Every path stored a full batch per round, warm-up included; memdesk its sources too.
+    assert result.rows == {
+        "memdesk": ingest.BATCH * samples,
+        "bulk_create": ingest.BATCH * samples,
+        "save_loop": ingest.BATCH * samples,
+        "sources": ingest.BATCH * samples,
+    }
+    text = ingest.section(result)
+    assert text.startswith(ingest.HEADING)
+    assert f"| {result.ratio:.2f}x |" in text
+    assert f"{result.per_second('memdesk'):,.0f} claims/s" in text
+    assert "≥ 2,329 claims/s" in text and "≥ 0.5x bulk_create" in text
+    assert result.per_second("memdesk") > 0 and result.p("memdesk", 95) >= result.p("memdesk", 50)
