@@ -224,7 +224,7 @@ class Verdict:
     signals: tuple[str, ...] = field(default=())
 
 
-_STATUS_FOR = {
+_STATUS_FOR: dict[str, ClaimStatus] = {
     GateDecision.ACCEPTED: ClaimStatus.ACTIVE,
     GateDecision.SUPERSEDED_PREVIOUS: ClaimStatus.ACTIVE,
     GateDecision.NEEDS_REVIEW: ClaimStatus.CANDIDATE,
