@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint format migrations check-deploy bench clean
+.PHONY: install run test test-fast lint format migrations check-deploy bench demo-agent clean
 
 install: $(STAMP)
 
@@ -47,6 +47,13 @@ check-deploy: install
 
 bench: install
 	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python -m bench
+
+# The reference agent (examples/scheduled_publisher) against the memdesk `make run` serves.
+# Its setup commands need only PostgreSQL: a REDIS_URL nothing contacts keeps config.stack
+# from starting a second embedded Redis on the data file `make run`'s Redis is using.
+demo-agent: install
+	DEBUG=1 REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:1/0} $(BIN)/python -m config.stack exec -- \
+	  $(BIN)/python -m examples.scheduled_publisher $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache test-artifacts

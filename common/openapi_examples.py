@@ -281,6 +281,18 @@ PLATFORM = {
     "created_by": "ada",
     "created_at": NOW,
 }
+OPERATION_POLICY = {
+    "id": 3,
+    "platform": "blog",
+    "operation": "articles.create",
+    "require_external_id": True,
+    "evidence_fields": ["url"],
+    "require_verifying_read": False,
+    "requirements": ["external_id", "evidence.url"],
+    "created_by": "ada",
+    "created_at": NOW,
+    "updated_at": NOW,
+}
 DELETION_ACCEPTED = {"deletion": DELETION_ID, "deletions": [DELETION_ID]}
 
 
@@ -499,6 +511,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "request": {
             "task_key": "publish-weekly-digest",
             "input_fingerprint": "sha256:weekly-2026-33",
+            "triggered_at": NOW,
         },
         "responses": {
             "200": {
@@ -562,6 +575,16 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         }
     },
     "platforms_list": {"responses": {"200": [PLATFORM]}},
+    "platforms_policies_list": {"responses": {"200": [OPERATION_POLICY]}},
+    "platforms_policies_create": {
+        "request": {
+            "operation": "articles.create",
+            "require_external_id": True,
+            "evidence_fields": ["url"],
+            "require_verifying_read": False,
+        },
+        "responses": {"201": OPERATION_POLICY, "200": OPERATION_POLICY},
+    },
     "platforms_create": {
         "request": {"name": "blog", "base_url": "https://blog.example/api/"},
         "responses": {"201": PLATFORM, "200": PLATFORM},

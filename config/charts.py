@@ -1,12 +1,15 @@
 """Small server-side SVG charts for the dashboard: no JavaScript, no CDN, readable as text.
 
-Only geometry goes into attributes; colours and fonts come from memdesk.css
+Every chart has a title, a value axis with ticks at round numbers and a name
+saying what is counted, so a reader never has to guess the scale. Only
+geometry goes into attributes; colours and fonts come from memdesk.css
 (`.chart`), since the Content-Security-Policy refuses inline style.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -17,6 +20,37 @@ BAR_HEIGHT = 18
 GAP = 6
 LABEL_WIDTH = 180
 LABEL_CHARS = 24
+# Room under the plot for tick labels and the axis name.
+AXIS_HEIGHT = 40
+VALUE_ROOM = 64
+
+Formatter = Callable[[float], str]
+
+
+def plain(value: float) -> str:
+    """Integers as integers, other values with at most two decimals."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+
+
+def percent(value: float) -> str:
+    """A share (0 to 1) as a percentage."""
+    return f"{value * 100:.1f} %".replace(".0 %", " %")
+
+
+def milliseconds(value: float) -> str:
+    """Seconds shown as milliseconds, the scale agents' recovery answers live at."""
+    return f"{value * 1000:.0f} ms" if value < 10 else f"{value:.1f} s"
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 or 10 times a power of ten that is at least `value`."""
+    if value <= 0:
+        return 1
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if value <= step * power + 1e-12:
+            return step * power
+    return 10 * power
 
 
 def _short(label: str) -> str:
@@ -24,57 +58,96 @@ def _short(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
-def _caption(title: str) -> str:
-    return f"<figcaption>{escape(title)}</figcaption>"
-
-
-def bar_chart(*, title: str, bars: Sequence[tuple[str, int | float]]) -> SafeString:
-    """Horizontal bars with their labels and values; an empty series says so."""
-    if not bars:
-        return format_html('<p class="muted">{}: nothing recorded yet.</p>', title)
-    top = max(value for _, value in bars) or 1
-    height = len(bars) * (BAR_HEIGHT + GAP) + GAP
-    parts = [
-        _caption(title),
+def _open(title: str, height: int) -> list[str]:
+    return [
+        f"<figcaption>{escape(title)}</figcaption>",
         f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}" '
         f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
     ]
+
+
+def bar_chart(
+    *,
+    title: str,
+    bars: Sequence[tuple[str, int | float]],
+    axis: str = "count",
+    fmt: Formatter = plain,
+) -> SafeString:
+    """Horizontal bars with their labels and values over a value axis named `axis`."""
+    if not bars:
+        return format_html('<p class="muted">{}: nothing recorded yet.</p>', title)
+    top = nice_ceiling(max(value for _, value in bars))
+    plot = WIDTH - LABEL_WIDTH - VALUE_ROOM
+    rows = len(bars) * (BAR_HEIGHT + GAP) + GAP
+    parts = _open(title, rows + AXIS_HEIGHT)
     for index, (label, value) in enumerate(bars):
         y = GAP + index * (BAR_HEIGHT + GAP)
-        length = (WIDTH - LABEL_WIDTH - 60) * (value / top)
+        length = plot * (value / top)
         parts.append(
             f'<text x="0" y="{y + BAR_HEIGHT - 5}">{escape(_short(label))}</text>'
             f'<rect class="bar" x="{LABEL_WIDTH}" y="{y}" width="{length:.1f}" '
-            f'height="{BAR_HEIGHT}" rx="3"><title>{escape(label)}: {value}</title></rect>'
-            f'<text x="{LABEL_WIDTH + length + 6:.1f}" y="{y + BAR_HEIGHT - 5}">{value}</text>'
+            f'height="{BAR_HEIGHT}" rx="3"><title>{escape(label)}: {escape(fmt(value))}</title>'
+            f'</rect><text x="{LABEL_WIDTH + length + 6:.1f}" y="{y + BAR_HEIGHT - 5}">'
+            f"{escape(fmt(value))}</text>"
         )
-    parts.append("</svg>")
+    parts.append(
+        f'<line class="axis" x1="{LABEL_WIDTH}" y1="{rows}" x2="{LABEL_WIDTH + plot}" y2="{rows}"/>'
+    )
+    for share, anchor in ((0, "start"), (0.5, "middle"), (1, "end")):
+        x = LABEL_WIDTH + plot * share
+        parts.append(
+            f'<line class="axis" x1="{x:.1f}" y1="{rows}" x2="{x:.1f}" y2="{rows + 4}"/>'
+            f'<text class="tick" x="{x:.1f}" y="{rows + 16}" text-anchor="{anchor}">'
+            f"{escape(fmt(top * share))}</text>"
+        )
+    parts.append(
+        f'<text class="axis-name" x="{LABEL_WIDTH + plot / 2:.1f}" y="{rows + 34}" '
+        f'text-anchor="middle">{escape(axis)}</text></svg>'
+    )
     return mark_safe("".join(parts))  # noqa: S308 - every label is escaped above
 
 
-def column_chart(*, title: str, points: Sequence[tuple[str, int | float]]) -> SafeString:
-    """Columns over time (one per day), labelled at both ends."""
+def column_chart(
+    *, title: str, points: Sequence[tuple[str, int | float]], axis: str = "count"
+) -> SafeString:
+    """Columns over time (one per day) above a date axis, with a value axis named `axis`."""
     if not points or not any(value for _, value in points):
         return format_html('<p class="muted">{}: nothing recorded yet.</p>', title)
-    top = max(value for _, value in points) or 1
-    height, bottom = 160, 20
-    step = WIDTH / len(points)
-    parts = [
-        _caption(title),
-        f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
-    ]
-    for index, (label, value) in enumerate(points):
-        column = (height - bottom - 14) * (value / top)
-        x = index * step + 2
+    top = nice_ceiling(max(value for _, value in points))
+    left, height, above = 44, 180, 22
+    bottom = height - AXIS_HEIGHT + 8
+    plot_height = bottom - above
+    step = (WIDTH - left) / len(points)
+    parts = _open(title, height)
+    parts.append(f'<text class="axis-name" x="0" y="12">{escape(axis)}</text>')
+    for share in (0, 0.5, 1):
+        y = bottom - plot_height * share
         parts.append(
-            f'<rect class="bar" x="{x:.1f}" y="{height - bottom - column:.1f}" '
+            f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{WIDTH}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{escape(plain(top * share))}</text>"
+        )
+    for index, (label, value) in enumerate(points):
+        column = plot_height * (value / top)
+        x = left + index * step + 2
+        parts.append(
+            f'<rect class="bar" x="{x:.1f}" y="{bottom - column:.1f}" '
             f'width="{step - 4:.1f}" height="{column:.1f}" rx="2">'
             f"<title>{escape(label)}: {value}</title></rect>"
         )
-    parts.append(f'<text x="0" y="{height - 4}">{escape(points[0][0])}</text>')
+    middle = len(points) // 2
+    for index, anchor in ((0, "start"), (middle, "middle"), (len(points) - 1, "end")):
+        x = (
+            left
+            + index * step
+            + (0 if anchor == "start" else step if anchor == "end" else step / 2)
+        )
+        parts.append(
+            f'<text class="tick" x="{x:.1f}" y="{bottom + 18}" text-anchor="{anchor}">'
+            f"{escape(points[index][0])}</text>"
+        )
     parts.append(
-        f'<text x="{WIDTH}" y="{height - 4}" text-anchor="end">{escape(points[-1][0])}</text>'
+        f'<text class="axis-name" x="{left + (WIDTH - left) / 2:.1f}" y="{height - 2}" '
+        'text-anchor="middle">day</text></svg>'
     )
-    parts.append(f'<text x="0" y="12">max {top}</text></svg>')
     return mark_safe("".join(parts))  # noqa: S308 - every label is escaped above

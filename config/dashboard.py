@@ -10,6 +10,7 @@ from django.db.models import Count, Func
 from django.utils import timezone
 
 from accounts.models import Tenant
+from memory.metrics.agents import AgentReliability, agent_reliability
 from memory.models import Claim, Receipt
 from memory.services.recovery import recovery_decision_counts
 
@@ -87,8 +88,14 @@ def recovery_decisions(*, tenant: Tenant) -> list[tuple[str, int]]:
     )
 
 
+def reliability(*, tenant: Tenant) -> AgentReliability:
+    """Seed 000's figures for the tenant, from the same definition /metrics uses."""
+    return agent_reliability(tenant=tenant)[tenant.pk]
+
+
 def dashboard_data(*, tenant: Tenant) -> dict[str, Any]:
     return {
+        "reliability": reliability(tenant=tenant),
         "queue_depth": queue_depth_by_day(tenant=tenant),
         "receipts_by_day": receipts_by_day(tenant=tenant),
         "receipts_by_state": receipts_by_state(tenant=tenant),

@@ -5,12 +5,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.safestring import SafeString
 
 from accounts.access import CONSOLE_READERS, console_context
 from accounts.models import Role
 from common.htmx import render_page
-from config.charts import bar_chart, column_chart
+from config.charts import bar_chart, column_chart, milliseconds, percent
 from config.dashboard import dashboard_data
+from memory.metrics.agents import AgentReliability
 from reviews.selectors import queue_depths
 
 
@@ -27,18 +29,74 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     membership = console_context(request, roles=CONSOLE_READERS)
     data = dashboard_data(tenant=membership.tenant)
     depths = queue_depths(tenant=membership.tenant)
+    figures = data["reliability"]
     charts = [
-        column_chart(title="Open review items per day", points=data["queue_depth"]),
+        column_chart(
+            title="Open review items per day", points=data["queue_depth"], axis="open items"
+        ),
         bar_chart(
             title="Open items per queue now",
             bars=[(queue, row["depth"]) for queue, row in sorted(depths.items())],
+            axis="open items",
         ),
-        column_chart(title="Receipts written per day", points=data["receipts_by_day"]),
-        bar_chart(title="Receipts by state", bars=data["receipts_by_state"]),
-        bar_chart(title="Write-gate verdicts by reason (14 days)", bars=data["gate_verdicts"]),
-        bar_chart(title="Recovery decisions by kind", bars=data["recovery"]),
+        column_chart(
+            title="Receipts written per day", points=data["receipts_by_day"], axis="receipts"
+        ),
+        bar_chart(title="Receipts by state", bars=data["receipts_by_state"], axis="receipts"),
+        bar_chart(
+            title="Write-gate verdicts by reason (14 days)",
+            bars=data["gate_verdicts"],
+            axis="claims",
+        ),
+        bar_chart(title="Recovery decisions by kind", bars=data["recovery"], axis="decisions"),
+        *reliability_charts(figures),
     ]
     oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
     return render_page(
-        request, "console/dashboard.html", {"charts": charts, "oldest": oldest}, partial="charts"
+        request,
+        "console/dashboard.html",
+        {"charts": charts, "oldest": oldest, "figures": figures},
+        partial="charts",
     )
+
+
+def reliability_charts(figures: AgentReliability) -> list[SafeString]:
+    """Seed 000's figures as charts: how often agents' effects and memories went wrong."""
+    rates = [
+        ("duplicate side effects", figures.duplicate_side_effect_rate),
+        ("unverified completions", figures.unverified_completion_rate),
+        ("stale-as-fact recalls", figures.stale_as_fact_rate),
+        ("write rejections", figures.write_rejection_rate),
+    ]
+    latencies = [
+        (name, value)
+        for name, value in (
+            ("p50", figures.recovery_latency_p50),
+            ("p95", figures.recovery_latency_p95),
+        )
+        if value is not None
+    ]
+    return [
+        bar_chart(
+            title="Agent reliability: share of each population",
+            bars=rates if figures.completions or figures.recalls or figures.claim_writes else [],
+            axis="% of completions, recalls or claim writes",
+            fmt=percent,
+        ),
+        bar_chart(
+            title="Recovery decision latency, trigger to answer",
+            bars=latencies,
+            axis="latency",
+            fmt=milliseconds,
+        ),
+        bar_chart(
+            title="Write rejections by reason",
+            bars=sorted(figures.rejections_by_reason.items(), key=lambda pair: -pair[1]),
+            axis="claims rejected or quarantined",
+        ),
+        bar_chart(
+            title="Reconciliation outcomes",
+            bars=[(outcome, n) for outcome, n in figures.reconciliation_outcomes.items() if n],
+            axis="receipts settled by a read",
+        ),
+    ]

@@ -10,6 +10,7 @@ class MemoryConfig(AppConfig):
         from memory.decisions import claims as claim_decisions
         from memory.decisions import deletions as deletion_decisions
         from memory.decisions import receipts as receipt_decisions
+        from memory.metrics.agents import collect_agent_metrics
         from memory.metrics.lifecycle import collect_lifecycle_metrics
         from memory.metrics.recall import collect_recall_metrics
         from memory.metrics.receipts import collect_receipt_metrics
@@ -20,3 +21,4 @@ class MemoryConfig(AppConfig):
         register_collector("receipts", collect_receipt_metrics)
         register_collector("lifecycle", collect_lifecycle_metrics)
         register_collector("recall", collect_recall_metrics)
+        register_collector("agents", collect_agent_metrics)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from memory.models.platforms import PLATFORM_NAME_PATTERN
@@ -26,3 +28,34 @@ class PlatformRegisterForm(forms.Form):
         help_text="Only for a platform on your own network: lookups may then read "
         "loopback, private, link-local and reserved addresses.",
     )
+
+
+class OperationPolicyForm(forms.Form):
+    platform = forms.ChoiceField(help_text="The platform the operation writes to.")
+    operation = forms.CharField(
+        max_length=200, help_text="As receipts name it, e.g. articles.create."
+    )
+    require_external_id = forms.BooleanField(
+        required=False,
+        label="Require the external id",
+        help_text="The platform's id for the effect must come with the report.",
+    )
+    evidence_fields = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Evidence fields",
+        help_text="Comma-separated keys the report's evidence must carry, e.g. url, revision.",
+    )
+    require_verifying_read = forms.BooleanField(
+        required=False,
+        label="Require a verifying read",
+        help_text="Only memdesk's own read of the platform may mark the receipt succeeded.",
+    )
+
+    def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["platform"].choices = [(name, name) for name in platforms]
+
+    def clean_evidence_fields(self) -> list[str]:
+        raw = self.cleaned_data.get("evidence_fields") or ""
+        return [name.strip() for name in raw.split(",") if name.strip()]

@@ -5,4 +5,5 @@ from memory import platform_views
 app_name = "platforms"
 urlpatterns = [
     path("", platform_views.index, name="index"),
+    path("policies/", platform_views.policy_set, name="policy-set"),
 ]

@@ -20,13 +20,35 @@ from accounts.actors import Actor
 from accounts.models import Membership, Role
 from common.htmx import render_page
 from common.problems import Problem
-from memory.forms import PlatformRegisterForm
-from memory.selectors.platforms import platforms_list
-from memory.services.platforms import platform_register
+from memory.forms import OperationPolicyForm, PlatformRegisterForm
+from memory.selectors.platforms import operation_policies_list, platforms_list
+from memory.services.platforms import operation_policy_set, platform_register
 
 
-def _context(membership: Membership, form: PlatformRegisterForm) -> dict[str, Any]:
-    return {"platforms": list(platforms_list(tenant=membership.tenant)), "form": form}
+def _policy_form(membership: Membership, data: Any = None) -> OperationPolicyForm:
+    names = [platform.name for platform in platforms_list(tenant=membership.tenant)]
+    return OperationPolicyForm(data, platforms=names)
+
+
+def _context(
+    membership: Membership,
+    form: PlatformRegisterForm | None = None,
+    policy_form: OperationPolicyForm | None = None,
+) -> dict[str, Any]:
+    return {
+        "platforms": list(platforms_list(tenant=membership.tenant)),
+        "policies": list(operation_policies_list(tenant=membership.tenant)),
+        "form": form or PlatformRegisterForm(),
+        "policy_form": policy_form or _policy_form(membership),
+    }
+
+
+def _show_problem(form: Any, problem: Problem) -> None:
+    form.add_error(None, str(problem.detail))
+    for field, errors in (problem.errors or {}).items():
+        if field in form.fields:
+            for error in errors:
+                form.add_error(field, error)
 
 
 @login_required
@@ -37,7 +59,7 @@ def index(request: HttpRequest) -> HttpResponse:
         return render_page(
             request,
             "memory/platforms.html",
-            _context(membership, PlatformRegisterForm()),
+            _context(membership),
             partial="platforms",
         )
     form = PlatformRegisterForm(request.POST)
@@ -49,13 +71,34 @@ def index(request: HttpRequest) -> HttpResponse:
                 **form.cleaned_data,
             )
         except Problem as problem:
-            form.add_error(None, str(problem.detail))
-            for field, errors in (problem.errors or {}).items():
-                if field in form.fields:
-                    for error in errors:
-                        form.add_error(field, error)
+            _show_problem(form, problem)
         else:
             verb = "Registered" if created else "Already registered:"
             messages.success(request, f"{verb} {platform.name} at {platform.base_url}.")
             return redirect("platforms:index")
     return render_page(request, "memory/platforms.html", _context(membership, form), status=400)
+
+
+@login_required
+@require_http_methods(["POST"])
+def policy_set(request: HttpRequest) -> HttpResponse:
+    """Set what an agent's `succeeded` needs for one operation (the same service as the API)."""
+    membership = console_context(request, roles=[Role.ADMIN])
+    form = _policy_form(membership, request.POST)
+    if form.is_valid():
+        try:
+            policy, created = operation_policy_set(
+                tenant=membership.tenant,
+                actor=Actor.for_user(request.user, membership.role),
+                **form.cleaned_data,
+            )
+        except Problem as problem:
+            _show_problem(form, problem)
+        else:
+            verb = "Set" if created else "Replaced"
+            needs = ", ".join(policy.requirements())
+            messages.success(request, f"{verb} the policy for {policy.operation}: {needs}.")
+            return redirect("platforms:index")
+    return render_page(
+        request, "memory/platforms.html", _context(membership, policy_form=form), status=400
+    )

@@ -11,7 +11,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, AgentToken, Tenant
 from common.fingerprints import fingerprint
 from memory.models.receipts import Receipt, ReceiptState
-from memory.services.platforms import platform_register
+from memory.services.platforms import operation_policy_set, platform_register
 from memory.services.receipt_reads import receipts_reconcile
 from memory.services.receipts import receipt_create, receipt_transition
 from memory.services.recovery import checkpoint_save
@@ -108,4 +108,15 @@ def seed_receipts(*, tenant: Tenant) -> None:
         input_fingerprint=fingerprint({"thread": "t-881"}),
         stage="reply",
         effects=[unknown.pk],
+    )
+    # Set after the receipts above were reported, as an admin would tighten it later:
+    # from now on an agent's articles.create succeeds only with the platform's id and
+    # the answer's status as evidence.
+    operation_policy_set(
+        tenant=tenant,
+        actor=Actor.system("demo"),
+        platform=BLOG_PLATFORM["name"],
+        operation="articles.create",
+        require_external_id=True,
+        evidence_fields=["status"],
     )

@@ -27,7 +27,7 @@ from memory.models.lifecycle import (
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.models.platforms import Platform
+from memory.models.platforms import OperationPolicy, Platform
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "DeletionStatus",
     "Event",
     "GateDecision",
+    "OperationPolicy",
     "Platform",
     "RecallTrace",
     "Receipt",

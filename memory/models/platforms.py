@@ -7,6 +7,7 @@ whether private networks may be read at all.
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models.functions import Now
 
@@ -43,3 +44,57 @@ class Platform(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.base_url})"
+
+
+EVIDENCE_FIELD_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+
+
+class OperationPolicy(models.Model):
+    """What an agent's `succeeded` must carry for one operation on a platform.
+
+    Registered by admins with the platform the operation writes to. Without a
+    policy an agent's word is taken (and counted as an unverified completion
+    when it brings no external id and no evidence); with one, a report that
+    lacks what the policy names is refused, and a policy asking for a verifying
+    read lets only the platform's answer to memdesk's own read settle it.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    platform = models.ForeignKey(Platform, on_delete=models.CASCADE, related_name="policies")
+    # One policy per operation name in a tenant: a receipt names its operation,
+    # not always a platform (a manual reconciler has none), and an agent must
+    # not escape the policy by choosing another reconciler.
+    operation = models.CharField(max_length=200)
+    require_external_id = models.BooleanField(default=False)
+    evidence_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True, size=32)
+    require_verifying_read = models.BooleanField(default=False)
+    created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    created_by_id = models.CharField(max_length=64, blank=True)
+    created_by_label = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "operation"], name="operation_policy_unique"),
+            models.CheckConstraint(
+                condition=models.Q(require_external_id=True)
+                | models.Q(require_verifying_read=True)
+                | ~models.Q(evidence_fields=[]),
+                name="operation_policy_requires_something",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(operation=""), name="operation_policy_operation_named"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} on {self.platform_id}"
+
+    def requirements(self) -> list[str]:
+        """What `succeeded` needs, as the names a refusal lists when they are missing."""
+        needed = ["external_id"] if self.require_external_id else []
+        needed += [f"evidence.{name}" for name in self.evidence_fields]
+        if self.require_verifying_read:
+            needed.append("verifying_read")
+        return needed

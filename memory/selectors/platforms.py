@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts.models import Tenant
-from memory.models.platforms import Platform
+from memory.models.platforms import OperationPolicy, Platform
 from memory.reconcilers.urls import PlatformURL, URLRefused, parse_platform_url
 
 
@@ -30,3 +30,15 @@ def platform_for_url(*, tenant: Tenant, url: PlatformURL) -> Platform | None:
     if not matches:
         return None
     return max(matches, key=lambda match: match[0])[1]
+
+
+def operation_policies_list(*, tenant: Tenant) -> QuerySet[OperationPolicy]:
+    return (
+        OperationPolicy.objects.filter(tenant=tenant)
+        .select_related("platform")
+        .order_by("platform__name", "operation")
+    )
+
+
+def operation_policy_for(*, tenant: Tenant, operation: str) -> OperationPolicy | None:
+    return OperationPolicy.objects.filter(tenant=tenant, operation=operation).first()

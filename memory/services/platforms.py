@@ -1,4 +1,5 @@
-"""Registering the platforms memdesk may read from: admins (console, API) and operators.
+"""Registering the platforms memdesk may read from, and the operation policies that say
+what an agent's `succeeded` needs on them: admins (console, API) and operators.
 
 The base URL is normalised and its host resolved by memdesk before anything
 is stored: a host that resolves to an internal address is refused unless the
@@ -13,17 +14,24 @@ import re
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models.functions import Now
 
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
-from memory.models.platforms import PLATFORM_NAME_PATTERN, Platform
+from memory.models.platforms import (
+    EVIDENCE_FIELD_PATTERN,
+    PLATFORM_NAME_PATTERN,
+    OperationPolicy,
+    Platform,
+)
 from memory.reconcilers.addresses import AddressRefused, Unresolvable, resolve_checked
-from memory.reconcilers.http import PLATFORM_ADDRESS_REFUSED
+from memory.reconcilers.http import PLATFORM_ADDRESS_REFUSED, PLATFORM_NOT_REGISTERED
 from memory.reconcilers.urls import URLRefused, normalise_base_url, parse_platform_url
 
 PLATFORM_TARGET_TYPE = "platform"
+OPERATION_POLICY_TARGET_TYPE = "operation_policy"
 
 
 def platform_register(
@@ -105,3 +113,96 @@ def _same_platform(existing: Platform, base_url: str, allow_private: bool) -> Pl
             errors={"name": ["Already registered."]},
         )
     return existing
+
+
+def operation_policy_set(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    platform: str,
+    operation: str,
+    require_external_id: bool = False,
+    evidence_fields: list[str] | tuple[str, ...] = (),
+    require_verifying_read: bool = False,
+) -> tuple[OperationPolicy, bool]:
+    """Say what an agent's `succeeded` needs for `operation`; replaces the operation's policy.
+
+    Returns `(policy, created)`. Replacing is audited with what was required
+    before, so a loosened policy is never silent.
+    """
+    registered = Platform.objects.filter(tenant=tenant, name=platform).first()
+    if registered is None:
+        raise Problem(
+            PLATFORM_NOT_REGISTERED,
+            f"No platform named `{platform}` is registered; register it first.",
+            errors={"platform": ["Not a registered platform."]},
+        )
+    operation = operation.strip() if isinstance(operation, str) else ""
+    if not operation or len(operation) > 200:
+        raise Problem(
+            "invalid_operation",
+            "Name the operation the policy is for, as receipts name it (1 to 200 characters).",
+            errors={"operation": ["1 to 200 characters, e.g. articles.create."]},
+        )
+    fields = list(dict.fromkeys(evidence_fields))
+    bad = [name for name in fields if not re.match(EVIDENCE_FIELD_PATTERN, name)]
+    if bad or len(fields) > 32:
+        raise Problem(
+            "invalid_evidence_field",
+            "Evidence fields are top-level keys of a report's `evidence`: lower-case letters, "
+            "digits and `_`, starting with a letter; at most 32.",
+            errors={
+                "evidence_fields": [f"Not a field name: {name}" for name in bad] or ["Too many."]
+            },
+        )
+    if not (require_external_id or fields or require_verifying_read):
+        raise Problem(
+            "policy_requires_nothing",
+            "A policy must require something: an external id, evidence fields or a verifying "
+            "read. Without a policy the agent's report is taken as it comes.",
+            errors={"require_external_id": ["Choose at least one requirement."]},
+        )
+    values = {
+        "platform": registered,
+        "require_external_id": require_external_id,
+        "evidence_fields": fields,
+        "require_verifying_read": require_verifying_read,
+    }
+    with transaction.atomic():
+        previous = (
+            OperationPolicy.objects.select_for_update()
+            .filter(tenant=tenant, operation=operation)
+            .first()
+        )
+        before = None if previous is None else _policy_summary(previous)
+        policy, created = OperationPolicy.objects.update_or_create(
+            tenant=tenant,
+            operation=operation,
+            defaults={**values, "updated_at": Now()},
+            create_defaults={
+                **values,
+                "created_by_kind": actor.kind,
+                "created_by_id": actor.id,
+                "created_by_label": actor.label[:150],
+            },
+        )
+        after = _policy_summary(policy) | {"platform": registered.name}
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="operation_policy.set",
+            target_type=OPERATION_POLICY_TARGET_TYPE,
+            target_id=policy.pk,
+            data={"operation": operation, "before": before, "after": after},
+        )
+    policy.refresh_from_db()
+    return policy, created
+
+
+def _policy_summary(policy: OperationPolicy) -> dict[str, object]:
+    return {
+        "platform_id": policy.platform_id,
+        "require_external_id": policy.require_external_id,
+        "evidence_fields": list(policy.evidence_fields),
+        "require_verifying_read": policy.require_verifying_read,
+    }

@@ -24,16 +24,18 @@ from common.problems import Problem
 from common.screen import find_secrets_in_value
 from memory.models.platforms import Platform
 from memory.models.receipts import Receipt, ReceiptState
+from memory.policies import agent_success_screened
 from memory.reconcilers import ReconcilerConfigError, reconciler_config_validate
 from memory.reconcilers.http import PLATFORM_NOT_REGISTERED, HttpReconciler, lookup_url_probe
 from memory.reconcilers.urls import URLRefused, parse_platform_url
-from memory.selectors.platforms import platform_for_url, platform_get
+from memory.selectors.platforms import operation_policy_for, platform_for_url, platform_get
 from memory.services.receipt_moves import (
     RECEIPT_TARGET_TYPE,
     _append_transition,
     _locked_receipt,
     _move,
     _reconcile_on_commit,
+    transition_role,
 )
 
 # What an editor may settle a receipt in manual_review as (the table agrees).
@@ -283,12 +285,23 @@ def _transition(
     now = timezone.now()
     with transaction.atomic():
         receipt = _locked_receipt(tenant=tenant, receipt_id=receipt_id)
+        # Under the lock, so the policy judges the receipt as it is when it moves.
+        screened = agent_success_screened(
+            policy=operation_policy_for(tenant=tenant, operation=receipt.operation),
+            role=transition_role(actor),
+            state=receipt.state,
+            to=to,
+            recorded_external_id=receipt.external_id,
+            external_id=external_id,
+            evidence=evidence,
+            reason=reason,
+        )
         _move(
             receipt,
-            to=to,
+            to=screened.to,
             actor=actor,
             now=now,
-            reason=reason,
+            reason=screened.reason,
             evidence=evidence,
             external_id=external_id,
             error_code=error_code,
@@ -296,7 +309,7 @@ def _transition(
             verb=verb,
             deciding_review_item=deciding_review_item,
         )
-        if to == ReceiptState.OUTCOME_UNKNOWN:
+        if screened.to == ReceiptState.OUTCOME_UNKNOWN:
             _reconcile_on_commit([receipt.pk])
     return receipt
 

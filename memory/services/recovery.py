@@ -8,9 +8,11 @@ row, so an agent may ask on every start without fear.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from django.core.cache import cache
@@ -106,9 +108,20 @@ def recovery_rule(
 
 
 def recovery_decide(
-    *, tenant: Tenant, task_key: str, input_fingerprint: str, now: datetime | None = None
+    *,
+    tenant: Tenant,
+    task_key: str,
+    input_fingerprint: str,
+    triggered_at: datetime | None = None,
+    now: datetime | None = None,
 ) -> RecoveryAnswer:
-    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis."""
+    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis.
+
+    `triggered_at` is when the agent's run was triggered: the decision's latency
+    is counted from it (seed 000: from trigger to a safe next step); without it,
+    from when memdesk started deciding.
+    """
+    started = time.perf_counter()
     now = now or timezone.now()
     checkpoint = checkpoint_get(tenant=tenant, task_key=task_key)
     effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
@@ -116,6 +129,9 @@ def recovery_decide(
         checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
     )
     _count_decision(tenant, decision, reason)
+    decided = time.perf_counter() - started
+    latency = (now - triggered_at).total_seconds() + decided if triggered_at else decided
+    _record_latency(tenant, latency)
     return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
 
 
@@ -153,6 +169,47 @@ def recovery_decision_counts(*, tenant: Tenant | None = None) -> dict[tuple[str,
         keys = {_TENANT_COUNTER_KEY.format(tenant.pk, d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
     values = cache.get_many(list(keys))
     return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
+
+
+# The latency of each decision, for p50/p95. Recovery stays read-only on rows, so
+# the samples live in Redis beside the counters: one capped list per tenant of
+# the most recent decisions, from which percentiles are exact, not estimated
+# from buckets. Latencies outside [0, a day] are a clock's error, not a wait.
+_LATENCY_KEY = "metrics:recovery_latency:tenant:{}"
+LATENCY_SAMPLES = 10_000
+_MAX_LATENCY_SECONDS = 86_400.0
+
+
+def _redis() -> Any:
+    # Django's cache has no lists; its own client reaches the same server and
+    # database, under the same key prefix (`cache.make_key`).
+    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+
+
+def _record_latency(tenant: Tenant, seconds: float) -> None:
+    if not 0 <= seconds <= _MAX_LATENCY_SECONDS:
+        return
+    key = cache.make_key(_LATENCY_KEY.format(tenant.pk))
+    try:
+        pipeline = _redis().pipeline()
+        pipeline.lpush(key, f"{seconds:.6f}")
+        pipeline.ltrim(key, 0, LATENCY_SAMPLES - 1)
+        pipeline.execute()
+    except Exception:
+        logger.warning("could not record a recovery latency", exc_info=True)
+
+
+def recovery_latencies(*, tenant_ids: Sequence[int]) -> dict[int, list[float]]:
+    """The recorded latencies (seconds, newest first) of each tenant's recent decisions."""
+    if not tenant_ids:
+        return {}
+    pipeline = _redis().pipeline()
+    for tenant_id in tenant_ids:
+        pipeline.lrange(cache.make_key(_LATENCY_KEY.format(tenant_id)), 0, -1)
+    return {
+        tenant_id: [float(value) for value in values]
+        for tenant_id, values in zip(tenant_ids, pipeline.execute(), strict=True)
+    }
 
 
 def _refuse_secrets(fields: dict[str, list[str]]) -> None:

@@ -10,7 +10,11 @@ def test_admin_registers_a_platform_from_the_console(sign_in):
     page = sign_in("admin")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Platforms").click()
     page.wait_for_url("**/platforms/")
-    assert page.get_by_role("row", name="demo-blog").is_visible()
+    platforms = page.locator("#platform-list")
+    assert platforms.get_by_role("row", name="demo-blog").is_visible()
+    # The demo's policy for articles.create is listed with its platform.
+    policy = page.locator("#operation-policies").get_by_role("row", name="articles.create")
+    assert "demo-blog" in policy.inner_text()
 
     page.fill("#id_name", "metadata")
     page.fill("#id_base_url", "http://169.254.169.254/latest/")
@@ -23,7 +27,7 @@ def test_admin_registers_a_platform_from_the_console(sign_in):
     page.check("#id_allow_private")
     page.click("button[type=submit]:has-text('Register')")
     page.wait_for_url("**/platforms/")
-    row = page.get_by_role("row", name="wiki")
+    row = page.locator("#platform-list").get_by_role("row", name="wiki")
     assert "http://10.20.30.40/api/" in row.inner_text()
     assert "allowed" in row.inner_text()
     assert Platform.objects.get(name="wiki").allow_private is True

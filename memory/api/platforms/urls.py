@@ -4,4 +4,9 @@ from memory.api.platforms import views
 
 urlpatterns = [
     path("platforms", views.PlatformListCreateView.as_view(), name="platform-list"),
+    path(
+        "platforms/<str:name>/policies",
+        views.OperationPolicyListSetView.as_view(),
+        name="platform-policies",
+    ),
 ]

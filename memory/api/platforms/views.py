@@ -15,12 +15,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import api_context, role_required
+from common.problems import not_found
 from common.schema import ADMIN_AUTH
-from memory.api.platforms.serializers import PlatformOutput, PlatformRegisterInput
-from memory.selectors.platforms import platforms_list
-from memory.services.platforms import platform_register
+from memory.api.platforms.serializers import (
+    OperationPolicyInput,
+    OperationPolicyOutput,
+    PlatformOutput,
+    PlatformRegisterInput,
+)
+from memory.models.platforms import Platform
+from memory.selectors.platforms import operation_policies_list, platform_get, platforms_list
+from memory.services.platforms import operation_policy_set, platform_register
 
 ADMINS = role_required("admin")
+_NOT_FOUND = OpenApiResponse(description="Problem details: not_found (no such platform)")
 
 
 class PlatformListCreateView(APIView):
@@ -71,5 +79,65 @@ class PlatformListCreateView(APIView):
         )
         return Response(
             PlatformOutput(platform).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class OperationPolicyListSetView(APIView):
+    permission_classes = [ADMINS]
+
+    def _platform(self, request: Request, name: str) -> Platform:
+        platform = platform_get(tenant=api_context(request).tenant, name=name)
+        if platform is None:
+            raise not_found("platform")
+        return platform
+
+    @extend_schema(
+        responses={200: OperationPolicyOutput(many=True), 404: _NOT_FOUND, **ADMIN_AUTH},
+        summary="List the operation policies registered with a platform (admins)",
+    )
+    def get(self, request: Request, name: str) -> Response:
+        platform = self._platform(request, name)
+        policies = operation_policies_list(tenant=api_context(request).tenant).filter(
+            platform=platform
+        )
+        return Response(OperationPolicyOutput(policies, many=True).data)
+
+    @extend_schema(
+        request=OperationPolicyInput,
+        responses={
+            201: OperationPolicyOutput,
+            200: OpenApiResponse(
+                OperationPolicyOutput, description="The operation's policy was replaced."
+            ),
+            400: OpenApiResponse(
+                description="Problem details: validation_error, invalid_operation, "
+                "invalid_evidence_field, policy_requires_nothing"
+            ),
+            404: _NOT_FOUND,
+            **ADMIN_AUTH,
+        },
+        summary="Say what an agent's `succeeded` needs for an operation (admins)",
+        description=(
+            "One policy per operation name in the tenant; setting it again replaces it "
+            "(audited with what it required before). From then on an agent's move to "
+            "`succeeded` for a receipt of that operation that lacks the external id or a "
+            "named evidence field is refused with `409 evidence_required`, listing them in "
+            "`missing` (and per field in `errors`); the receipt stays `submitted`. With "
+            "`require_verifying_read`, a complete report moves the receipt to "
+            "`outcome_unknown` (reason `verifying_read_required`) and only reconciliation's "
+            "read of the platform can make it `succeeded`. Session and CSRF token required."
+        ),
+    )
+    def post(self, request: Request, name: str) -> Response:
+        context = api_context(request)
+        self._platform(request, name)
+        data = OperationPolicyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        policy, created = operation_policy_set(
+            tenant=context.tenant, actor=context.actor, platform=name, **data.validated_data
+        )
+        return Response(
+            OperationPolicyOutput(policy).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )

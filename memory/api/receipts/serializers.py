@@ -195,6 +195,11 @@ class CheckpointOutput(serializers.ModelSerializer):
 class RecoveryInput(serializers.Serializer):
     task_key = serializers.CharField(max_length=255)
     input_fingerprint = serializers.CharField(max_length=200)
+    triggered_at = serializers.DateTimeField(
+        required=False,
+        help_text="When this run was triggered. The decision's latency (the dashboard's and "
+        "/metrics' p50/p95) is counted from it; without it, from the request.",
+    )
 
 
 class RecoveryOutput(serializers.Serializer):

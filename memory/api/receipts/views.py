@@ -147,8 +147,10 @@ class ReceiptTransitionView(APIView):
             404: NOT_FOUND,
             409: OpenApiResponse(
                 description="Problem details: illegal_transition (with `allowed`: the states "
-                "this caller may move the receipt to now), external_id_conflict, "
-                "idempotency_key_reused, request_in_progress"
+                "this caller may move the receipt to now), evidence_required (the operation's "
+                "policy needs what `missing` lists: `external_id`, `evidence.<field>`; "
+                "`required` lists everything it asks; the receipt was not moved), "
+                "external_id_conflict, idempotency_key_reused, request_in_progress"
             ),
             **AGENT_AUTH,
         },
@@ -157,7 +159,12 @@ class ReceiptTransitionView(APIView):
             "Agents move `planned → submitted` just before the call, then `submitted → "
             "succeeded | rejected | outcome_unknown`. Anything else is `409 "
             "illegal_transition` with `allowed`. Reconciliation (workers) and editors make "
-            "the other moves. Send an Idempotency-Key header to retry this call safely."
+            "the other moves. Send an Idempotency-Key header to retry this call safely. "
+            "Where an admin set an operation policy, an agent's `succeeded` must carry what "
+            "it requires (else `409 evidence_required`); a policy requiring a verifying read "
+            "answers `200` with the receipt in `outcome_unknown` (its transition's reason "
+            "`verifying_read_required`): memdesk reads the platform, and only that read "
+            "makes it `succeeded`."
         ),
     )
     @idempotent
@@ -237,7 +244,9 @@ class RecoveryView(APIView):
             "`allowed_next_stages` is not empty; retries spent → "
             "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
             "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
-            "the call creates nothing."
+            "the call creates nothing. Send `triggered_at` (when the run was triggered) and "
+            "the decision's latency, for the p50/p95 on the dashboard and /metrics, is "
+            "counted from it; it is kept in Redis, never in a row."
         ),
     )
     def post(self, request: Request) -> Response:

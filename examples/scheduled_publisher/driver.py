@@ -1,0 +1,300 @@
+"""The fault-injection driver: N scheduled runs of the publisher, each with one fault,
+then seed 000's metrics as the driver observed them beside memdesk's /metrics.
+
+Faults, one per scheduled run in turn: none; a crash after the platform call
+returned (the next trigger must verify, not publish again); a call that times
+out after the platform stored the article; a connection dropped after the
+platform stored it; a duplicate trigger; stale input (the sources changed since
+the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
+(only when the harness can kill workers: `WorkerControl`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Protocol
+
+from memdesk_client import Desk
+from prometheus_client.parser import text_string_to_metric_families
+
+from examples.scheduled_publisher.platform import (
+    DROP_AFTER_COMMIT,
+    STALL_AFTER_COMMIT,
+    FakeBlog,
+)
+from examples.scheduled_publisher.publisher import Crash, Publisher, RunOutcome, Trigger
+
+FAULTS = (
+    "none",
+    "crash_after_call",
+    "timeout",
+    "drop_after_commit",
+    "duplicate_trigger",
+    "stale_input",
+    "worker_sigkill",
+)
+FRESH = ("fresh", "no_checkpoint")
+
+
+class WorkerControl(Protocol):
+    def kill_and_replace(self) -> None:
+        """SIGKILL the reconciliation worker (and its pool) and start another."""
+
+
+@dataclass
+class MemdeskFigures:
+    """Seed 000's figures for one tenant, as memdesk's /metrics shows them."""
+
+    completions: float = 0
+    duplicate_side_effects: float = 0
+    unverified_completions: float = 0
+    unverified_completion_rate: float = 0
+    stale_as_fact_rate: float = 0
+    reconciliation_outcomes: dict[str, float] = field(default_factory=dict)
+    recovery_decisions_timed: float = 0
+    recovery_latency_p50: float | None = None
+    recovery_latency_p95: float | None = None
+
+
+@dataclass
+class DriverReport:
+    scheduled_runs: int = 0
+    triggers: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    skipped_faults: Counter[str] = field(default_factory=Counter)
+    published: int = 0
+    duplicate_side_effects: int = 0
+    succeeded_receipts: int = 0
+    unverified_completions: int = 0
+    decisions_correct: int = 0
+    wrong_decisions: list[str] = field(default_factory=list)
+    escalated_runs: int = 0
+    memdesk: MemdeskFigures = field(default_factory=MemdeskFigures)
+
+    @property
+    def mismatches(self) -> list[str]:
+        """Where what the driver observed and what memdesk's /metrics says differ."""
+        pairs = {
+            "completions": (self.succeeded_receipts, self.memdesk.completions),
+            "published articles vs completions": (self.published, self.memdesk.completions),
+            "duplicate side effects": (
+                self.duplicate_side_effects,
+                self.memdesk.duplicate_side_effects,
+            ),
+            "unverified completions": (
+                self.unverified_completions,
+                self.memdesk.unverified_completions,
+            ),
+            "recovery decisions": (self.triggers, self.memdesk.recovery_decisions_timed),
+        }
+        return [
+            f"{name}: driver {ours}, memdesk {theirs:g}"
+            for name, (ours, theirs) in pairs.items()
+            if ours != theirs
+        ]
+
+    def lines(self) -> list[str]:
+        memdesk = self.memdesk
+        outcomes = ", ".join(
+            f"{outcome} {count:g}"
+            for outcome, count in sorted(memdesk.reconciliation_outcomes.items())
+        )
+        latency = (
+            f"p50 {memdesk.recovery_latency_p50 * 1000:.0f} ms, "
+            f"p95 {memdesk.recovery_latency_p95 * 1000:.0f} ms"
+            if memdesk.recovery_latency_p50 is not None and memdesk.recovery_latency_p95 is not None
+            else "none recorded"
+        )
+        faults = ", ".join(f"{name} {n}" for name, n in sorted(self.faults.items()))
+        lines = [
+            f"scheduled runs:                {self.scheduled_runs} ({self.triggers} triggers)",
+            f"faults injected:               {faults}",
+        ]
+        if self.skipped_faults:
+            skipped = ", ".join(sorted(self.skipped_faults))
+            lines.append(f"faults skipped:                {skipped} (no worker control here)")
+        lines += [
+            f"articles published:            {self.published}",
+            f"duplicate side effects:        {self.duplicate_side_effects} "
+            f"(memdesk: {memdesk.duplicate_side_effects:g})",
+            f"unverified completions:        {self.unverified_completions} "
+            f"(memdesk: {memdesk.unverified_completions:g}, "
+            f"rate {memdesk.unverified_completion_rate:.3f})",
+            f"recovery decisions correct:    {self.decisions_correct} / {self.triggers}",
+            f"runs escalated to a person:    {self.escalated_runs}",
+            f"reconciliation outcomes:       {outcomes or 'none'}",
+            f"recovery decision latency:     {latency}",
+            f"stale-as-fact rate:            {memdesk.stale_as_fact_rate:.3f}",
+            "metrics match memdesk's:       "
+            + ("yes" if not self.mismatches else "NO — " + "; ".join(self.mismatches)),
+        ]
+        return lines
+
+
+def read_metrics(base_url: str, tenant: str, token: str = "") -> MemdeskFigures:
+    """memdesk's seed 000 figures for `tenant` from its Prometheus endpoint."""
+    request = urllib.request.Request(base_url.rstrip("/") + "/metrics")  # noqa: S310
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+        text = response.read().decode()
+    figures = MemdeskFigures()
+    simple = {
+        "memdesk_agent_completions": "completions",
+        "memdesk_agent_duplicate_side_effects": "duplicate_side_effects",
+        "memdesk_agent_unverified_completions": "unverified_completions",
+        "memdesk_agent_unverified_completion_rate": "unverified_completion_rate",
+        "memdesk_agent_stale_as_fact_rate": "stale_as_fact_rate",
+        "memdesk_agent_recovery_decisions_timed": "recovery_decisions_timed",
+    }
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("tenant") != tenant:
+                continue
+            if sample.name in simple:
+                setattr(figures, simple[sample.name], sample.value)
+            elif sample.name == "memdesk_agent_reconciliation_outcomes":
+                figures.reconciliation_outcomes[sample.labels["outcome"]] = sample.value
+            elif sample.name == "memdesk_agent_recovery_decision_latency_seconds":
+                quantile = sample.labels["quantile"]
+                if quantile == "0.5":
+                    figures.recovery_latency_p50 = sample.value
+                elif quantile == "0.95":
+                    figures.recovery_latency_p95 = sample.value
+    return figures
+
+
+class Driver:
+    def __init__(
+        self,
+        desk: Desk,
+        blog: FakeBlog,
+        *,
+        platform: str,
+        workers: WorkerControl | None = None,
+        first_day: date = date(2026, 12, 1),
+        call_timeout: float = 1.0,
+        settle_timeout: float = 60.0,
+        say: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.desk = desk
+        self.blog = blog
+        self.workers = workers
+        self.first_day = first_day
+        self.say = say
+        self.publisher = Publisher(
+            desk,
+            blog_url=blog.base_url,
+            platform=platform,
+            call_timeout=call_timeout,
+            settle_timeout=settle_timeout,
+        )
+        self.report = DriverReport()
+
+    def run(self, runs: int) -> DriverReport:
+        for index in range(runs):
+            fault = FAULTS[index % len(FAULTS)]
+            if fault == "worker_sigkill" and self.workers is None:
+                self.report.skipped_faults[fault] += 1
+                fault = "drop_after_commit"
+            day = (self.first_day + timedelta(days=index)).isoformat()
+            self.report.scheduled_runs += 1
+            self.report.faults[fault] += 1
+            getattr(self, f"_{fault}")(day)
+            self.say(f"run {index + 1}/{runs} ({day}): {fault}")
+        self._count_effects()
+        return self.report
+
+    # -- one trigger, with what recovery should have answered ------------------------
+
+    def _trigger(
+        self,
+        day: str,
+        expected: tuple[str, str],
+        *,
+        sources: tuple[str, ...] | None = None,
+        crash_after_call: bool = False,
+    ) -> RunOutcome | None:
+        trigger = Trigger(
+            day=day,
+            sources=sources or (f"feed:{day}:a", f"feed:{day}:b"),
+            triggered_at=datetime.now(UTC),
+        )
+        self.report.triggers += 1
+        outcome: RunOutcome | None
+        try:
+            outcome = self.publisher.run(trigger, crash_after_call=crash_after_call)
+        except Crash as crash:
+            outcome = None
+            got = (crash.outcome.decision, crash.outcome.reason)
+        else:
+            got = (outcome.decision, outcome.reason)
+            self.report.escalated_runs += outcome.escalated
+        if got == expected:
+            self.report.decisions_correct += 1
+        else:
+            self.report.wrong_decisions.append(f"{day}: expected {expected}, got {got}")
+        return outcome
+
+    # -- the faults --------------------------------------------------------------------
+
+    def _none(self, day: str) -> None:
+        self._trigger(day, FRESH)
+
+    def _crash_after_call(self, day: str) -> None:
+        self._trigger(day, FRESH, crash_after_call=True)
+        self._trigger(day, ("verify_only", "effect_unverified"))
+
+    def _timeout(self, day: str) -> None:
+        self.blog.fail_next_write(STALL_AFTER_COMMIT)
+        self._trigger(day, FRESH)
+
+    def _drop_after_commit(self, day: str) -> None:
+        self.blog.fail_next_write(DROP_AFTER_COMMIT)
+        self._trigger(day, FRESH)
+
+    def _duplicate_trigger(self, day: str) -> None:
+        self._trigger(day, FRESH)
+        self._trigger(day, ("no_op", "already_verified"))
+
+    def _stale_input(self, day: str) -> None:
+        self._trigger(day, FRESH)
+        # The sources changed after the checkpoint: the old plan must not be resumed.
+        self._trigger(day, ("fresh", "input_changed"), sources=(f"feed:{day}:a", "feed:late"))
+
+    def _worker_sigkill(self, day: str) -> None:
+        assert self.workers is not None
+        self.blog.fail_next_write(DROP_AFTER_COMMIT)
+        self.blog.read_delay = 1.0
+        reads = self.blog.reads
+        done = threading.Event()
+        thread = threading.Thread(target=lambda: (self._trigger(day, FRESH), done.set()))
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while self.blog.reads == reads and time.monotonic() < deadline and not done.is_set():
+                time.sleep(0.02)
+            # The read is in flight: kill the worker making it, start another.
+            self.workers.kill_and_replace()
+        finally:
+            self.blog.read_delay = 0.0
+            thread.join()
+
+    # -- what happened, seen from outside memdesk's metrics ----------------------------
+
+    def _count_effects(self) -> None:
+        self.report.published = self.blog.published()
+        self.report.duplicate_side_effects = self.blog.duplicate_effects()
+        for receipt in self.desk.iter_receipts(state="succeeded"):
+            self.report.succeeded_receipts += 1
+            detail: dict[str, Any] = dict(self.desk.get_receipt(receipt["id"]))
+            into = [t for t in detail.get("transitions", []) if t.get("to") == "succeeded"]
+            by_agent = bool(into) and into[-1].get("actor", {}).get("kind") == "agent"
+            if by_agent and not detail.get("external_id") and not into[-1].get("evidence"):
+                self.report.unverified_completions += 1

@@ -1,0 +1,221 @@
+"""The scheduled publisher: each trigger publishes one day's digest to the blog, at most once.
+
+It keeps no state of its own between runs. On every trigger it asks memdesk
+what to do (recovery reads the checkpoint and the receipts it names), writes a
+receipt before the call, reports what happened with the platform's id and the
+article's URL as evidence, and settles anything it cannot know by letting
+memdesk read the platform, never by writing again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memdesk_client import Desk
+from memdesk_client._calls import recover as recover_call
+from memdesk_client.errors import IllegalTransition
+from memdesk_client.types import Receipt, Recovery
+
+OPERATION = "articles.create"
+# States no one moves a receipt out of, and the one that allows trying again.
+SETTLED = {"succeeded", "safe_to_retry", "manual_review", "rejected"}
+
+
+class Crash(Exception):
+    """The process died here: a fault the driver injects after the call returned."""
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        super().__init__(f"crashed after the call ({outcome.decision}/{outcome.reason})")
+        self.outcome = outcome
+
+
+@dataclass(frozen=True)
+class Trigger:
+    day: str
+    sources: tuple[str, ...]
+    triggered_at: datetime
+
+    @property
+    def task_key(self) -> str:
+        return f"digest:{self.day}"
+
+    @property
+    def input_fingerprint(self) -> str:
+        canonical = json.dumps(sorted(self.sources), separators=(",", ":")).encode()
+        return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+@dataclass
+class RunOutcome:
+    decision: str
+    reason: str
+    calls: int = 0
+    # Receipt states this run left behind, in the order it settled them.
+    settled: list[str] = field(default_factory=list)
+    escalated: bool = False
+
+
+class Publisher:
+    def __init__(
+        self,
+        desk: Desk,
+        *,
+        blog_url: str,
+        platform: str,
+        call_timeout: float = 1.0,
+        settle_timeout: float = 60.0,
+    ) -> None:
+        self.desk = desk
+        self.blog_url = blog_url
+        self.platform = platform
+        self.call_timeout = call_timeout
+        self.settle_timeout = settle_timeout
+
+    # -- one trigger ----------------------------------------------------------------
+
+    def run(self, trigger: Trigger, *, crash_after_call: bool = False) -> RunOutcome:
+        answer = self._recover(trigger)
+        outcome = RunOutcome(decision=answer["decision"], reason=answer["reason"])
+        checkpoint = answer.get("checkpoint") or {}
+        if outcome.decision == "no_op":
+            return outcome
+        if outcome.decision == "escalate":
+            outcome.escalated = True
+            return outcome
+        attempt = 0
+        if outcome.decision == "verify_only":
+            states = [self._settle(effect, outcome) for effect in answer["effects"]]
+            if all(state == "succeeded" for state in states):
+                self._checkpoint(trigger, answer["effects"], attempt, complete=True)
+                return outcome
+            if any(
+                state in {"manual_review", "reconciling", "outcome_unknown"} for state in states
+            ):
+                outcome.escalated = True
+                return outcome
+            attempt = checkpoint.get("retry_count", 0) + 1
+        elif outcome.decision == "resume":
+            attempt = checkpoint.get("retry_count", 0) + 1
+        self._publish(trigger, attempt, outcome, crash_after_call=crash_after_call)
+        return outcome
+
+    def _recover(self, trigger: Trigger) -> Recovery:
+        """`desk.recover`, with when the run was triggered: memdesk counts the decision's
+        latency from it (the client's `recover` does not send it yet)."""
+        call = recover_call(trigger.task_key, trigger.input_fingerprint)
+        call = dataclasses.replace(
+            call, json={**call.json, "triggered_at": trigger.triggered_at.isoformat()}
+        )
+        return self.desk.send(call)
+
+    # -- the side effect -------------------------------------------------------------
+
+    def _publish(
+        self, trigger: Trigger, attempt: int, outcome: RunOutcome, *, crash_after_call: bool
+    ) -> None:
+        intent = {
+            "slug": f"digest-{trigger.day}",
+            "title": f"Digest for {trigger.day}",
+            "digest": trigger.input_fingerprint,
+        }
+        key = f"digest-{trigger.day}-{trigger.input_fingerprint[7:23]}-{attempt}"
+        receipt, created = self.desk.plan_receipt(
+            operation=OPERATION,
+            target=self.blog_url + "articles",
+            intent=intent,
+            idempotency_key=key,
+            reconciler={
+                "adapter": "http",
+                "platform": self.platform,
+                "lookup_path": "articles?key={idempotency_key}",
+                "absence_proof": "status_404",
+                "external_id_field": "id",
+            },
+        )
+        if not created and receipt["state"] != "planned":
+            # Another trigger already made this call: learn its outcome, never repeat it.
+            self._finish(trigger, receipt, attempt, outcome)
+            return
+        self._checkpoint(trigger, [receipt], attempt, complete=False)
+        try:
+            receipt = self.desk.transition_receipt(receipt["id"], "submitted", lease_seconds=30)
+        except IllegalTransition:
+            # A concurrent trigger submitted it first: it is the one calling.
+            self._finish(trigger, self.desk.get_receipt(receipt["id"]), attempt, outcome)
+            return
+        outcome.calls += 1
+        try:
+            article = self._post(key, intent)
+        except (TimeoutError, ConnectionError, urllib.error.URLError) as error:
+            receipt = self.desk.transition_receipt(
+                receipt["id"], "outcome_unknown", error_code=type(error).__name__
+            )
+        else:
+            if crash_after_call:
+                raise Crash(outcome)
+            receipt = self.desk.transition_receipt(
+                receipt["id"],
+                "succeeded",
+                external_id=article["id"],
+                evidence={"url": article["url"]},
+            )
+        self._finish(trigger, receipt, attempt, outcome)
+
+    def _finish(
+        self, trigger: Trigger, receipt: Receipt, attempt: int, outcome: RunOutcome
+    ) -> None:
+        state = self._settle(receipt, outcome)
+        if state == "succeeded":
+            self._checkpoint(trigger, [receipt], attempt, complete=True)
+        elif state == "safe_to_retry" and attempt < 3:
+            # Absence was proven by a read: the article was never stored.
+            self._publish(trigger, attempt + 1, outcome, crash_after_call=False)
+        else:
+            outcome.escalated = True
+
+    def _post(self, key: str, intent: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(  # noqa: S310 - the blog's URL is the operator's
+            self.blog_url + "articles",
+            data=json.dumps(intent).encode(),
+            headers={"Content-Type": "application/json", "Idempotency-Key": key},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
+            return json.loads(response.read())
+
+    # -- settling what the run cannot know -------------------------------------------
+
+    def _settle(self, receipt: Receipt, outcome: RunOutcome) -> str:
+        """Wait until memdesk settled the receipt; report a dead run's call as unknown first."""
+        if receipt["state"] == "submitted":
+            # A run that died after submitting: nobody knows whether the call happened.
+            receipt = self.desk.transition_receipt(
+                receipt["id"], "outcome_unknown", error_code="agent_restarted"
+            )
+        deadline = time.monotonic() + self.settle_timeout
+        while receipt["state"] not in SETTLED and time.monotonic() < deadline:
+            time.sleep(0.2)
+            receipt = self.desk.get_receipt(receipt["id"])
+        outcome.settled.append(receipt["state"])
+        return receipt["state"]
+
+    def _checkpoint(
+        self, trigger: Trigger, receipts: list[Receipt], attempt: int, *, complete: bool
+    ) -> None:
+        self.desk.checkpoint(
+            trigger.task_key,
+            input_fingerprint=trigger.input_fingerprint,
+            stage="publish",
+            stage_complete=complete,
+            retry_count=attempt,
+            max_retries=3,
+            effects=[receipt["id"] for receipt in receipts],
+        )

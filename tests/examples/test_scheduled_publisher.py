@@ -1,0 +1,115 @@
+"""The reference agent against a live memdesk and real Celery workers: every fault of the
+driver, and seed 000's figures as the driver saw them, on /metrics and on the dashboard."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+from django.core.cache import cache
+from memdesk_client import Desk
+
+from accounts.actors import Actor
+from accounts.models import Role
+from accounts.services import agent_token_create
+from examples.scheduled_publisher.driver import FAULTS, Driver, read_metrics
+from examples.scheduled_publisher.platform import FakeBlog
+from memory.services.platforms import operation_policy_set, platform_register
+from memory.tasks.receipts import dispatch_due_reconciliations
+from tests.memory.conftest import celery_workers  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.slow
+
+
+class Workers:
+    def __init__(self, workers) -> None:
+        self.workers = workers
+        self.kills = 0
+
+    def kill_and_replace(self) -> None:
+        self.workers.started[-1].kill()
+        self.kills += 1
+        self.workers.start().wait_ready()
+
+
+@pytest.fixture
+def beat(celery_workers):  # noqa: F811
+    """Celery beat's part: wake the workers for due receipts every half second."""
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            dispatch_due_reconciliations.apply_async(queue=celery_workers.queue)
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join()
+
+
+def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
+    live_server,
+    celery_workers,  # noqa: F811
+    beat,
+    acme,
+    make_member,
+    login,
+):
+    # Latency samples live in Redis, which outlives the test database and its tenant ids.
+    cache._cache.get_client(write=True).delete(
+        cache.make_key(f"metrics:recovery_latency:tenant:{acme.pk}")
+    )
+    celery_workers.start().wait_ready()
+    blog = FakeBlog(stall_seconds=2.5).start()
+    try:
+        setup = Actor.system("test setup")
+        platform_register(
+            tenant=acme, actor=setup, name="blog", base_url=blog.base_url, allow_private=True
+        )
+        operation_policy_set(
+            tenant=acme,
+            actor=setup,
+            platform="blog",
+            operation="articles.create",
+            require_external_id=True,
+            evidence_fields=["url"],
+        )
+        token = agent_token_create(
+            tenant=acme,
+            name="publisher",
+            capabilities=["receipts:write", "checkpoints:write"],
+            allowed_subjects=[],
+            max_authority="agent_inferred",
+        ).secret
+        workers = Workers(celery_workers)
+        with Desk(live_server.url, token) as desk:
+            driver = Driver(desk, blog, platform="blog", workers=workers, settle_timeout=45)
+            report = driver.run(len(FAULTS))
+            report.memdesk = read_metrics(live_server.url, "acme")
+    finally:
+        blog.stop()
+
+    assert workers.kills == 1
+    assert report.faults == dict.fromkeys(FAULTS, 1)
+    assert report.wrong_decisions == []
+    assert report.decisions_correct == report.triggers == 10
+    assert report.escalated_runs == 0
+    assert report.duplicate_side_effects == 0
+    assert report.unverified_completions == 0
+    # One article per scheduled run, and the stale-input run's second version.
+    assert report.published == len(FAULTS) + 1
+    assert report.mismatches == [], report.lines()
+    memdesk = report.memdesk
+    assert memdesk.duplicate_side_effects == memdesk.unverified_completions == 0
+    # Reads settled the crash, the timeout, both dropped connections and the killed read.
+    assert memdesk.reconciliation_outcomes["succeeded"] == 4
+    assert memdesk.recovery_latency_p50 is not None
+
+    html = login(make_member(acme, "erin", Role.EDITOR)).get("/dashboard/").content.decode()
+    shown = dict(re.findall(r'data-metric="(\w+)">([^<]*)<', html))
+    assert float(shown["duplicate_side_effect_rate"]) == 0
+    assert float(shown["unverified_completion_rate"]) == memdesk.unverified_completion_rate
+    assert f"0 of {report.published} completions" in html
+    assert shown["recovery_latency"].startswith(f"{memdesk.recovery_latency_p50:.3f} s")
