@@ -115,7 +115,7 @@ def seed_receipts(*, tenant: Tenant) -> None:
     operation_policy_set(
         tenant=tenant,
         actor=Actor.system("demo"),
-        platform=BLOG_PLATFORM["name"],
+        platform=BLOG_PLATFORM_NAME,
         operation="articles.create",
         require_external_id=True,
         evidence_fields=["status"],
