@@ -9,20 +9,36 @@ differently from the stored text and measures:
 - results returned per recall of limit 10 (every user has 200 legal claims);
 - p50/p95 of `recall_run` (legal set, ranking, trace), the query's embedding
   time on its own, and the same recall's SQL replayed through psycopg (the floor);
+- memdesk's recall over HTTP (gunicorn on loopback, as the Dockerfile runs it,
+  a bearer token, the whole middleware stack) against the same recall's SQL
+  through a bare psycopg connection, interleaved question by question: lexical
+  (`MEMDESK_EMBEDDER=none` in the server) with the trace written by a worker
+  and inline, and semantic, where the query's embedding is measured apart;
 - write -> semantically recallable: an active claim committed, embedded by the
   task function in this process, until a paraphrase finds it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import random
+import socket
+import subprocess
+import sys
+import tempfile
 import time
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
+import httpx
 import psycopg
+import redis
+from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.db import connection, transaction
 from django.db.models import F, TextField, Value
@@ -32,7 +48,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
-from accounts.services import tenant_create
+from accounts.services import agent_token_create, tenant_create
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, Subject
 from memory.search import ngrams
@@ -420,6 +436,125 @@ def _lag(tenant: Tenant, samples: int = 10) -> list[float]:
     return lags
 
 
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    host = db["HOST"] or ""
+    if host.startswith("/"):
+        return f"postgres://{db['USER']}{password}@{quote(host, safe='')}/{db['NAME']}"
+    return f"postgres://{db['USER']}{password}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _server(**env: str) -> Iterator[str]:
+    """memdesk under gunicorn on loopback (one sync worker, as the Dockerfile runs it),
+    against the benchmark's database; yields its base URL."""
+    port = _free_port()
+    queue = f"memdesk-bench-recall-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "config.wsgi:application",
+             "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+            cwd=settings.BASE_DIR,
+            env={
+                **os.environ,
+                "DEBUG": "0",
+                "SECRET_KEY": uuid.uuid4().hex * 2,
+                "SECURE_SSL_REDIRECT": "0",
+                "DATABASE_URL": _database_url(),
+                "REDIS_URL": settings.REDIS_URL,
+                "CACHE_KEY_PREFIX": "memdesk-bench",
+                "API_THROTTLE_AGENT": "1000000/minute",
+                # No worker listens: the messages are dropped with the queue below.
+                "RECALL_TRACE_QUEUE": queue,
+                "LOG_LEVEL": "WARNING",
+                **env,
+            },
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                        break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise SystemExit(f"gunicorn did not start:\n{log.read().decode()[-4000:]}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            os.killpg(process.pid, 15)
+            process.wait(timeout=30)
+            broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+            for key in broker.scan_iter(match=f"{queue}*"):
+                broker.delete(key)
+            broker.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+
+
+def _selector_sql(tenant, q: RecallQuery) -> list[str]:  # type: ignore[no-untyped-def]
+    """The statements the selector runs for `q`, as sent to PostgreSQL."""
+    with CaptureQueriesContext(connection) as captured:
+        claims_recall(tenant=tenant, q=q)
+    return [c["sql"] for c in captured.captured_queries]
+
+
+def _http_vs_sql(  # type: ignore[no-untyped-def]
+    tenant, questions: list[tuple[Subject, str, str]], secret: str, *, semantic: bool, **env: str
+) -> tuple[list[float], list[float], list[float]]:
+    """For each question, memdesk's recall over HTTP and its SQL through psycopg, taken
+    in turn (which goes first alternates): (http ms, sql ms, query embedding ms)."""
+    http_ms: list[float] = []
+    sql_ms: list[float] = []
+    embed_ms: list[float] = []
+    model = embedder() if semantic else None
+    headers = {"Authorization": f"Bearer {secret}"}
+    kind = settings.MEMDESK_EMBEDDER if semantic else "none"
+    with (
+        _server(MEMDESK_EMBEDDER=kind, **env) as url,
+        httpx.Client(base_url=url, headers=headers, timeout=30) as client,
+    ):
+
+        def over_http(subject: Subject, question: str) -> float:
+            started = time.perf_counter()
+            response = client.post(
+                "/api/v1/recall", json={"subject": subject.key, "query": question}
+            )
+            elapsed = (time.perf_counter() - started) * 1000
+            if response.status_code != 200 or len(response.json()["items"]) != 10:
+                raise SystemExit(f"recall over HTTP answered {response.status_code}")
+            return elapsed
+
+        over_http(questions[0][0], "warm up")
+        for n, (subject, _, question) in enumerate(questions):
+            statements = _selector_sql(tenant, RecallQuery(subject=subject, query=question))
+            if n % 2:
+                sql_ms.append(_floor(statements))
+                http_ms.append(over_http(subject, question))
+            else:
+                http_ms.append(over_http(subject, question))
+                sql_ms.append(_floor(statements))
+            if model is not None:
+                started = time.perf_counter()
+                model.embed([question])
+                embed_ms.append((time.perf_counter() - started) * 1000)
+    return http_ms, sql_ms, embed_ms
+
+
+def _ratio_row(label: str, http_ms: list[float], sql_ms: list[float]) -> str:
+    p50, p95 = _pct(http_ms, 0.5) / _pct(sql_ms, 0.5), _pct(http_ms, 0.95) / _pct(sql_ms, 0.95)
+    return f"| {label} | {p50:.1f}x / {p95:.1f}x |"
+
+
 def _run(users: int) -> list[str]:
     global _raw
     tenant, _ = tenant_create(slug="bench-recall", name="Recall benchmark")
@@ -448,23 +583,23 @@ def _run(users: int) -> list[str]:
     recall_ms: list[float] = []
     floor_ms: list[float] = []
     embed_ms: list[float] = []
+    # The trace inline, as the answer waited for it before it moved to a worker: this row
+    # stays comparable with earlier runs (and no message leaves this process).
     recall_run(
         tenant=tenant,
         actor=ACTOR,
         subject_key="user:bench0",
         q=RecallQuery(subject=subjects[0], query="warm up"),
+        trace_write="inline",
     )
     for subject, predicate, question in questions:
         q = RecallQuery(subject=subject, query=question, limit=10)
-        with CaptureQueriesContext(connection) as captured:
-            started = time.perf_counter()
-            result, _ = recall_run(tenant=tenant, actor=ACTOR, subject_key=subject.key, q=q)
-            recall_ms.append((time.perf_counter() - started) * 1000)
-        selects = [
-            c["sql"]
-            for c in captured.captured_queries
-            if c["sql"].lstrip().upper().startswith("SELECT")
-        ]
+        started = time.perf_counter()
+        result, _ = recall_run(
+            tenant=tenant, actor=ACTOR, subject_key=subject.key, q=q, trace_write="inline"
+        )
+        recall_ms.append((time.perf_counter() - started) * 1000)
+        selects = _selector_sql(tenant, q)
         floor_ms.append(_floor(selects))
         if model is not None:
             started = time.perf_counter()
@@ -473,6 +608,18 @@ def _run(users: int) -> list[str]:
         returned += len(result.items)
         hits += any(item.claim.predicate == predicate for item in result.items)
     lags = _lag(tenant)
+    secret = agent_token_create(tenant=tenant, name="bench-recall", capabilities=["recall"]).secret
+    # The server is lexical: the selector's SQL it is compared with must be too.
+    kind = settings.MEMDESK_EMBEDDER
+    settings.MEMDESK_EMBEDDER = "none"
+    try:
+        lexical = _http_vs_sql(tenant, questions, secret, semantic=False)
+        inline = _http_vs_sql(
+            tenant, questions, secret, semantic=False, RECALL_TRACE_WRITE="inline"
+        )
+    finally:
+        settings.MEMDESK_EMBEDDER = kind
+    semantic = _http_vs_sql(tenant, questions, secret, semantic=True) if model is not None else None
     _raw.close()
     total = users * MEMORIES_PER_USER
     lines = [
@@ -487,7 +634,21 @@ def _run(users: int) -> list[str]:
         _row("of which the query embedding", embed_ms),
         _row("recall SQL via psycopg (floor)", floor_ms),
         _row("write -> semantically recallable", lags),
+        f"| **HTTP vs SQL** ({len(questions)} recalls each, interleaved) | |",
+        _row("lexical: recall over HTTP, trace by a worker", lexical[0]),
+        _row("lexical: the same recall's SQL via psycopg", lexical[1]),
+        _ratio_row("lexical: HTTP / SQL at p50 / p95", lexical[0], lexical[1]),
+        _row("lexical: recall over HTTP, trace inline", inline[0]),
+        _row("lexical: the same recall's SQL via psycopg (inline run)", inline[1]),
+        _ratio_row("lexical, trace inline: HTTP / SQL at p50 / p95", inline[0], inline[1]),
     ]
+    if semantic is not None:
+        lines += [
+            _row("semantic: recall over HTTP, trace by a worker", semantic[0]),
+            _row("semantic: of which the query embedding (measured apart)", semantic[2]),
+            _row("semantic: the same recall's SQL via psycopg", semantic[1]),
+            _ratio_row("semantic: HTTP / SQL at p50 / p95", semantic[0], semantic[1]),
+        ]
     return lines
 
 
@@ -513,6 +674,16 @@ def report() -> str:
             "",
             "The write -> recallable lag runs the embedding task's function in this process "
             "(no broker hop); with a worker, add the broker's delivery time.",
+            "",
+            "HTTP vs SQL: each recall (limit 10) goes to memdesk under gunicorn on loopback "
+            "(one sync worker, DEBUG off, a bearer token) and, in turn, the statements the "
+            "recall selector runs for it go through a bare psycopg connection (the SQL is "
+            "captured from the selector in this process before the pair is timed). The "
+            "SQL side leaves out what only a service does: the token and subject lookups, "
+            "the JSON, the trace. A worker-written trace is enqueued after the answer (no "
+            "worker runs here; the messages are dropped); inline, the answer waits for it. "
+            "Semantic recalls embed the query in the request, which the SQL side is given "
+            "already made.",
             "",
         ]
     )

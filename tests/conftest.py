@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
@@ -13,11 +15,27 @@ from rest_framework.test import APIClient
 from accounts.models import AgentToken, Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 
+# Parallel workers (`pytest -n`) share one Redis. Each gets a key prefix of its own, as it
+# gets a test database of its own, so one worker's counters, throttles and cached blocks
+# never meet another's (tenant ids repeat across the workers' databases). The environment
+# carries it to the Celery worker processes the tests start.
+if _xdist_worker := os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["CACHE_KEY_PREFIX"] = f"memdesk-test-{_xdist_worker}"
+    django_settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
+
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # PBKDF2 is slow on purpose to protect stored passwords; test users need no protection.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _recall_traces_inline(settings) -> None:
+    # Tests read a recall's trace and use counts right after the call, inside the test's
+    # transaction, where nothing enqueued on commit ever runs; the worker path has its
+    # own tests (tests/memory/test_recall_trace.py).
+    settings.RECALL_TRACE_WRITE = "inline"
 
 
 @pytest.fixture

@@ -156,6 +156,8 @@ def seed_memory_lifecycle(*, tenant: Tenant, tokens: DemoTokens) -> None:
             actor=agent,
             subject_key="user:alice",
             q=RecallQuery(subject=alice, query="phone", include_stale=True),
+            # Consolidation reads these traces next, in this process.
+            trace_write="inline",
         )
     consolidation_run(tenant=tenant)
 

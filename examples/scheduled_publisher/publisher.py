@@ -9,7 +9,6 @@ memdesk read the platform, never by writing again.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -21,7 +20,6 @@ from datetime import datetime
 from typing import Any
 
 from memdesk_client import Desk
-from memdesk_client._calls import recover as recover_call
 from memdesk_client.errors import IllegalTransition
 from memdesk_client.types import Receipt, Recovery
 
@@ -109,13 +107,9 @@ class Publisher:
         return outcome
 
     def _recover(self, trigger: Trigger) -> Recovery:
-        """`desk.recover`, with when the run was triggered: memdesk counts the decision's
-        latency from it (the client's `recover` does not send it yet)."""
-        call = recover_call(trigger.task_key, trigger.input_fingerprint)
-        call = dataclasses.replace(
-            call, json={**call.json, "triggered_at": trigger.triggered_at.isoformat()}
+        return self.desk.recover(
+            trigger.task_key, trigger.input_fingerprint, triggered_at=trigger.triggered_at
         )
-        return self.desk.send(call)
 
     # -- the side effect -------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 from collections.abc import Sequence
@@ -12,28 +13,21 @@ from typing import Any
 
 import httpx
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
-from django.db.models import (
-    BooleanField,
-    Case,
-    CharField,
-    Count,
-    ExpressionWrapper,
-    F,
-    FloatField,
-    Max,
-    Q,
-    QuerySet,
-    Value,
-    When,
-)
-from django.db.models.expressions import RawSQL
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.models import Tenant
 from memory.embedders import embedder, pgvector_installed
-from memory.models import AUTHORITY_RANK_SQL, Claim, ClaimStatus, Subject
+from memory.models import (
+    AUTHORITY_RANK,
+    AUTHORITY_RANK_SQL,
+    Claim,
+    ClaimEmbedding,
+    ClaimStatus,
+    Subject,
+)
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
 
 logger = logging.getLogger(__name__)
@@ -129,21 +123,6 @@ class RecallResult:
     semantic: str = SEMANTIC_UNAVAILABLE
 
 
-def _exclusion_reason(q: RecallQuery, as_of: datetime) -> Case:
-    whens = [
-        When(~Q(status=ClaimStatus.ACTIVE), then=Value("inactive")),
-        When(~Q(scope__contained_by=q.scope), then=Value("out_of_scope")),
-        When(valid_from__gt=as_of, then=Value("not_yet_valid")),
-        When(valid_to__lte=as_of, then=Value("no_longer_valid")),
-    ]
-    if q.cutoff is not None:
-        whens.append(When(available_at__gt=q.cutoff, then=Value("after_cutoff")))
-    whens.append(When(expires_at__lte=as_of, then=Value("expired")))
-    if not q.include_stale:
-        whens.append(When(refresh_after__lte=as_of, then=Value("stale")))
-    return Case(*whens, default=Value("legal"), output_field=CharField())
-
-
 def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
     if claim_scope == request_scope:
         return "exact"
@@ -163,149 +142,216 @@ def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
         return "", None
 
 
-def _ranks(scores: dict[Any, float]) -> dict[Any, int]:
-    """1 for the best score; equal scores share a rank."""
-    ordered = sorted(scores.values(), reverse=True)
-    first: dict[float, int] = {}
-    for position, score in enumerate(ordered, start=1):
-        first.setdefault(score, position)
-    return {key: first[score] for key, score in scores.items()}
+# The claim columns a recall loads for what it returns; the search columns stay in the
+# database (deferred: nothing that reads a recalled claim needs them).
+_RECALLED_FIELDS = [
+    f for f in Claim._meta.concrete_fields if f.name not in {"search_vector", "ngrams"}
+]
+_RECALLED_COLUMNS = ", ".join(f'c."{f.column}"' for f in _RECALLED_FIELDS)
+_RECALLED_ATTNAMES = [f.attname for f in _RECALLED_FIELDS]
+# jsonb arrives as text (Django's loader); the fields that parse what they read do it here.
+_CONVERTERS = [
+    (position, f) for position, f in enumerate(_RECALLED_FIELDS) if hasattr(f, "from_db_value")
+]
+_CLAIM = Claim._meta.db_table
+_EMBEDDING = ClaimEmbedding._meta.db_table
+_AUTHORITY_RANK = " ".join(
+    f"WHEN '{authority}' THEN {rank}" for authority, rank in AUTHORITY_RANK.items()
+)
+
+# Exact similarity of a legal claim's vector to the query's (vectors are unit length):
+# pgvector's cosine distance, or a dot product over the plain arrays without it.
+_SIMILARITY = {
+    "pgvector": (
+        f"(SELECT 1 - (e.vector::vector <=> %(vector)s::vector) FROM {_EMBEDDING} e "  # noqa: S608
+        "WHERE e.claim_id = s.id AND e.model = %(model)s)"
+    ),
+    "sql": (
+        f"(SELECT sum(a * b) FROM {_EMBEDDING} e, unnest(e.vector, %(vector)s::float8[]) "  # noqa: S608
+        "AS t(a, b) WHERE e.claim_id = s.id AND e.model = %(model)s)"
+    ),
+}
+# Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
+# (recency, authority, fulltext, ngram, vector); a signal that did not place the claim
+# adds an exact 0.
+_FUSED_LEXICAL = (
+    "0::float8 + %(w_recency)s::float8 / (%(k)s + r.recency_rank)"
+    " + %(w_authority)s::float8 / (%(k)s + r.authority_pos)"
+    " + COALESCE(%(w_fulltext)s::float8 / (%(k)s + r.fulltext_rank), 0)"
+    " + COALESCE(%(w_ngram)s::float8 / (%(k)s + r.ngram_rank), 0)"
+    " + COALESCE(%(w_vector)s::float8 / (%(k)s + r.vector_rank), 0)"
+)
+# Without a query there is nothing to match: authority and scope specificity decide.
+_FUSED_PLAIN = "r.authority_rank * 0.05::float8 + r.scope_size * 0.05::float8"
 
 
-def _legal_set(
-    *, tenant: Tenant, q: RecallQuery, as_of: datetime
-) -> tuple[QuerySet[Claim], dict[str, int]]:
-    """The legal claims of the subject, and the count of every claim by what excluded it."""
-    subject_claims = Claim.objects.filter(tenant=tenant, subject=q.subject).exclude(
-        status=ClaimStatus.ERASED
-    )
-    if q.kinds:
-        subject_claims = subject_claims.filter(kind__in=q.kinds)
-
-    counts = dict(
-        subject_claims.annotate(exclusion=_exclusion_reason(q, as_of))
-        .values_list("exclusion")
-        .annotate(n=Count("id"))
-        .values_list("exclusion", "n")
-    )
-    legal = subject_claims.filter(status=ClaimStatus.ACTIVE, scope__contained_by=q.scope).filter(
-        Q(valid_from__isnull=True) | Q(valid_from__lte=as_of),
-        Q(valid_to__isnull=True) | Q(valid_to__gt=as_of),
-        Q(expires_at__isnull=True) | Q(expires_at__gt=as_of),
-    )
+def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
+    """The whole recall in one statement: every claim of the subject by the first rule that
+    excludes it (or `legal`), each legal claim's signals and their ranks, the fused score,
+    the best candidates with their columns, and the counts (on every row, and on the one
+    row an empty legal set answers)."""
+    rules = [
+        "WHEN c.status <> 'active' THEN 'inactive'",
+        "WHEN NOT (c.scope <@ %(scope)s::jsonb) THEN 'out_of_scope'",
+        "WHEN c.valid_from > %(as_of)s THEN 'not_yet_valid'",
+        "WHEN c.valid_to <= %(as_of)s THEN 'no_longer_valid'",
+    ]
     if q.cutoff is not None:
-        legal = legal.filter(available_at__lte=q.cutoff)
+        rules.append("WHEN c.available_at > %(cutoff)s THEN 'after_cutoff'")
+    rules.append("WHEN c.expires_at <= %(as_of)s THEN 'expired'")
     if not q.include_stale:
-        legal = legal.filter(Q(refresh_after__isnull=True) | Q(refresh_after__gt=as_of))
-    return legal, counts
+        rules.append("WHEN c.refresh_after <= %(as_of)s THEN 'stale'")
+    kinds = "AND c.kind = ANY(%(kinds)s)" if q.kinds else ""
+    if lexical:
+        text = (
+            "ts_rank(s.search_vector, plainto_tsquery('english'::regconfig, %(query)s)) "
+            "AS text_rank, "
+            "(s.search_vector @@ plainto_tsquery('english'::regconfig, %(query)s)) AS text_hit, "
+            # The distinct n-grams the claim shares with the query.
+            "(SELECT count(DISTINCT g) FROM unnest(s.ngrams) AS g "
+            "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits"
+        )
+    else:
+        text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
+    similarity = _SIMILARITY.get(mode, "NULL::float8")
+    return f"""
+    WITH subject_claims AS (
+        SELECT c.id, c.authority, c.scope_size, c.recorded_at, c.search_vector, c.ngrams,
+               CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
+        FROM {_CLAIM} c
+        WHERE c.tenant_id = %(tenant)s AND c.subject_id = %(subject)s
+          AND c.status <> 'erased' {kinds}
+    ), legal AS (
+        SELECT s.id, s.scope_size, s.recorded_at,
+               CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank,
+               {text}, {similarity} AS similarity
+        FROM subject_claims s WHERE s.exclusion = 'legal'
+    ), ranked AS (
+        SELECT l.*,
+               rank() OVER (ORDER BY l.recorded_at DESC) AS recency_rank,
+               rank() OVER (ORDER BY l.authority_rank DESC) AS authority_pos,
+               CASE WHEN l.text_hit THEN
+                   rank() OVER (PARTITION BY l.text_hit ORDER BY l.text_rank DESC) END
+                   AS fulltext_rank,
+               CASE WHEN l.gram_hits >= %(needed)s THEN
+                   rank() OVER (PARTITION BY l.gram_hits >= %(needed)s ORDER BY l.gram_hits DESC)
+                   END AS ngram_rank,
+               CASE WHEN l.similarity IS NOT NULL THEN
+                   rank() OVER (PARTITION BY l.similarity IS NULL ORDER BY l.similarity DESC)
+                   END AS vector_rank
+        FROM legal l
+    ), top AS (
+        SELECT r.*, {_FUSED_LEXICAL if lexical else _FUSED_PLAIN} AS fused
+        FROM ranked r
+        ORDER BY fused DESC, r.scope_size DESC, r.recorded_at DESC, r.id
+        LIMIT %(candidates)s
+    ), counts AS (
+        SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims
+        FROM (SELECT exclusion, count(*) AS n FROM subject_claims GROUP BY exclusion) g
+    ), matching AS (
+        SELECT count(*) FILTER (WHERE text_hit OR gram_hits >= %(needed)s) AS n FROM legal
+    )
+    SELECT counts.reasons, counts.claims, matching.n,
+           top.fused, top.recency_rank, top.authority_pos, top.authority_rank,
+           top.fulltext_rank, top.text_rank, top.ngram_rank, top.gram_hits,
+           top.vector_rank, top.similarity,
+           COALESCE(c.refresh_after <= %(as_of)s, false) AS stale,
+           {_RECALLED_COLUMNS}
+    FROM counts CROSS JOIN matching
+    LEFT JOIN top ON true
+    LEFT JOIN {_CLAIM} c ON c.id = top.id
+    ORDER BY top.fused DESC, top.scope_size DESC, top.recorded_at DESC, top.id
+    """  # noqa: S608 - table names and rules are constants; every value is a parameter
+
+
+def _recalled_claim(values: Sequence[Any], subject: Subject | None) -> Claim:
+    values = list(values)
+    for position, f in _CONVERTERS:
+        values[position] = f.from_db_value(values[position], None, connection)
+    claim = Claim.from_db(connection.alias, _RECALLED_ATTNAMES, values)
+    claim.subject = subject
+    return claim
 
 
 def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
 
-    One query counts every claim of the subject by the first rule that excludes
-    it; one scores the whole legal set as plain rows on each signal: full text,
-    n-grams, vector similarity (exact cosine in SQL: pgvector's operator, or a
-    dot product over plain arrays without it), recency and authority; the last
-    loads the chosen claims with their sources. The
-    signals are fused by reciprocal rank, so a query returns the best legal
-    claims up to `limit` even when they share no word with it. No score ever
-    reaches a claim outside the legal set.
+    One statement counts every claim of the subject by the first rule that
+    excludes it, scores the legal set on each signal — full text, n-grams,
+    vector similarity (exact cosine in SQL: pgvector's operator, or a dot
+    product over plain arrays without it), recency and authority — ranks each
+    signal, fuses the ranks (reciprocal rank fusion, so a query returns the
+    best legal claims up to `limit` even when they share no word with it) and
+    returns the best candidates with their columns; a second loads the sources
+    of the claims returned. No score ever reaches a claim outside the legal set.
     """
     as_of = q.as_of or timezone.now()
-    legal, counts = _legal_set(tenant=tenant, q=q, as_of=as_of)
+    query_grams = ngrams(q.query) if q.query.strip() else []
+    model, query_vector = _query_vector(q.query)
+    mode = SEMANTIC_UNAVAILABLE
+    params: dict[str, Any] = {
+        "tenant": tenant.pk,
+        "subject": q.subject.pk if q.subject else None,
+        "scope": json.dumps(q.scope),
+        "as_of": as_of,
+        "cutoff": q.cutoff,
+        "kinds": list(q.kinds),
+        "query": q.query,
+        "grams": query_grams,
+        # Below the match threshold, shared n-grams are noise ("the", "her").
+        "needed": max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD)),
+        "candidates": max(q.limit * 4, q.limit),
+        "k": settings.RECALL_RRF_K,
+        **{f"w_{name}": weight for name, weight in settings.RECALL_WEIGHTS.items()},
+    }
+    if query_vector is not None:
+        mode = "pgvector" if pgvector_installed() else "sql"
+        params["model"] = model
+        params["vector"] = (
+            "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
+            if mode == "pgvector"
+            else [float(x) for x in query_vector]
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
+        rows = cursor.fetchall()
+
+    reasons, claim_counts, matching = rows[0][0] or [], rows[0][1] or [], rows[0][2]
+    counts = dict(zip(reasons, claim_counts, strict=True))
     excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
     legal_count = counts.get("legal", 0)
-
-    columns = ["id", "predicate", "scope_size", "recorded_at", "authority_rank"]
-    legal = legal.annotate(authority_rank=AUTHORITY_RANK_SQL)
-    query_grams = ngrams(q.query) if q.query.strip() else []
     if query_grams:
-        search = SearchQuery(q.query, config="english", search_type="plain")
-        legal = legal.annotate(
-            text_rank=SearchRank(F("search_vector"), search),
-            text_hit=ExpressionWrapper(Q(search_vector=search), output_field=BooleanField()),
-            gram_hits=RawSQL(
-                "cardinality(ARRAY(SELECT unnest(memory_claim.ngrams) "
-                "INTERSECT SELECT unnest(%s::varchar[])))",
-                (query_grams,),
-            ),
-        )
-        columns += ["text_rank", "text_hit", "gram_hits"]
-    model, query_vector = _query_vector(q.query) if legal_count else ("", None)
-    mode = SEMANTIC_UNAVAILABLE
-    if query_vector is not None:
-        # Exact cosine (the vectors are unit length) of each legal claim's vector, in
-        # the same query: pgvector's operator, or a dot product over the plain arrays.
-        mode = "pgvector" if pgvector_installed() else "sql"
-        if mode == "pgvector":
-            sql = (
-                "SELECT 1 - (e.vector::vector <=> %s::vector) FROM memory_claimembedding e "
-                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
-            )
-            vector_param: Any = "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
-        else:
-            sql = (
-                "SELECT sum(a * b) FROM memory_claimembedding e, "
-                "unnest(e.vector, %s::float8[]) AS t(a, b) "
-                "WHERE e.claim_id = memory_claim.id AND e.model = %s"
-            )
-            vector_param = [float(x) for x in query_vector]
-        # `sql` is one of the two literals above; the vector and model are parameters.
-        scored = RawSQL(sql, (vector_param, model), output_field=FloatField())  # noqa: S611
-        legal = legal.annotate(similarity=scored)
-        columns.append("similarity")
-    rows = {row["id"]: row for row in legal.values(*columns)}
-    similarity: dict[Any, float] = {
-        i: r["similarity"] for i, r in rows.items() if r.get("similarity") is not None
-    }
+        excluded["no_match"] = legal_count - matching
+    if not legal_count:
+        mode = SEMANTIC_UNAVAILABLE
 
-    signals: dict[Any, dict[str, dict[str, float]]] = {i: {} for i in rows}
     fused: dict[Any, float] = {}
-    lexical: set[Any] = set()
-    recency = _ranks({i: r["recorded_at"].timestamp() for i, r in rows.items()})
-    authority = _ranks({i: float(r["authority_rank"]) for i, r in rows.items()})
-    for i, r in rows.items():
-        signals[i]["recency"] = {"rank": recency[i]}
-        signals[i]["authority"] = {"rank": authority[i], "score": r["authority_rank"]}
-    if query_grams:
-        needed = max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD))
-        lexical = {i for i, r in rows.items() if r["text_hit"] or r["gram_hits"] >= needed}
-        per_signal = {
-            "fulltext": {i: float(r["text_rank"]) for i, r in rows.items() if r["text_hit"]},
-            # Below the match threshold, shared n-grams are noise ("the", "her").
-            "ngram": {
-                i: r["gram_hits"] / len(query_grams)
-                for i, r in rows.items()
-                if r["gram_hits"] >= needed
-            },
-            "vector": similarity,
+    signals: dict[Any, dict[str, dict[str, float]]] = {}
+    similar: set[Any] = set()
+    candidates: list[Claim] = []
+    for row in rows:
+        score, recency, authority, authority_rank = row[3:7]
+        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[7:14]
+        if score is None:
+            continue  # the counts' row of an empty legal set
+        claim = _recalled_claim(row[14:], q.subject)
+        claim.stale = stale  # type: ignore[attr-defined]
+        placed: dict[str, dict[str, float]] = {
+            "recency": {"rank": recency},
+            "authority": {"rank": authority, "score": authority_rank},
         }
-        for name, scores in per_signal.items():
-            for i, rank in _ranks(scores).items():
-                signals[i][name] = {"rank": rank, "score": round(scores[i], 4)}
-        weights, k = settings.RECALL_WEIGHTS, settings.RECALL_RRF_K
-        for i, placed in signals.items():
-            fused[i] = sum(weights[name] / (k + s["rank"]) for name, s in placed.items())
-        excluded["no_match"] = legal_count - len(lexical)
-    else:
-        for i, r in rows.items():
-            fused[i] = r["authority_rank"] * 0.05 + r["scope_size"] * 0.05
-
-    ordered = sorted(
-        rows,
-        key=lambda i: (-fused[i], -rows[i]["scope_size"], -rows[i]["recorded_at"].timestamp()),
-    )[: max(q.limit * 4, q.limit)]
-    claims = (
-        Claim.objects.filter(pk__in=ordered)
-        .select_related("subject")
-        .prefetch_related("sources")
-        .annotate(
-            stale=Case(When(refresh_after__lte=as_of, then=Value(True)), default=Value(False))
-        )
-        .in_bulk()
-    )
-    candidates = [claims[i] for i in ordered]
+        if query_grams:
+            if fulltext is not None:
+                placed["fulltext"] = {"rank": fulltext, "score": round(float(text_rank), 4)}
+            if ngram is not None:
+                placed["ngram"] = {"rank": ngram, "score": round(gram_hits / len(query_grams), 4)}
+            if vector is not None:
+                placed["vector"] = {"rank": vector, "score": round(similarity, 4)}
+        if similarity is not None:
+            similar.add(claim.id)
+        fused[claim.id] = score
+        signals[claim.id] = placed
+        candidates.append(claim)
 
     # Among claims on the same predicate, the more specific scope comes first.
     best_by_predicate: dict[str, float] = {}
@@ -331,16 +377,18 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         items.append(
             RecalledClaim(
                 claim=claim,
-                stale=bool(claim.stale),
+                stale=bool(claim.stale),  # type: ignore[attr-defined]
                 rank=round(fused[claim.id], 4),
                 matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")
                 if q.query
                 else [],
                 scope_match=_scope_match(claim.scope, q.scope),
                 signals=signals[claim.id],
-                semantic=mode if claim.id in similarity else SEMANTIC_UNAVAILABLE,
+                semantic=mode if claim.id in similar else SEMANTIC_UNAVAILABLE,
             )
         )
+    # The sources of what is returned, in one query.
+    prefetch_related_objects([item.claim for item in items], "sources")
     if q.budget_chars is not None:
         excluded["over_budget"] = over_budget
     return RecallResult(items=items, excluded=excluded, used_chars=used, semantic=mode)

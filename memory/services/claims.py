@@ -878,16 +878,6 @@ def claim_merge_into(
     )
 
 
-def claims_touch(*, claim_ids: list[Any]) -> None:
-    """Record that claims were used in a recall: last_used_at and use_count, nothing else."""
-    if claim_ids:
-        from django.db.models import F
-
-        Claim.objects.filter(pk__in=claim_ids).update(
-            last_used_at=timezone.now(), use_count=F("use_count") + 1
-        )
-
-
 def claim_refresh(
     *, tenant: Tenant, actor: Actor, claim_id: Any, refresh_after: datetime | None = None
 ) -> Claim:

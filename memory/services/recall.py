@@ -1,25 +1,58 @@
-"""A recall: run the selector, then record the trace and the use. Nothing else changes."""
+"""A recall: run the selector, then record the trace and the use. Nothing else changes.
+
+The answer does not wait for the record. The trace id is made here, returned
+with the answer, and the row (with the chosen claims' use counts) is written
+by a Celery task enqueued after commit (`RECALL_TRACE_WRITE=worker`), or in
+the request before the answer (`inline`). Both write through
+`recall_trace_record`, one transaction.
+
+What may be lost, and what may not: a recall reads memory and changes none of
+it, so the record is the only thing a crash, a lost message or a broker outage
+can lose — the trace and one use count, never a claim, an event or a receipt.
+A redelivered message writes nothing twice: the trace id is the row's primary
+key, and the use counts move only in the statement whose insert created it.
+"""
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
+from datetime import datetime
+from typing import Any
 
-from django.db import transaction
+from celery import current_app
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from common.screen import find_secrets_in_text, find_secrets_in_value
-from memory.models import RecallTrace
+from memory.models import Claim, DeletionRequest, RecallTrace
 from memory.selectors.claims import EXCLUSION_REASONS, RecallQuery, RecallResult, claims_recall
-from memory.services.claims import claims_touch
+
+_TRACE = RecallTrace._meta.db_table
+_CLAIM = Claim._meta.db_table
+_DELETION = DeletionRequest._meta.db_table
 
 
 def recall_run(
-    *, tenant: Tenant, actor: Actor, subject_key: str, q: RecallQuery
-) -> tuple[RecallResult, RecallTrace]:
-    """Recall for `q.subject`; a subject memdesk has never heard of recalls nothing."""
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    subject_key: str,
+    q: RecallQuery,
+    trace_write: str | None = None,
+) -> tuple[RecallResult, uuid.UUID]:
+    """Recall for `q.subject`; a subject memdesk has never heard of recalls nothing.
+
+    Returns the result and the id of its trace. `trace_write` overrides
+    `RECALL_TRACE_WRITE` for callers that read the trace next in the same process.
+    """
     started = time.perf_counter()
+    recalled_at = timezone.now()
     # The trace keeps the query and the filters, so a credential in them is refused.
     if (
         find_secrets_in_text(subject_key)
@@ -35,34 +68,108 @@ def recall_run(
         result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
     else:
         result = claims_recall(tenant=tenant, q=q)
-    chosen = [item.claim.id for item in result.items]
-    with transaction.atomic():
-        trace = RecallTrace.objects.create(
-            tenant=tenant,
-            subject=q.subject,
-            subject_key=subject_key,
-            token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
-            query=q.query,
-            filters={
-                "scope": q.scope,
-                "as_of": q.as_of.isoformat() if q.as_of else None,
-                "cutoff": q.cutoff.isoformat() if q.cutoff else None,
-                "kinds": q.kinds,
-                "limit": q.limit,
-                "include_stale": q.include_stale,
+    trace_id = uuid.uuid4()
+    trace = {
+        "id": str(trace_id),
+        "tenant_id": tenant.pk,
+        "subject_id": q.subject.pk if q.subject else None,
+        "subject_key": subject_key,
+        "token_id": int(actor.id) if actor.kind == ActorKind.AGENT else None,
+        "query": q.query,
+        "filters": {
+            "scope": q.scope,
+            "as_of": q.as_of.isoformat() if q.as_of else None,
+            "cutoff": q.cutoff.isoformat() if q.cutoff else None,
+            "kinds": q.kinds,
+            "limit": q.limit,
+            "include_stale": q.include_stale,
+        },
+        "excluded": result.excluded,
+        "chosen": [str(item.claim.id) for item in result.items],
+        "budget_chars": q.budget_chars,
+        "used_chars": result.used_chars,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        "ranking": {
+            "semantic": result.semantic,
+            "items": {
+                str(item.claim.id): {"rank": item.rank, "signals": item.signals}
+                for item in result.items
             },
-            excluded=result.excluded,
-            chosen=chosen,
-            budget_chars=q.budget_chars,
-            used_chars=result.used_chars,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            ranking={
-                "semantic": result.semantic,
-                "items": {
-                    str(item.claim.id): {"rank": item.rank, "signals": item.signals}
-                    for item in result.items
-                },
+        },
+        "recalled_at": recalled_at.isoformat(),
+    }
+    if (trace_write or settings.RECALL_TRACE_WRITE) == "inline":
+        recall_trace_record(trace=trace)
+    else:
+        # robust: the answer goes out whatever happens to the broker; a lost
+        # message loses this trace and its use counts, nothing else.
+        transaction.on_commit(lambda: _enqueue(trace), robust=True)
+    return result, trace_id
+
+
+def _enqueue(trace: dict[str, Any]) -> None:
+    # By name: the tasks module imports this one, never the other way round.
+    current_app.signature(
+        "memory.record_recall", kwargs={"trace": trace}, queue=settings.RECALL_TRACE_QUEUE
+    ).apply_async()
+
+
+def recall_trace_record(*, trace: dict[str, Any]) -> bool:
+    """Write a recall's trace and bump the chosen claims' use, in one statement.
+
+    False when the trace was written before (a redelivered message): then nothing changes.
+    A deletion of the subject that was unfinished when the recall ran, or ran since, may
+    have looked for the subject's traces before this one existed, so the trace is written
+    redacted, as the deletion would have left it. A deletion requested later commits its
+    plan after this row, and finds it.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH erasure AS (
+                SELECT EXISTS (
+                    SELECT 1 FROM {_DELETION} d
+                    WHERE d.tenant_id = %(tenant)s AND d.subject_id = %(subject)s
+                      AND (d.finished_at IS NULL OR d.finished_at > %(recalled_at)s)
+                ) AS erasing
+            ), inserted AS (
+                INSERT INTO {_TRACE} (id, tenant_id, subject_id, subject_key, token_id, query,
+                                      filters, excluded, chosen, budget_chars, used_chars,
+                                      duration_ms, ranking, created_at, redacted_at)
+                SELECT %(id)s, %(tenant)s, %(subject)s, %(subject_key)s, %(token)s,
+                       CASE WHEN erasing THEN '' ELSE %(query)s END,
+                       CASE WHEN erasing THEN '{{}}'::jsonb ELSE %(filters)s::jsonb END,
+                       %(excluded)s::jsonb, %(chosen)s::uuid[], %(budget)s, %(used)s,
+                       %(duration)s, %(ranking)s::jsonb, %(recalled_at)s,
+                       CASE WHEN erasing THEN now() END
+                FROM erasure
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id
+            ), used AS (
+                -- A message delivered late never moves last_used_at back.
+                UPDATE {_CLAIM} SET last_used_at = GREATEST(last_used_at, %(recalled_at)s),
+                                    use_count = use_count + 1
+                WHERE tenant_id = %(tenant)s AND id = ANY(%(chosen)s::uuid[])
+                  AND EXISTS (SELECT 1 FROM inserted)
+                RETURNING 1
+            )
+            SELECT count(*) FROM inserted
+            """,  # noqa: S608 - table names are constants; every value is a parameter
+            {
+                "id": trace["id"],
+                "tenant": trace["tenant_id"],
+                "subject": trace["subject_id"],
+                "subject_key": trace["subject_key"],
+                "token": trace["token_id"],
+                "query": trace["query"],
+                "filters": json.dumps(trace["filters"]),
+                "excluded": json.dumps(trace["excluded"]),
+                "chosen": trace["chosen"],
+                "budget": trace["budget_chars"],
+                "used": trace["used_chars"],
+                "duration": trace["duration_ms"],
+                "ranking": json.dumps(trace["ranking"]),
+                "recalled_at": datetime.fromisoformat(trace["recalled_at"]),
             },
         )
-        claims_touch(claim_ids=chosen)
-    return result, trace
+        return cursor.fetchone()[0] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -26,6 +27,7 @@ from memdesk_client.errors import (
 )
 
 from memory.models import Checkpoint, Claim, Event, Receipt, ReceiptTransition
+from memory.services import recovery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,6 +126,18 @@ def test_the_agent_loop_from_event_to_recovery(desk, slow_platform):
     assert [effect["id"] for effect in answer["effects"]] == [r.id]
     assert desk.recover("publish-alice", "sha256:other")["reason"] == "input_changed"
     assert desk.recover("never-ran", "sha256:abc")["decision"] == "fresh"
+
+
+def test_recover_reports_when_the_run_was_triggered(desk, acme):
+    # The decision's latency counts from the trigger: a run triggered a minute ago that
+    # asks now is recorded as about a minute, not as this request's few milliseconds.
+    triggered_at = datetime.now(UTC) - timedelta(seconds=60)
+    assert desk.recover("late-run", "sha256:1", triggered_at=triggered_at)["decision"] == "fresh"
+    desk.recover("prompt-run", "sha256:1")
+    # Newest first.
+    prompt, late = recovery.recovery_latencies(tenant_ids=[acme.pk])[acme.pk][:2]
+    assert 60 <= late < 600
+    assert prompt < 60
 
 
 def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_token):

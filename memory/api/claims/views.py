@@ -410,7 +410,9 @@ class RecallView(APIView):
             budget_chars=values["budget_chars"],
             include_stale=values["include_stale"],
         )
-        result, trace = recall_run(tenant=context.tenant, actor=context.actor, subject_key=key, q=q)
+        result, trace_id = recall_run(
+            tenant=context.tenant, actor=context.actor, subject_key=key, q=q
+        )
         items = [
             {
                 "id": str(item.claim.id),
@@ -444,7 +446,7 @@ class RecallView(APIView):
             }
             for item in result.items
         ]
-        return Response({"items": items, "excluded": result.excluded, "trace_id": str(trace.id)})
+        return Response({"items": items, "excluded": result.excluded, "trace_id": str(trace_id)})
 
 
 class HotMemoryView(APIView):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any, cast
 
 import httpx
@@ -286,15 +287,15 @@ def get_checkpoint(task_key: str) -> Call[Checkpoint]:
     return Call("GET", api_path("checkpoints", task_key), _json, Retry.SAFE)
 
 
-def recover(task_key: str, input_fingerprint: str) -> Call[Recovery]:
+def recover(
+    task_key: str, input_fingerprint: str, triggered_at: datetime | None = None
+) -> Call[Recovery]:
     # Read-only by contract: asking again changes no row.
-    return Call(
-        "POST",
-        api_path("recovery"),
-        _json,
-        Retry.SAFE,
-        json={"task_key": task_key, "input_fingerprint": input_fingerprint},
-    )
+    body: dict[str, Any] = {"task_key": task_key, "input_fingerprint": input_fingerprint}
+    if triggered_at is not None:
+        # memdesk counts the recovery decision's latency from when the run was triggered.
+        body["triggered_at"] = triggered_at.isoformat()
+    return Call("POST", api_path("recovery"), _json, Retry.SAFE, json=body)
 
 
 # --- skills ---------------------------------------------------------------------------------

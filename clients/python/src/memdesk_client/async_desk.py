@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -413,9 +414,14 @@ class AsyncDesk:
     async def get_checkpoint(self, task_key: str) -> Checkpoint:
         return await self.send(_calls.get_checkpoint(task_key))
 
-    async def recover(self, task_key: str, input_fingerprint: str) -> Recovery:
-        """What to do after a crash: fresh, resume, verify_only, no_op or escalate."""
-        return await self.send(_calls.recover(task_key, input_fingerprint))
+    async def recover(
+        self, task_key: str, input_fingerprint: str, *, triggered_at: datetime | None = None
+    ) -> Recovery:
+        """What to do after a crash: fresh, resume, verify_only, no_op or escalate.
+
+        `triggered_at` (when the run was triggered) lets memdesk measure how long the
+        decision took from the trigger, not only from this request."""
+        return await self.send(_calls.recover(task_key, input_fingerprint, triggered_at))
 
     # --- skills -------------------------------------------------------------------------
 

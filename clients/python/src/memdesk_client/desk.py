@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -410,9 +411,14 @@ class Desk:
     def get_checkpoint(self, task_key: str) -> Checkpoint:
         return self.send(_calls.get_checkpoint(task_key))
 
-    def recover(self, task_key: str, input_fingerprint: str) -> Recovery:
-        """What to do after a crash: fresh, resume, verify_only, no_op or escalate."""
-        return self.send(_calls.recover(task_key, input_fingerprint))
+    def recover(
+        self, task_key: str, input_fingerprint: str, *, triggered_at: datetime | None = None
+    ) -> Recovery:
+        """What to do after a crash: fresh, resume, verify_only, no_op or escalate.
+
+        `triggered_at` (when the run was triggered) lets memdesk measure how long the
+        decision took from the trigger, not only from this request."""
+        return self.send(_calls.recover(task_key, input_fingerprint, triggered_at))
 
     # --- skills -------------------------------------------------------------------------
 
