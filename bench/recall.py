@@ -501,15 +501,20 @@ def _server(**env: str) -> Iterator[str]:
             broker.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
-def _selector_sql(tenant, q: RecallQuery) -> list[str]:  # type: ignore[no-untyped-def]
+def _selector_sql(tenant: Tenant, q: RecallQuery) -> list[str]:
     """The statements the selector runs for `q`, as sent to PostgreSQL."""
     with CaptureQueriesContext(connection) as captured:
         claims_recall(tenant=tenant, q=q)
     return [c["sql"] for c in captured.captured_queries]
 
 
-def _http_vs_sql(  # type: ignore[no-untyped-def]
-    tenant, questions: list[tuple[Subject, str, str]], secret: str, *, semantic: bool, **env: str
+def _http_vs_sql(
+    tenant: Tenant,
+    questions: list[tuple[Subject, str, str]],
+    secret: str,
+    *,
+    semantic: bool,
+    **env: str,
 ) -> tuple[list[float], list[float], list[float]]:
     """For each question, memdesk's recall over HTTP and its SQL through psycopg, taken
     in turn (which goes first alternates): (http ms, sql ms, query embedding ms)."""
