@@ -82,6 +82,8 @@ VERDICT = {
     "merged_into": None,
     "conflict_with": [],
     "review_item": None,
+    "sensitivity": "normal",
+    "consent_required": [],
 }
 NEEDS_REVIEW = {
     "id": DERIVED_ID,
@@ -92,6 +94,8 @@ NEEDS_REVIEW = {
     "merged_into": None,
     "conflict_with": [],
     "review_item": {"id": 12, "queue": "candidates"},
+    "sensitivity": "normal",
+    "consent_required": [],
 }
 EVENT = {
     "id": EVENT_ID,
@@ -294,6 +298,112 @@ OPERATION_POLICY = {
     "updated_at": NOW,
 }
 DELETION_ACCEPTED = {"deletion": DELETION_ID, "deletions": [DELETION_ID]}
+EXPORT_ID = "6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c21"
+EXPORT = {
+    "id": EXPORT_ID,
+    "status": "running",
+    "subjects": ["user:alice"],
+    "rows_done": 1500,
+    "rows_total": 4210,
+    "progress": 0.356,
+    "size_bytes": 0,
+    "digest": "",
+    "error_code": "",
+    "created_at": NOW,
+    "finished_at": None,
+    "expires_at": "2026-08-17T01:20:30Z",
+    "download": None,
+}
+EXPORT_READY = {
+    **EXPORT,
+    "status": "ready",
+    "rows_done": 4210,
+    "progress": 1.0,
+    "size_bytes": 1843120,
+    "digest": HASH,
+    "finished_at": LATER,
+    "download": f"/api/v1/me/exports/{EXPORT_ID}/download",
+}
+EXPORT_DOCUMENT = {
+    "format": "memdesk-export/1",
+    "generated_at": LATER,
+    "tenant": "acme",
+    "user": "alice",
+    "subjects": ["user:alice"],
+    "claims": [
+        {
+            "id": CLAIM_ID,
+            "subject": "user:alice",
+            "kind": "fact",
+            "predicate": "home_city",
+            "scope": {"project": "crm"},
+            "value": "Shanghai",
+            "text": "Alice lives in Shanghai",
+            "status": "active",
+            "authority": "user_explicit",
+            "basis": "reported",
+            "revision": 1,
+            "supersedes": None,
+            "valid_from": None,
+            "valid_to": None,
+            "available_at": NOW,
+            "recorded_at": NOW,
+            "refresh_after": None,
+            "expires_at": None,
+            "gate": {"decision": "accepted", "reasons": ["user_explicit_reported"]},
+            "agent": "publisher",
+            "last_used_at": LATER,
+            "use_count": 3,
+            "sources": [
+                {
+                    "event": EVENT_ID,
+                    "event_kind": "user_statement",
+                    "uri": "",
+                    "observed_at": None,
+                    "digest": SOURCE["digest"],
+                }
+            ],
+            "history": [
+                {
+                    "at": NOW,
+                    "verb": "claim.accepted",
+                    "actor": {"kind": "agent", "label": "publisher"},
+                    "reason": "",
+                }
+            ],
+        }
+    ],
+    "events": [
+        {
+            "id": EVENT_ID,
+            "subject": "user:alice",
+            "kind": "user_statement",
+            "run_id": "run-42",
+            "agent": "publisher",
+            "text": "I moved to Shanghai last year",
+            "body": {},
+            "source_uri": "chat://s1/m7",
+            "observed_at": NOW,
+            "recorded_at": NOW,
+            "digest": SOURCE["digest"],
+            "sensitivity": "personal",
+            "redacted": False,
+        }
+    ],
+    "deletions": [
+        {
+            "id": DELETION_ID,
+            "scope": "claim",
+            "subject": "user:alice",
+            "claim": OLD_CLAIM_ID,
+            "status": "completed",
+            "created_at": NOW,
+            "finished_at": LATER,
+            "report": {"scope": "claim", "clean": True, "artifacts": {"claims": {"erased": 1}}},
+        }
+    ],
+    "counts": {"claims": 1, "events": 1, "deletions": 1},
+}
 
 
 def _page(*results: Any, next_url: str | None = None) -> dict[str, Any]:
@@ -383,6 +493,22 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     }
                 ],
                 "next": None,
+                "sensitivity_rules": [
+                    {
+                        "sensitivity": "health",
+                        "description": "Health: diagnoses, conditions, medication, treatment, "
+                        "pregnancy.",
+                        "needs_consent": True,
+                        "patterns": ["\\b(?:diagnos\\w*|diabet\\w*)\\b"],
+                    }
+                ],
+                "ephemeral_rules": [
+                    {
+                        "kind": "session_id",
+                        "description": "A session id: it names one login, not the person.",
+                        "patterns": ["\\b(?:session[ _-]?id)\\b"],
+                    }
+                ],
                 "injection_threshold": 3,
                 "injection_signals": [
                     {
@@ -541,6 +667,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "me_memory_delete": {"responses": {"202": DELETION_ACCEPTED}},
     "me_memories_delete_all": {"responses": {"202": DELETION_ACCEPTED}},
+    "me_export": {"responses": {"200": EXPORT_DOCUMENT, "202": EXPORT}},
+    "me_exports_create": {"responses": {"202": EXPORT}},
+    "me_export_get": {"responses": {"200": EXPORT_READY}},
+    "me_export_download": {"responses": {"200": EXPORT_DOCUMENT}},
     "deletion_get": {
         "responses": {
             "200": {

@@ -515,6 +515,13 @@ CELERY_BEAT_SCHEDULE["memory-deletions-dispatch-due"] = {
     "schedule": float(DELETION_SWEEP_SECONDS),
     "options": {"queue": LIFECYCLE_QUEUE, "expires": DELETION_SWEEP_SECONDS},
 }
+# How often beat asks for the deletion of claims past their tenant's retention period.
+RETENTION_SWEEP_SECONDS = env_int("RETENTION_SWEEP_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["memory-retention-sweep"] = {
+    "task": "memory.retention_sweep",
+    "schedule": float(RETENTION_SWEEP_SECONDS),
+    "options": {"queue": LIFECYCLE_QUEUE, "expires": RETENTION_SWEEP_SECONDS},
+}
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
         "DeletionStatusEnum": "memory.models.lifecycle.DeletionStatus.choices",
@@ -563,3 +570,24 @@ CELERY_BEAT_SCHEDULE["memory-embed-pending"] = {
     "schedule": float(EMBED_SWEEP_SECONDS),
     "options": {"queue": EMBED_QUEUE, "expires": EMBED_SWEEP_SECONDS},
 }
+
+# Download my data ---------------------------------------------------------------
+# An export of at most this many rows (claims, events, deletions) is answered at
+# once by `GET /api/v1/me/export`; a larger one is made by a lifecycle worker.
+EXPORT_INLINE_MAX_ROWS = env_int("EXPORT_INLINE_MAX_ROWS", 2000)
+# Rows a worker reads between two progress reports.
+EXPORT_CHUNK_ROWS = env_int("EXPORT_CHUNK_ROWS", 500)
+# How long a finished export can be downloaded before beat empties it.
+EXPORT_RETENTION_HOURS = env_int("EXPORT_RETENTION_HOURS", 24)
+# A worker's claim on one export; it must outlive the task's hard time limit.
+EXPORT_LEASE_SECONDS = env_int("EXPORT_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
+EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3)
+EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 300)
+CELERY_BEAT_SCHEDULE["memory-exports-sweep"] = {
+    "task": "memory.exports_sweep",
+    "schedule": float(EXPORT_SWEEP_SECONDS),
+    "options": {"queue": LIFECYCLE_QUEUE, "expires": EXPORT_SWEEP_SECONDS},
+}
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+    {"ExportStatusEnum": "memory.models.exports.ExportStatus.choices"}
+)

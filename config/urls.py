@@ -56,6 +56,7 @@ urlpatterns = [
     path("skills/", include("skills.urls")),
     path("platforms/", include("memory.platform_urls")),
     path("tokens/", include("accounts.urls")),
+    path("settings/retention/", include("memory.retention_urls")),
     path("", include(console)),
 ]
 

@@ -13,6 +13,7 @@ from common.htmx import render_page
 from config.charts import bar_chart, column_chart, milliseconds, percent
 from config.dashboard import dashboard_data
 from memory.metrics.agents import AgentReliability
+from memory.selectors.retention import retention_overview
 from reviews.selectors import queue_depths
 
 
@@ -52,12 +53,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         *reliability_charts(figures),
     ]
     oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
-    return render_page(
-        request,
-        "console/dashboard.html",
-        {"charts": charts, "oldest": oldest, "figures": figures},
-        partial="charts",
-    )
+    context = {
+        "charts": charts,
+        "oldest": oldest,
+        "figures": figures,
+        "retention": retention_overview(tenant=membership.tenant, sweeps=1),
+    }
+    return render_page(request, "console/dashboard.html", context, partial="charts")
 
 
 def reliability_charts(figures: AgentReliability) -> list[SafeString]:

@@ -28,6 +28,8 @@ from memory.models.claims import (
     ClaimStatus,
     GateDecision,
 )
+from memory.models.ledger import Sensitivity
+from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES
 
 # Where evidence comes from (DESIGN.md, trust model). An agent chooses an
 # event's `kind` freely, so a kind counts only together with who recorded the
@@ -66,6 +68,26 @@ GATE_RULES: tuple[GateRule, ...] = (
         "secret_detected",
         GateDecision.REJECTED,
         "The text or value contains a credential. Only its digest is kept.",
+    ),
+    GateRule(
+        "ephemeral_value",
+        GateDecision.REJECTED,
+        "The content holds a value that is only good for a moment: "
+        + ", ".join(f"{rule.kind} ({rule.description})" for rule in EPHEMERAL_RULES)
+        + " Only its digest is kept.",
+    ),
+    GateRule(
+        "consent_required",
+        GateDecision.REJECTED,
+        "The content is of a sensitive class ("
+        + ", ".join(
+            f"`{rule.sensitivity}`"
+            for rule in SENSITIVITY_RULES
+            if rule.sensitivity != Sensitivity.PERSONAL
+        )
+        + ", or `sensitive` named by the agent) the subject has not consented to; "
+        "`consent_required` in the answer names the class. Only its digest is kept. The "
+        "agent's `sensitivity` hint can raise the class the rules found, never lower it.",
     ),
     GateRule(
         "instruction_injection",
@@ -168,6 +190,16 @@ GATE_RULES: tuple[GateRule, ...] = (
     ),
 )
 RULES_BY_CODE = {rule.code: rule for rule in GATE_RULES}
+# Reasons whose claim is stored without its text, value, sources or indexes.
+WITHHOLDS_CONTENT: frozenset[str] = frozenset(
+    {"secret_detected", "ephemeral_value", "consent_required"}
+)
+
+
+def withholds_content(reasons: tuple[str, ...] | list[str]) -> bool:
+    return not WITHHOLDS_CONTENT.isdisjoint(reasons)
+
+
 # The signals `instruction_injection` adds up, and the score that quarantines.
 INJECTION_SIGNALS: tuple[InjectionSignal, ...] = SIGNALS
 INJECTION_THRESHOLD = THRESHOLD
@@ -206,6 +238,12 @@ class Candidate:
     # Identity fields, judged for injection with the content.
     subject: str = ""
     scope: dict[str, str] = field(default_factory=dict)
+    # What the sensitivity rules found (memory/sensitivity.py), and the
+    # classes the subject consented to.
+    sensitivity: str = Sensitivity.NORMAL
+    consent_classes: tuple[str, ...] = ()
+    consented: frozenset[str] = frozenset()
+    ephemeral: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +260,12 @@ class Verdict:
     basis: str = ""
     # The injection signals that fired, when the reason is instruction_injection.
     signals: tuple[str, ...] = field(default=())
+    sensitivity: str = Sensitivity.NORMAL
+    consent_classes: tuple[str, ...] = ()
+    # The classes without consent, when the reason is consent_required.
+    consent_missing: tuple[str, ...] = ()
+    # The kinds of ephemeral value, when the reason is ephemeral_value.
+    ephemeral: tuple[str, ...] = ()
 
 
 _STATUS_FOR: dict[str, ClaimStatus] = {
@@ -262,6 +306,11 @@ def _content_rules(candidate: Candidate) -> Verdict | None:
     secrets = find_secrets(candidate)
     if secrets:
         return _verdict("secret_detected", secrets=tuple(secrets))
+    if candidate.ephemeral:
+        return _verdict("ephemeral_value", ephemeral=candidate.ephemeral)
+    missing = tuple(c for c in candidate.consent_classes if c not in candidate.consented)
+    if missing:
+        return _verdict("consent_required", consent_missing=missing)
     injection = judge_injection(content_strings(candidate))
     if injection.is_injection:
         return _verdict("instruction_injection", signals=injection.signals)
@@ -362,12 +411,22 @@ def evaluate(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdic
     """
     authority, basis, lowered = effective_authority(candidate)
     judged = replace(candidate, authority=authority, basis=basis)
+    sensitivity = {
+        "sensitivity": candidate.sensitivity,
+        "consent_classes": candidate.consent_classes,
+    }
     verdict = _content_rules(judged)
     if verdict is not None:
         # Rejected or quarantined for what it says: who said it changes nothing.
-        return replace(verdict, authority=authority, basis=basis)
+        return replace(verdict, authority=authority, basis=basis, **sensitivity)
     verdict = _judge(judged, active=active)
-    return replace(verdict, reasons=(*verdict.reasons, *lowered), authority=authority, basis=basis)
+    return replace(
+        verdict,
+        reasons=(*verdict.reasons, *lowered),
+        authority=authority,
+        basis=basis,
+        **sensitivity,
+    )
 
 
 def _judge(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdict:

@@ -1,4 +1,5 @@
-"""The end user's console: what is remembered about them, corrections, deletions."""
+"""The end user's console: what is remembered about them, corrections, deletions, and
+"download my data"."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import console_context
@@ -16,12 +18,21 @@ from accounts.models import Membership
 from accounts.selectors import audit_trail, owned_subject_keys
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
-from memory.models import Event
+from memory.models import DataExport, Event, ExportStatus
+from memory.models.exports import UNFINISHED_EXPORT_STATUSES
 from memory.models.lifecycle import DeletionStatus
+from memory.selectors.consent import me_consents
 from memory.selectors.deletion import deletion_get
-from memory.selectors.me import me_memories, me_memory_get, me_subjects
+from memory.selectors.me import me_export_get, me_exports, me_memories, me_memory_get, me_subjects
+from memory.services.consent import consents_set
 from memory.services.corrections import memory_correct
 from memory.services.deletion import deletion_request_create
+from memory.services.exports import (
+    export_document,
+    export_is_small,
+    export_request,
+    export_scope,
+)
 
 FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED}
 
@@ -36,7 +47,13 @@ def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any
         me_memories(tenant=membership.tenant, user=request.user).prefetch_related("sources")
     )
     owned = owned_subject_keys(tenant=membership.tenant, user=request.user)
-    return {"subjects": subjects, "memories": memories, "owned_keys": owned}
+    return {
+        "subjects": subjects,
+        "memories": memories,
+        "owned_keys": owned,
+        "exports": list(me_exports(tenant=membership.tenant, user=request.user)[:3]),
+        "consents": me_consents(tenant=membership.tenant, user=request.user),
+    }
 
 
 @login_required
@@ -46,6 +63,49 @@ def me(request: HttpRequest) -> HttpResponse:
     return render_page(
         request, "memory/me.html", _page_context(request, membership), partial="memories"
     )
+
+
+@login_required
+@require_POST
+def consent_update(request: HttpRequest) -> HttpResponse:
+    """Grant or withdraw one class for one of the user's subjects; withdrawal deletes."""
+    membership = console_context(request)
+    key = request.POST.get("subject", "")
+    if key not in owned_subject_keys(tenant=membership.tenant, user=request.user):
+        raise Http404("no such subject")
+    granted = request.POST.get("granted") == "1"
+    sensitivity = request.POST.get("sensitivity", "")
+    error = None
+    deletions = []
+    try:
+        outcome = consents_set(
+            tenant=membership.tenant,
+            actor=_actor(request, membership),
+            subject_keys=[key],
+            changes={sensitivity: granted},
+            user=request.user,
+        )
+        deletions = outcome.deletions
+    except Problem as problem:
+        error = str(problem.detail)
+    context = {
+        "consents": me_consents(tenant=membership.tenant, user=request.user),
+        "consent_deletions": deletions,
+        "consent_error": error,
+        "consent_changed": None if error else (sensitivity, granted),
+    }
+    if is_htmx(request):
+        return render_page(request, "memory/me.html", context, partial="consents")
+    if error:
+        messages.error(request, error)
+    elif deletions:
+        messages.success(
+            request,
+            f"Consent withdrawn. {len(deletions)} memories of this kind are being deleted.",
+        )
+    else:
+        messages.success(request, "Consent granted." if granted else "Consent withdrawn.")
+    return redirect("memory:me")
 
 
 def _memory_or_404(request: HttpRequest, membership: Membership, claim_id: Any) -> Any:
@@ -181,3 +241,71 @@ def event_view(request: HttpRequest, event_id: Any) -> HttpResponse:
     if event is None:
         raise Http404("no such event")
     return render_page(request, "memory/event.html", {"event": event})
+
+
+def _attachment(content: str, *, at: Any) -> HttpResponse:
+    response = HttpResponse(content, content_type="application/json")
+    response["Content-Disposition"] = (
+        f'attachment; filename="memdesk-export-{at:%Y%m%d-%H%M%S}.json"'
+    )
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+@require_POST
+def export_start(request: HttpRequest) -> HttpResponse:
+    """The "Download my data" button: the file at once when it is small, else a page that
+    follows the worker making it."""
+    membership = console_context(request)
+    scope = export_scope(tenant=membership.tenant, user=request.user)
+    if export_is_small(tenant=membership.tenant, scope=scope):
+        content = export_document(tenant=membership.tenant, user=request.user, scope=scope)
+        return _attachment(content, at=timezone.now())
+    export, _created = export_request(
+        tenant=membership.tenant,
+        actor=_actor(request, membership),
+        user=request.user,
+        scope=scope,
+    )
+    url = f"/me/exports/{export.pk}/"
+    if is_htmx(request):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
+
+
+def _export_or_404(request: HttpRequest, membership: Membership, export_id: Any) -> DataExport:
+    export = me_export_get(tenant=membership.tenant, user=request.user, export_id=export_id)
+    if export is None:
+        raise Http404("no such export")
+    return export
+
+
+@login_required
+@require_GET
+def export_view(request: HttpRequest, export_id: Any) -> HttpResponse:
+    membership = console_context(request)
+    export = _export_or_404(request, membership, export_id)
+    percent = 100 if export.status == ExportStatus.READY else 0
+    if export.rows_total and export.status in UNFINISHED_EXPORT_STATUSES:
+        percent = min(99, export.rows_done * 100 // export.rows_total)
+    context = {
+        "export": export,
+        "unfinished": export.status in UNFINISHED_EXPORT_STATUSES,
+        "downloadable": export.status == ExportStatus.READY and export.expires_at > timezone.now(),
+        "percent": percent,
+    }
+    return render_page(request, "memory/export.html", context, partial="progress")
+
+
+@login_required
+@require_GET
+def export_file(request: HttpRequest, export_id: Any) -> HttpResponse:
+    membership = console_context(request)
+    export = _export_or_404(request, membership, export_id)
+    if export.status != ExportStatus.READY or export.expires_at <= timezone.now():
+        messages.error(request, "This export cannot be downloaded any more. Ask for a new one.")
+        return redirect(f"/me/exports/{export.pk}/")
+    return _attachment(export.content, at=export.finished_at or export.created_at)

@@ -15,6 +15,11 @@ from memory.models.claims import (
     claim_sources_for,
 )
 from memory.models.embeddings import ClaimEmbedding
+from memory.models.exports import (
+    EXPORT_TRANSITIONS,
+    DataExport,
+    ExportStatus,
+)
 from memory.models.ledger import Event, Sensitivity, Subject
 from memory.models.lifecycle import (
     DELETION_TRANSITIONS,
@@ -28,13 +33,16 @@ from memory.models.lifecycle import (
     TombstoneTarget,
 )
 from memory.models.platforms import OperationPolicy, Platform
+from memory.models.privacy import CONSENT_CHOICES, Consent, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
     "CLAIM_TRANSITIONS",
+    "CONSENT_CHOICES",
     "DELETION_TRANSITIONS",
+    "EXPORT_TRANSITIONS",
     "Authority",
     "Basis",
     "Checkpoint",
@@ -44,12 +52,15 @@ __all__ = [
     "ClaimRole",
     "ClaimSource",
     "ClaimStatus",
+    "Consent",
     "ConsolidationRun",
     "ConsolidationTrigger",
+    "DataExport",
     "DeletionRequest",
     "DeletionScope",
     "DeletionStatus",
     "Event",
+    "ExportStatus",
     "GateDecision",
     "OperationPolicy",
     "Platform",
@@ -57,6 +68,7 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RetentionPolicy",
     "Sensitivity",
     "Subject",
     "Tombstone",

@@ -11,7 +11,7 @@ from django.db.models.functions import Now
 
 from accounts.models import Tenant
 from common.transitions import status_transition_trigger
-from memory.models.ledger import Event, Subject
+from memory.models.ledger import Event, Sensitivity, Subject
 
 
 class ClaimKind(models.TextChoices):
@@ -215,6 +215,17 @@ class Claim(models.Model):
     agent = models.CharField(max_length=100, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
     value_digest = models.CharField(max_length=80, blank=True)
+    # The strongest class the rules or the agent's hint found, and every class
+    # it needed consent for: withdrawing one of them deletes the claim.
+    sensitivity = models.CharField(
+        max_length=32,
+        choices=Sensitivity.choices,
+        default=Sensitivity.NORMAL,
+        db_default=Sensitivity.NORMAL,
+    )
+    consent_classes = ArrayField(
+        models.CharField(max_length=32), default=list, db_default=[], blank=True
+    )
     search_vector = SearchVectorField(null=True, editable=False)
     # Character n-grams of the text, so unsegmented scripts (Chinese) and exact
     # identifiers (ERR_4711, paths) are found without a word parser.

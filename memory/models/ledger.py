@@ -32,9 +32,21 @@ class Subject(models.Model):
 
 
 class Sensitivity(models.TextChoices):
-    NORMAL = "normal"
-    PERSONAL = "personal"
-    SENSITIVE = "sensitive"
+    """How careful memdesk is with a piece of content (see memory/sensitivity.py).
+
+    `normal` is the class of nothing special. Every class after `personal` is
+    kept only with the subject's consent for it; `sensitive` is the class an
+    agent names when it knows the content is sensitive but not how.
+    """
+
+    NORMAL = "normal", "None"
+    PERSONAL = "personal", "Personal"
+    SENSITIVE = "sensitive", "Sensitive (other)"
+    HEALTH = "health", "Health"
+    FINANCE = "finance", "Finance"
+    CREDENTIALS_ADJACENT = "credentials_adjacent", "Credentials-adjacent"
+    LOCATION = "location", "Precise location"
+    MINORS = "minors", "Minors"
 
 
 @pgtrigger.register(
@@ -64,7 +76,7 @@ class Event(models.Model):
     recorded_at = models.DateTimeField(db_default=Now())
     digest = models.CharField(max_length=80)
     sensitivity = models.CharField(
-        max_length=16, choices=Sensitivity.choices, default=Sensitivity.NORMAL
+        max_length=32, choices=Sensitivity.choices, default=Sensitivity.NORMAL
     )
     # Claims that were injected into the context that produced this event; a
     # candidate sourced only from such events is the agent quoting itself.

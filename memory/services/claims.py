@@ -17,8 +17,8 @@ from accounts.models import ActorKind, AgentToken, Tenant
 from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
-from common.screen import SecretFinding, find_secrets_in_text, find_secrets_in_value
-from memory import gate
+from common.screen import SecretFinding, find_secrets_in_text, find_secrets_in_value, strings_in
+from memory import gate, sensitivity
 from memory.models import (
     AUTHORITY_RANK,
     CLAIM_TRANSITIONS,
@@ -31,10 +31,12 @@ from memory.models import (
     Event,
     GateDecision,
     Receipt,
+    Sensitivity,
     Subject,
     allowed_claim_targets,
 )
 from memory.search import ngrams, searchable_text
+from memory.selectors.consent import consented_classes
 from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.lineage import claims_invalidate_derived
 from memory.services.subjects import subject_resolve
@@ -42,6 +44,11 @@ from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
 REDACTED = "[withheld: secret detected]"
+WITHHELD_TEXT = {
+    "secret_detected": REDACTED,
+    "ephemeral_value": "[withheld: ephemeral value]",
+    "consent_required": "[withheld: consent required]",
+}
 
 
 @dataclass
@@ -70,6 +77,8 @@ class CandidateInput:
     expires_at: datetime | None = None
     supersedes: uuid.UUID | None = None
     derived_from: list[uuid.UUID] = field(default_factory=list)
+    # The agent's hint: it can raise the class the rules find, never lower it.
+    sensitivity: str = Sensitivity.NORMAL
 
 
 @dataclass
@@ -80,6 +89,8 @@ class SubmitResult:
     merged_into: uuid.UUID | None = None
     conflict_with: list[uuid.UUID] = field(default_factory=list)
     review_item: ReviewItem | None = None
+    # The sensitive classes the subject has not consented to (consent_required).
+    consent_required: list[str] = field(default_factory=list)
 
 
 def scope_key(scope: dict[str, str]) -> str:
@@ -353,6 +364,8 @@ class Screened:
     scope: dict[str, str]
     scope_json: str
     uri_secrets: list[SecretFinding]
+    classification: sensitivity.Classification
+    ephemeral: tuple[str, ...]
 
 
 class SecretScan:
@@ -386,12 +399,27 @@ def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = Non
     """
     scan = scan or SecretScan()
     scope = validate_scope(candidate.scope)
+    if candidate.sensitivity not in Sensitivity.values:
+        raise Problem(
+            "validation_error",
+            "Unknown sensitivity class.",
+            errors={"sensitivity": [f"One of {', '.join(Sensitivity.values)}."]},
+        )
     _refuse_identity_secrets(candidate=candidate, scope=scope, scan=scan)
+    # What the claim says and what names it: a sensitive predicate is as telling as a text.
+    content = [
+        candidate.text,
+        *strings_in(candidate.value),
+        candidate.predicate,
+        *scope.values(),
+    ]
     return Screened(
         candidate=candidate,
         scope=scope,
         scope_json=scope_key(scope),
         uri_secrets=[f for s in candidate.sources for f in scan.text(s.uri) + scan.text(s.digest)],
+        classification=sensitivity.classify(content, hint=candidate.sensitivity),
+        ephemeral=sensitivity.find_ephemeral(content),
     )
 
 
@@ -447,8 +475,13 @@ def judge(
     active: Claim | None,
     available_at: datetime,
     receipt_state: str | None,
+    consented: frozenset[str] = frozenset(),
 ) -> gate.Verdict:
-    """The gate's verdict on a screened candidate, given everything it reads."""
+    """The gate's verdict on a screened candidate, given everything it reads.
+
+    `consented` is what the subject consented to, read only when the candidate
+    is of a class that needs it (see `consent_to_read`).
+    """
     candidate = screened.candidate
     events = [s for s in sources if isinstance(s, Event)]
     evidence = evidence_of(events)
@@ -472,6 +505,10 @@ def judge(
             outcome_receipt_state=receipt_state,
             subject=candidate.subject,
             scope=screened.scope,
+            sensitivity=screened.classification.sensitivity,
+            consent_classes=screened.classification.consent_classes,
+            consented=consented,
+            ephemeral=screened.ephemeral,
         ),
         active=None
         if active is None
@@ -490,8 +527,15 @@ def judge(
             secrets=tuple(screened.uri_secrets),
             authority=verdict.authority,
             basis=verdict.basis,
+            sensitivity=verdict.sensitivity,
+            consent_classes=verdict.consent_classes,
         )
     return verdict
+
+
+def consent_to_read(screened: Screened) -> bool:
+    """Whether the gate needs the subject's consents for this candidate."""
+    return bool(screened.classification.consent_classes)
 
 
 def claim_row(
@@ -513,9 +557,9 @@ def claim_row(
     batch's insert does for many rows in one statement.
     """
     candidate = screened.candidate
-    secret_found = "secret_detected" in verdict.reasons
-    text = REDACTED if secret_found else candidate.text
-    value = None if secret_found else candidate.value
+    withheld = next((r for r in verdict.reasons if r in gate.WITHHOLDS_CONTENT), None)
+    text = WITHHELD_TEXT[withheld] if withheld else candidate.text
+    value = None if withheld else candidate.value
     return Claim(
         tenant=tenant,
         subject=subject,
@@ -542,10 +586,12 @@ def claim_row(
         agent=actor.label,
         token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
         value_digest=fingerprint({"value": candidate.value, "text": candidate.text}),
+        sensitivity=verdict.sensitivity,
+        consent_classes=list(verdict.consent_classes),
         updated_at=now,
         **(
             {"ngrams": []}
-            if secret_found
+            if withheld
             else _search_fields(
                 predicate=candidate.predicate,
                 text=text,
@@ -565,6 +611,9 @@ def verdict_audit_data(
         "value_digest": claim.value_digest,
         "secret_kinds": sorted({f.kind for f in verdict.secrets}),
         "injection_signals": list(verdict.signals),
+        "sensitivity": verdict.sensitivity,
+        "consent_missing": list(verdict.consent_missing),
+        "ephemeral_kinds": list(verdict.ephemeral),
     }
 
 
@@ -618,6 +667,11 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         active = state.active
         receipt_id = outcome_receipt_id(kind=candidate.kind, value=candidate.value)
         receipts = receipt_states(tenant=tenant, receipt_ids=[receipt_id] if receipt_id else [])
+        consents = (
+            consented_classes(tenant=tenant, subject_ids=[subject.pk])
+            if consent_to_read(screened)
+            else {}
+        )
         verdict = judge(
             screened=screened,
             actor=actor,
@@ -625,6 +679,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             active=active,
             available_at=available_at,
             receipt_state=receipts.get(receipt_id) if receipt_id else None,
+            consented=consents.get(subject.pk, frozenset()),
         )
 
         if verdict.decision == GateDecision.MERGED and active is not None:
@@ -669,7 +724,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             now=now,
         )
         claim.save(force_insert=True)
-        if "secret_detected" not in verdict.reasons:
+        if not gate.withholds_content(verdict.reasons):
             _attach_sources(tenant=tenant, claim=claim, sources=sources, new=True)
             embeddings_enqueue_on_commit(claim_ids=[claim.id])
         if parents:
@@ -709,6 +764,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         reasons=list(verdict.reasons),
         conflict_with=list(verdict.conflict_with),
         review_item=review_item,
+        consent_required=list(verdict.consent_missing),
     )
 
 

@@ -42,6 +42,7 @@ from common.problems import Problem
 from memory import gate
 from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
 from memory.search import searchable_text
+from memory.selectors.consent import consented_classes
 from memory.services.claims import (
     CandidateInput,
     Identity,
@@ -53,6 +54,7 @@ from memory.services.claims import (
     claim_row,
     claim_submit,
     claim_version,
+    consent_to_read,
     events_by_id,
     identity_lock_key,
     identity_states,
@@ -146,6 +148,10 @@ def claims_submit_batch(
         receipts = receipt_states(
             tenant=tenant, receipt_ids=[r for r in receipt_ids.values() if r is not None]
         )
+        consents = consented_classes(
+            tenant=tenant,
+            subject_ids={identity_of[i][0] for i in live if consent_to_read(screened[i])},
+        )
         shared = {
             identity for identity, count in Counter(identity_of.values()).items() if count > 1
         }
@@ -164,6 +170,7 @@ def claims_submit_batch(
                 active=state.active,
                 available_at=available_at,
                 receipt_state=receipts.get(receipt_id) if receipt_id else None,
+                consented=consents.get(identity_of[i][0], frozenset()),
             )
             planned.append(
                 _Planned(
@@ -335,7 +342,7 @@ def _store(
                     data={"sources_added": len(added)},
                 )
             )
-        elif p.claim is not None and "secret_detected" not in p.verdict.reasons:
+        elif p.claim is not None and not gate.withholds_content(p.verdict.reasons):
             rows += source_rows(tenant=tenant, claim=p.claim, sources=p.sources)
     _insert_sources(rows)
     if merged:
@@ -396,7 +403,7 @@ def _store(
         claim_ids=[
             p.claim.id
             for p in new
-            if p.claim is not None and "secret_detected" not in p.verdict.reasons
+            if p.claim is not None and not gate.withholds_content(p.verdict.reasons)
         ]
     )
 
@@ -416,6 +423,7 @@ def _store(
                 reasons=list(p.verdict.reasons),
                 conflict_with=list(p.verdict.conflict_with),
                 review_item=items.get(p.index),
+                consent_required=list(p.verdict.consent_missing),
             )
     return results
 
@@ -512,7 +520,7 @@ def _insert(
 def _insert_claims(claims: list[Claim]) -> None:
     """The claims `claim_row(…, with_search_vector=False)` built, with the full-text vector
     `SearchVector(Value(document), config="english")` computes, for claims with n-grams
-    (a rejected secret has neither)."""
+    (content withheld by the gate has neither)."""
     rows = [
         (
             c.id,
@@ -541,8 +549,10 @@ def _insert_claims(claims: list[Claim]) -> None:
             c.agent,
             c.token_id,
             c.value_digest,
+            c.sensitivity,
+            c.consent_classes,
             searchable_text(predicate=c.predicate, text=c.text, value=c.value)
-            if "secret_detected" not in c.gate_reasons
+            if not gate.withholds_content(c.gate_reasons)
             else None,
             c.ngrams,
             c.use_count,
@@ -579,6 +589,8 @@ def _insert_claims(claims: list[Claim]) -> None:
             ("agent", _TEXT),
             ("token_id", _typed("bigint")),
             ("value_digest", _TEXT),
+            ("sensitivity", _TEXT),
+            ("consent_classes", _TEXT_ARRAY),
             # What SearchVector(Value(document), config="english") compiles to.
             (
                 "search_vector",

@@ -9,8 +9,10 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.fingerprints import fingerprint
 from common.problems import Problem
-from common.screen import find_secrets_in_strings, find_secrets_in_value
-from memory.models import Event
+from common.screen import find_secrets_in_strings, find_secrets_in_value, strings_in
+from memory.models import Event, Sensitivity
+from memory.selectors.consent import consented_classes
+from memory.sensitivity import classify, find_ephemeral
 from memory.services.subjects import subject_resolve
 
 
@@ -26,10 +28,15 @@ def event_record(
     run_id: str = "",
     agent: str = "",
     source_uri: str = "",
-    sensitivity: str = "normal",
+    sensitivity: str = Sensitivity.NORMAL,
     echo_of: list[Any] | None = None,
 ) -> Event:
-    """Append one observation to the ledger. Credentials are refused, never stored."""
+    """Append one observation to the ledger.
+
+    Credentials and ephemeral values are refused, never stored; so is content
+    of a sensitive class the subject has not consented to. The event keeps the
+    stronger of the rules' class and the agent's `sensitivity`.
+    """
     body = body or {}
     # Every string the agent sent; injections are not refused here: the ledger
     # records what was observed, and the claim gate judges what becomes memory.
@@ -43,8 +50,32 @@ def event_record(
             + ", ".join(sorted({f.kind for f in findings}))
             + "). Remove it and send the event again; nothing was stored.",
         )
+    content = [kind, text, source_uri, *strings_in(body)]
+    ephemeral = find_ephemeral(content)
+    if ephemeral:
+        raise Problem(
+            "ephemeral_value",
+            "The event holds a value that is only good for a moment ("
+            + ", ".join(ephemeral)
+            + "). memdesk never remembers one; nothing was stored.",
+            kinds=list(ephemeral),
+        )
+    classification = classify(content, hint=sensitivity)
     with transaction.atomic():
         subject = subject_resolve(tenant=tenant, key=subject_key)
+        if classification.consent_classes:
+            consented = consented_classes(tenant=tenant, subject_ids=[subject.pk]).get(
+                subject.pk, frozenset()
+            )
+            missing = [c for c in classification.consent_classes if c not in consented]
+            if missing:
+                # Raised inside the transaction: a subject created for it goes too.
+                raise Problem(
+                    "consent_required",
+                    f"The event is about {', '.join(missing)}, and {subject_key} has not "
+                    "consented to memdesk keeping that. Nothing was stored.",
+                    consent_required=missing,
+                )
         return Event.objects.create(
             tenant=tenant,
             subject=subject,
@@ -65,7 +96,7 @@ def event_record(
                     "observed_at": observed_at.isoformat(),
                 }
             ),
-            sensitivity=sensitivity,
+            sensitivity=classification.sensitivity,
             echo_of=echo_of or [],
             token_id=int(actor.id) if actor.kind == "agent" else None,
         )

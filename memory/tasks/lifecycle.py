@@ -1,4 +1,4 @@
-"""Celery tasks for the memory lifecycle: deletion propagation and consolidation.
+"""Celery tasks for the memory lifecycle: deletion propagation, consolidation, retention.
 
 Tasks carry ids only; the rows hold the work. A deletion message delivered
 twice finds its request leased or finished; a lost one is found again by the
@@ -18,6 +18,7 @@ from accounts.models import Tenant
 from memory.models import ConsolidationTrigger
 from memory.services.consolidation import consolidation_run, consolidation_run_all
 from memory.services.deletion import deletion_run, deletions_dispatch_due
+from memory.services.retention import retention_sweep_all
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +62,11 @@ def consolidate(tenant_id: int | None = None, trigger: str = ConsolidationTrigge
         tenant = Tenant.objects.filter(pk=tenant_id).first()
         runs = [] if tenant is None else [consolidation_run(tenant=tenant, trigger=trigger)]
     return {str(run.tenant_id): run.changes.get("counts", {}) for run in runs}
+
+
+@shared_task(name="memory.retention_sweep", acks_late=True, reject_on_worker_lost=True)
+def retention_sweep_task() -> int:
+    """Ask for the deletion of every claim past its tenant's retention period; the
+    deletions run on the lifecycle workers as any other. Returns how many were asked."""
+    sweeps = retention_sweep_all(actor=Actor.system("retention"))
+    return sum(len(sweep.deletions) for sweep in sweeps)

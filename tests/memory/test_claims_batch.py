@@ -24,6 +24,7 @@ from accounts.models import AuditEvent, Tenant
 from accounts.services import tenant_create
 from memory.models import Claim, ClaimSource, Event, Subject
 from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.consent import consents_set
 from memory.services.events import event_record
 from reviews.models import ReviewItem
 from tests.memory.helpers import candidate, post_event, submit
@@ -69,6 +70,12 @@ class World:
             "bob_said": record(self.front, "user_statement", "I live in Paris", subject="user:bob"),
         }
         self.names = {str(e.pk): name for name, e in self.events.items()}
+        consents_set(
+            tenant=tenant,
+            actor=Actor.system("consent fixture"),
+            subject_keys=["user:alice"],
+            changes={"finance": True},
+        )
         standing = Actor.for_token(self.tool.token)
         for predicate, value in (
             ("home_city", "Shanghai"),
@@ -247,6 +254,39 @@ def front_corpus(w: World) -> list[tuple[str, dict[str, Any]]]:
         ),
         _item("a new subject", subject="project:crm", predicate="owner", value="alice"),
         _item(
+            "sensitive without consent",
+            predicate="condition",
+            value="asthma",
+            text="Alice was diagnosed with asthma",
+        ),
+        _item("the hint raises the class", predicate="plan", value="gold", sensitivity="health"),
+        _item(
+            "the hint cannot lower the class",
+            predicate="meds",
+            value="insulin",
+            text="Alice takes insulin",
+            sensitivity="normal",
+        ),
+        _item(
+            "sensitive with consent",
+            predicate="bank",
+            value="Acme Bank",
+            text="Alice's bank account is at Acme Bank",
+        ),
+        _item(
+            "consent is per subject",
+            subject="user:bob",
+            predicate="salary",
+            value="high",
+            text="Bob's salary is high",
+        ),
+        _item(
+            "ephemeral one-time code",
+            predicate="otp",
+            value="482913",
+            text="Alice's verification code is 482913",
+        ),
+        _item(
             "scoped",
             predicate="likes",
             value="coffee",
@@ -391,6 +431,7 @@ def stored(w: World) -> dict[str, Any]:
                 "agent": c.agent,
                 "token": names.tokens.get(str(c.token_id)),
                 "value_digest": c.value_digest,
+                "sensitivity": (c.sensitivity, c.consent_classes),
                 "ngrams": sorted(c.ngrams),
                 "search_vector": vector,
                 # An event source carries its event's digest, which differs per tenant.
@@ -483,6 +524,23 @@ def test_the_batch_stores_and_answers_what_one_by_one_does(make_agent):
     assert by_label["intra-batch: newer observation supersedes"]["reasons"] == ["newer_observation"]
     assert by_label["user_explicit above the ceiling"]["reasons"][-1] == "authority_capped"
     assert by_label["weaker supersede of a stronger claim"]["reasons"][0] == "supersedes_stronger"
+    sensitive = {
+        "sensitive without consent": ("rejected", "consent_required", "health", ["health"]),
+        "the hint raises the class": ("rejected", "consent_required", "health", ["health"]),
+        "the hint cannot lower the class": ("rejected", "consent_required", "health", ["health"]),
+        "sensitive with consent": ("needs_review", "unverified_authority", "finance", []),
+        "consent is per subject": ("rejected", "consent_required", "finance", ["finance"]),
+        "ephemeral one-time code": ("rejected", "ephemeral_value", "normal", []),
+    }
+    assert {
+        label: (
+            by_label[label]["decision"],
+            by_label[label]["reasons"][0],
+            by_label[label]["sensitivity"],
+            by_label[label]["consent_required"],
+        )
+        for label in sensitive
+    } == sensitive
     errors = {label: a["error"]["code"] for label, a in by_label.items() if "error" in a}
     assert errors == {
         "no sources": "source_required",

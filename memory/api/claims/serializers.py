@@ -76,6 +76,13 @@ class CandidateIn(serializers.Serializer):
     refresh_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     supersedes = serializers.UUIDField(required=False, allow_null=True, default=None)
+    sensitivity = serializers.ChoiceField(
+        choices=Sensitivity.choices,
+        required=False,
+        default=Sensitivity.NORMAL,
+        help_text="The agent's reading of the content's class. The stronger of it and the "
+        "gate's rules wins: a hint can raise the class, never lower it.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("value") is None and not attrs.get("text"):
@@ -129,6 +136,12 @@ class VerdictOut(serializers.Serializer):
     merged_into = serializers.UUIDField(allow_null=True)
     conflict_with = serializers.ListField(child=serializers.UUIDField())
     review_item = ReviewRef(allow_null=True)
+    sensitivity = serializers.CharField(help_text="The class the claim is stored with.")
+    consent_required = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="With `consent_required`: the sensitive classes the subject has not "
+        "consented to. Nothing of the content was kept.",
+    )
 
 
 def verdict_data(result: Any) -> dict[str, Any]:
@@ -142,6 +155,8 @@ def verdict_data(result: Any) -> dict[str, Any]:
         "merged_into": str(result.merged_into) if result.merged_into else None,
         "conflict_with": [str(c) for c in result.conflict_with],
         "review_item": {"id": item.id, "queue": item.queue} if item else None,
+        "sensitivity": result.claim.sensitivity,
+        "consent_required": list(result.consent_required),
     }
 
 
@@ -298,11 +313,36 @@ class InjectionSignalOut(serializers.Serializer):
     )
 
 
+class SensitivityRuleOut(serializers.Serializer):
+    sensitivity = serializers.CharField()
+    description = serializers.CharField()
+    needs_consent = serializers.BooleanField(
+        help_text="Kept only when the subject consented to this class (`consent_required`)."
+    )
+    patterns = serializers.ListField(
+        child=serializers.CharField(), help_text="Regular expressions on the canonical text."
+    )
+
+
+class EphemeralRuleOut(serializers.Serializer):
+    kind = serializers.CharField()
+    description = serializers.CharField()
+    patterns = serializers.ListField(child=serializers.CharField())
+
+
 class GateRulesOut(serializers.Serializer):
     """The whole rule list in one page: `next` is always null."""
 
     results = GateRuleOut(many=True)
     next = serializers.CharField(allow_null=True)
+    sensitivity_rules = SensitivityRuleOut(
+        many=True,
+        help_text="How the gate classes content (claims and events); the stronger of these "
+        "and the agent's `sensitivity` hint wins.",
+    )
+    ephemeral_rules = EphemeralRuleOut(
+        many=True, help_text="Values never remembered (`ephemeral_value`)."
+    )
     injection_threshold = serializers.IntegerField(
         help_text="A text whose fired signals weigh this much or more is quarantined "
         "with `instruction_injection`."

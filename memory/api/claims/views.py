@@ -46,6 +46,7 @@ from memory.selectors.claims import (
     hot_memory,
     subject_get,
 )
+from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
 from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
@@ -72,7 +73,11 @@ class EventCreateView(APIView):
         request=EventInput,
         responses={201: EventOutput, 400: VALIDATION_ERROR},
         summary="Append an event to the ledger",
-        description="Errors: `validation_error`, `subject_invalid`, `secret_detected`.",
+        description="The event keeps the stronger of its `sensitivity` and the class the gate's "
+        "rules find (see `/gate/rules`). Errors: `validation_error`, `subject_invalid`, "
+        "`secret_detected`, `ephemeral_value` (a one-time code, temporary path or session id; "
+        "`kinds` names them), `consent_required` (a sensitive class the subject has not "
+        "consented to; `consent_required` names it). A refused event stores nothing.",
     )
     @idempotent
     def post(self, request: Request) -> Response:
@@ -347,7 +352,9 @@ class GateRulesView(APIView):
         responses={200: GateRulesOut},
         summary="The write gate's reason codes with their decisions and descriptions",
         description="Also the injection classifier as data: each signal's weight and "
-        "patterns, and the threshold at which a claim is quarantined.",
+        "patterns, and the threshold at which a claim is quarantined; the sensitivity classes "
+        "with their patterns and whether they need the subject's consent; the ephemeral "
+        "values never remembered.",
     )
     def get(self, request: Request) -> Response:
         api_context(request)
@@ -368,6 +375,23 @@ class GateRulesView(APIView):
             {
                 "results": rules,
                 "next": None,
+                "sensitivity_rules": [
+                    {
+                        "sensitivity": rule.sensitivity,
+                        "description": rule.description,
+                        "needs_consent": needs_consent(rule.sensitivity),
+                        "patterns": list(rule.patterns),
+                    }
+                    for rule in SENSITIVITY_RULES
+                ],
+                "ephemeral_rules": [
+                    {
+                        "kind": rule.kind,
+                        "description": rule.description,
+                        "patterns": list(rule.patterns),
+                    }
+                    for rule in EPHEMERAL_RULES
+                ],
                 "injection_threshold": INJECTION_THRESHOLD,
                 "injection_signals": signals,
             }

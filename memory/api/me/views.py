@@ -18,11 +18,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import api_context
+from accounts.selectors import owned_subject_keys
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found
 from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, PERSON_REQUIRED
 from memory.api.me.serializers import (
+    ConsentListOut,
+    ConsentsIn,
     CorrectIn,
     DeleteAllIn,
     DeletionAcceptedOut,
@@ -31,8 +34,10 @@ from memory.api.me.serializers import (
     MeMemoryOut,
 )
 from memory.models import Claim
+from memory.selectors.consent import me_consents
 from memory.selectors.deletion import deletion_get
 from memory.selectors.me import me_memories, me_memory_get, me_subjects
+from memory.services.consent import consents_set
 from memory.services.corrections import memory_correct
 from memory.services.deletion import deletion_request_create
 
@@ -228,3 +233,74 @@ class DeletionDetailView(APIView):
         if deletion is None:
             raise not_found("deletion")
         return Response(DeletionOut(deletion).data)
+
+
+def _consent_rows(context: Any, user: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "subject": row.subject,
+            "sensitivity": row.sensitivity,
+            "label": row.label,
+            "description": row.description,
+            "granted": row.granted,
+            "changed_at": row.changed_at,
+        }
+        for row in me_consents(tenant=context.tenant, user=user)
+    ]
+
+
+class MeConsentsView(APIView):
+    permission_classes = [PersonRequired]
+
+    @extend_schema(
+        responses={200: ConsentListOut, 403: PERSON_REQUIRED},
+        operation_id="me_consents_list",
+        summary="What I let memdesk remember",
+        description="Each sensitive class (health, finance, credentials_adjacent, location, "
+        "minors, and `sensitive` for what an agent marks sensitive without a class) for each "
+        "subject linked to the user, granted or not. Without consent for a class, memories of "
+        "it are rejected by the write gate (`consent_required`) and nothing of them is kept. "
+        "Errors: `person_required`.",
+    )
+    def get(self, request: Request) -> Response:
+        context = api_context(request)
+        return Response({"results": _consent_rows(context, request.user), "next": None})
+
+    @extend_schema(
+        request=ConsentsIn,
+        responses={200: ConsentListOut, 403: PERSON_REQUIRED, 404: NOT_FOUND},
+        operation_id="me_consents_set",
+        summary="Grant or withdraw consent per class",
+        description="Withdrawing a class deletes every memory it covered through the deletion "
+        "pipeline: one deletion per memory, listed in `deletions` (follow "
+        "`GET /api/v1/deletions/{id}` for each report). Classes left out stay as they are; "
+        "setting a class to what it is changes nothing. Errors: `person_required`, "
+        "`validation_error` (unknown class, not a boolean), `not_found` (a subject not "
+        "linked to the user).",
+    )
+    def put(self, request: Request) -> Response:
+        context = api_context(request)
+        data = ConsentsIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        keys = owned_subject_keys(tenant=context.tenant, user=request.user)
+        wanted = data.validated_data.get("subject")
+        if wanted is not None:
+            if wanted not in keys:
+                raise not_found("subject")
+            keys = [wanted]
+        if not keys:
+            raise not_found("subject")
+        outcome = consents_set(
+            tenant=context.tenant,
+            actor=context.actor,
+            subject_keys=keys,
+            changes=dict(data.validated_data["consents"]),
+            user=request.user,
+        )
+        return Response(
+            {
+                "results": _consent_rows(context, request.user),
+                "next": None,
+                "deletions": [str(d.pk) for d in outcome.deletions],
+            }
+        )

@@ -1,0 +1,274 @@
+"""Sensitive memory needs the subject's consent; ephemeral values are never remembered.
+
+Through the agent API (claims, batch, events), the end user's API and console,
+and the deletion pipeline a withdrawal starts.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import AuditEvent
+from memory.models import Claim, ClaimStatus, Consent, DeletionRequest, Event
+from memory.models.lifecycle import DeletionStatus
+from memory.services.deletion import deletion_run
+from tests.dump import tables_containing
+from tests.memory.helpers import candidate, post_event, submit
+
+pytestmark = pytest.mark.django_db
+
+CANARY = "quokkazephyr9921"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+WORKER = Actor.system("test lifecycle worker")
+
+
+def claim(agent, **overrides):
+    body = candidate(authority="agent_inferred", basis="inference", **overrides)
+    response = agent.post("/api/v1/claims", body, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def grant(session_api, user, **consents):
+    response = session_api(user).put("/api/v1/me/consents", {"consents": consents}, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_a_sensitive_memory_without_consent_is_rejected_and_nothing_of_it_is_kept(agent):
+    verdict = claim(
+        agent,
+        predicate="condition",
+        value=f"{CANARY} syndrome",
+        text=f"Alice was diagnosed with {CANARY} syndrome",
+    )
+
+    assert verdict["decision"] == "rejected"
+    assert verdict["reasons"] == ["consent_required"]
+    assert verdict["consent_required"] == ["health"]
+    assert verdict["sensitivity"] == "health"
+    stored = Claim.objects.get(pk=verdict["id"])
+    assert (stored.status, stored.value, stored.ngrams) == (ClaimStatus.REJECTED, None, [])
+    assert stored.text == "[withheld: consent required]"
+    assert stored.sources.count() == 0
+    assert stored.consent_classes == ["health"]
+    # Not in any row of any table: claims, sources, audit, idempotency replies.
+    assert tables_containing(CANARY) == {}
+
+
+def test_the_rules_read_chinese_and_the_hint_only_raises_the_class(agent):
+    chinese = claim(agent, predicate="illness", value="糖尿病", text="爱丽丝有糖尿病")
+    lowered = claim(
+        agent,
+        predicate="meds",
+        value="insulin",
+        text="Alice takes insulin daily",
+        sensitivity="normal",
+    )
+    raised = claim(
+        agent,
+        predicate="plan",
+        value="gold",
+        text="Alice is on the gold plan",
+        sensitivity="finance",
+    )
+    plain = claim(agent, predicate="drink", value="tea", text="Alice drinks tea")
+
+    assert chinese["consent_required"] == ["health"]
+    assert lowered["consent_required"] == ["health"]
+    assert raised["consent_required"] == ["finance"]
+    assert (plain["decision"], plain["sensitivity"], plain["consent_required"]) == (
+        "needs_review",
+        "normal",
+        [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Alice's verification code is 482913", "one_time_code"),
+        ("您的验证码是 739201", "one_time_code"),
+        ("The export is at /tmp/alice-export-8812.csv", "temporary_path"),
+        ("Alice's session id: 9f8e7d6c5b4a3210", "session_id"),
+    ],
+)
+def test_ephemeral_values_are_refused_in_claims_and_events(agent, text, kind):
+    verdict = claim(agent, predicate="note", value=text, text=text)
+
+    assert (verdict["decision"], verdict["reasons"]) == ("rejected", ["ephemeral_value"])
+    assert Claim.objects.get(pk=verdict["id"]).text == "[withheld: ephemeral value]"
+    event = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:alice",
+            "kind": "tool_result",
+            "text": text,
+            "observed_at": timezone.now().isoformat(),
+        },
+        format="json",
+    )
+    assert event.status_code == 400
+    assert event.json()["code"] == "ephemeral_value"
+    assert kind in event.json()["kinds"]
+    assert not Event.objects.exists()
+    assert tables_containing(text) == {}
+
+
+def test_a_sensitive_event_needs_consent_and_keeps_its_class(agent, alice, session_api):
+    refused = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:alice",
+            "kind": "user_statement",
+            "text": f"My salary is {CANARY} a month",
+            "observed_at": timezone.now().isoformat(),
+        },
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "consent_required"
+    assert refused.json()["consent_required"] == ["finance"]
+    assert tables_containing(CANARY) == {}
+
+    grant(session_api, alice, finance=True)
+    kept = post_event(agent, text=f"My salary is {CANARY} a month")
+    assert kept["sensitivity"] == "finance"
+
+
+def test_granting_then_withdrawing_consent_deletes_what_it_covered_with_a_report(
+    agent, alice, session_api, acme
+):
+    answer = grant(session_api, alice, health=True)
+    assert {(r["subject"], r["sensitivity"]) for r in answer["results"] if r["granted"]} == {
+        ("user:alice", "health")
+    }
+    covered = submit(
+        agent,
+        predicate="condition",
+        value="asthma diagnosis",
+        text=f"Alice has an asthma diagnosis, code {CANARY}",
+    )
+    assert (covered["decision"], covered["sensitivity"]) == ("accepted", "health")
+    kept = submit(agent, predicate="drink", value="tea", text="Alice drinks tea")
+
+    withdrawn = session_api(alice).put(
+        "/api/v1/me/consents", {"consents": {"health": False}}, format="json"
+    )
+
+    assert withdrawn.status_code == 200, withdrawn.json()
+    deletions = withdrawn.json()["deletions"]
+    assert len(deletions) == 1
+    assert not any(r["granted"] for r in withdrawn.json()["results"])
+    request = DeletionRequest.objects.get(pk=deletions[0])
+    assert (request.scope, str(request.claim_id), request.status) == (
+        "claim",
+        covered["id"],
+        DeletionStatus.PENDING,
+    )
+    audit = AuditEvent.objects.get(verb="consent.withdrawn")
+    assert audit.data == {"sensitivity": "health", "deletions": deletions}
+
+    done = deletion_run(deletion_id=deletions[0], worker=WORKER)
+
+    assert done is not None and done.status == DeletionStatus.COMPLETED
+    assert done.report["clean"], done.report["probes"]
+    assert done.report["artifacts"]["claims"] == {"erased": 1}
+    report = session_api(alice).get(f"/api/v1/deletions/{deletions[0]}").json()
+    assert report["status"] == "completed"
+    assert Claim.objects.get(pk=covered["id"]).status == ClaimStatus.ERASED
+    assert Claim.objects.get(pk=kept["id"]).status == ClaimStatus.ACTIVE
+    assert tables_containing(CANARY) == {}
+    # Without consent again, the same memory is refused.
+    again = claim(agent, predicate="condition", value="asthma", text="Alice has asthma")
+    assert again["consent_required"] == ["health"]
+
+
+def test_withdrawing_what_was_never_granted_changes_nothing(alice, session_api):
+    answer = grant(session_api, alice, minors=False)
+
+    assert answer["deletions"] == []
+    assert not AuditEvent.objects.filter(verb__startswith="consent.").exists()
+
+
+def test_consents_are_for_people_and_their_own_subjects(agent, alice, bob, session_api):
+    assert agent.get("/api/v1/me/consents").json()["code"] == "person_required"
+    unknown = session_api(alice).put(
+        "/api/v1/me/consents", {"consents": {"astrology": True}}, format="json"
+    )
+    assert unknown.status_code == 400
+    assert unknown.json()["code"] == "validation_error"
+    others = session_api(alice).put(
+        "/api/v1/me/consents", {"consents": {"health": True}, "subject": "user:bob"}, format="json"
+    )
+    assert others.status_code == 404
+    assert not Consent.objects.exists()
+    listed = session_api(bob).get("/api/v1/me/consents").json()["results"]
+    assert {r["subject"] for r in listed} == {"user:bob"}
+    assert {r["sensitivity"] for r in listed} == {
+        "sensitive",
+        "health",
+        "finance",
+        "credentials_adjacent",
+        "location",
+        "minors",
+    }
+
+
+def test_the_console_grants_and_withdraws_consent(agent, alice, login):
+    client = login(alice)
+    page = client.get("/me/").content.decode()
+    assert "What you let agents remember" in page
+    token = client.cookies["csrftoken"].value
+
+    granted = client.post(
+        "/me/consents",
+        {"subject": "user:alice", "sensitivity": "location", "granted": "1"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    ).content.decode()
+    assert granted.lstrip().startswith('<section id="consents"')
+    assert "Consent granted." in granted
+    covered = submit(
+        agent, predicate="home_address", value="12 Elm Street", text="Alice's home address"
+    )
+    assert covered["sensitivity"] == "location"
+
+    withdrawn = client.post(
+        "/me/consents",
+        {"subject": "user:alice", "sensitivity": "location", "granted": "0"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    ).content.decode()
+
+    deletion = DeletionRequest.objects.get(claim_id=covered["id"])
+    assert "1 memory of this kind is being deleted" in withdrawn
+    assert f"/me/deletions/{deletion.pk}/" in withdrawn
+    assert not Consent.objects.get(sensitivity="location").granted
+    forged = client.post(
+        "/me/consents", {"subject": "user:alice", "sensitivity": "health", "granted": "1"}
+    )
+    assert forged.status_code == 403
+
+
+def test_the_gate_rules_show_the_sensitivity_and_ephemeral_rules(agent):
+    rules = agent.get("/api/v1/gate/rules").json()
+
+    codes = {r["code"]: r["decision"] for r in rules["results"]}
+    assert codes["consent_required"] == codes["ephemeral_value"] == "rejected"
+    classes = {r["sensitivity"]: r["needs_consent"] for r in rules["sensitivity_rules"]}
+    assert classes == {
+        "minors": True,
+        "health": True,
+        "credentials_adjacent": True,
+        "finance": True,
+        "location": True,
+        "personal": False,
+    }
+    assert [r["kind"] for r in rules["ephemeral_rules"]] == [
+        "one_time_code",
+        "temporary_path",
+        "session_id",
+    ]

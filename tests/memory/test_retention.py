@@ -1,0 +1,142 @@
+"""Retention: claims past their tenant's period are forgotten through the deletion pipeline."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import AuditEvent, Role
+from memory.models import Claim, ClaimStatus, DeletionRequest, RetentionPolicy
+from memory.models.lifecycle import DeletionStatus
+from memory.services.deletion import deletion_run
+from memory.services.retention import retention_policy_set
+from memory.tasks.lifecycle import retention_sweep_task
+from tests.dump import tables_containing
+from tests.memory.helpers import submit
+
+pytestmark = pytest.mark.django_db
+
+WORKER = Actor.system("test lifecycle worker")
+ADMIN = Actor.system("test admin")
+CANARY = "quokkaretention5512"
+
+
+def aged(claim: dict, days: int) -> None:
+    """The claim as if it had been recorded `days` ago."""
+    Claim.objects.filter(pk=claim["id"]).update(recorded_at=timezone.now() - timedelta(days=days))
+
+
+def test_claims_past_their_period_are_deleted_by_the_beat_task_with_a_report(agent, acme):
+    retention_policy_set(tenant=acme, actor=ADMIN, kind="fact", sensitivity="", days=30)
+    old = submit(agent, predicate="locker", value=CANARY, text=f"Alice's locker is {CANARY}")
+    fresh = submit(agent, predicate="drink", value="tea", text="Alice drinks tea")
+    aged(old, 40)
+    aged(fresh, 10)
+
+    asked = retention_sweep_task()
+
+    assert asked == 1
+    deletion = DeletionRequest.objects.get()
+    assert (str(deletion.claim_id), deletion.status) == (old["id"], DeletionStatus.PENDING)
+    sweep = AuditEvent.objects.get(verb="retention.swept")
+    assert sweep.data["deletions"] == [str(deletion.pk)]
+    done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+    assert done is not None and done.status == DeletionStatus.COMPLETED
+    assert done.report["clean"], done.report["probes"]
+    assert done.report["artifacts"]["claims"] == {"erased": 1}
+    assert Claim.objects.get(pk=old["id"]).status == ClaimStatus.ERASED
+    assert Claim.objects.get(pk=fresh["id"]).status == ClaimStatus.ACTIVE
+    assert tables_containing(CANARY) == {}
+    # Nothing is left past the period: the next sweep asks for nothing.
+    assert retention_sweep_task() == 0
+
+
+def test_a_period_per_sensitivity_class_reaches_only_that_class(agent, acme, alice, session_api):
+    session_api(alice).put("/api/v1/me/consents", {"consents": {"health": True}}, format="json")
+    retention_policy_set(tenant=acme, actor=ADMIN, kind="", sensitivity="health", days=7)
+    health = submit(agent, predicate="condition", value="asthma", text="Alice has asthma")
+    plain = submit(agent, predicate="drink", value="tea", text="Alice drinks tea")
+    aged(health, 8)
+    aged(plain, 8)
+
+    assert retention_sweep_task() == 1
+    assert DeletionRequest.objects.get().claim_id == Claim.objects.get(pk=health["id"]).pk
+
+
+def test_the_command_sweeps_and_runs_the_deletions(agent, acme, globex):
+    retention_policy_set(tenant=acme, actor=ADMIN, kind="", sensitivity="", days=1)
+    old = submit(agent, predicate="locker", value="blue", text="Alice's locker is blue")
+    aged(old, 2)
+    out = StringIO()
+
+    call_command("retention_sweep", "--tenant", "acme", stdout=out)
+
+    (line,) = out.getvalue().splitlines()
+    summary = json.loads(line)
+    assert summary["tenant"] == "acme"
+    assert [(d["status"], d["clean"]) for d in summary["deletions"]] == [("completed", True)]
+    assert Claim.objects.get(pk=old["id"]).status == ClaimStatus.ERASED
+
+
+def test_admins_set_and_remove_periods_on_the_settings_page(acme, admin_user, login):
+    client = login(admin_user)
+    page = client.get("/settings/retention/")
+    assert page.status_code == 200
+    assert "No retention periods" in page.content.decode()
+    token = client.cookies["csrftoken"].value
+
+    saved = client.post(
+        "/settings/retention/",
+        {"kind": "preference", "sensitivity": "location", "days": "90"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+
+    assert saved.status_code == 302
+    policy = RetentionPolicy.objects.get(tenant=acme)
+    assert (policy.kind, policy.sensitivity, policy.days) == ("preference", "location", 90)
+    listed = client.get("/settings/retention/").content.decode()
+    assert f'id="policy-{policy.pk}"' in listed and "90 days" in listed
+    bad = client.post(
+        "/settings/retention/", {"kind": "", "sensitivity": "", "days": "0"}, HTTP_X_CSRFTOKEN=token
+    )
+    assert bad.status_code == 400
+    assert "A whole number of days" in bad.content.decode()
+    assert RetentionPolicy.objects.count() == 1
+    removed = client.post(f"/settings/retention/{policy.pk}/remove", HTTP_X_CSRFTOKEN=token)
+    assert removed.status_code == 302
+    assert not RetentionPolicy.objects.exists()
+    assert [a.verb for a in AuditEvent.objects.filter(target_type="retention_policy")] == [
+        "retention.set",
+        "retention.removed",
+    ]
+
+
+def test_another_tenants_settings_are_404_and_editors_are_refused(
+    acme, globex, admin_user, editor, make_member, login
+):
+    policy = retention_policy_set(tenant=acme, actor=ADMIN, kind="", sensitivity="", days=30)
+    other_admin = make_member(globex, "gina", Role.ADMIN)
+    client = login(other_admin)
+    client.get("/settings/retention/")
+    token = client.cookies["csrftoken"].value
+
+    assert "30 days" not in client.get("/settings/retention/").content.decode()
+    gone = client.post(f"/settings/retention/{policy.pk}/remove", HTTP_X_CSRFTOKEN=token)
+    assert gone.status_code == 404
+    assert RetentionPolicy.objects.filter(pk=policy.pk).exists()
+    assert login(editor).get("/settings/retention/").status_code == 403
+
+
+def test_the_dashboard_shows_retention(acme, editor, login):
+    retention_policy_set(tenant=acme, actor=ADMIN, kind="fact", sensitivity="health", days=14)
+
+    page = login(editor).get("/dashboard/").content.decode()
+
+    assert 'id="retention"' in page
+    assert "fact · health: 14 days (0 past it now)" in page
