@@ -186,7 +186,8 @@ class ExportSourceOut(serializers.Serializer):
 
 class ExportActorOut(serializers.Serializer):
     kind = serializers.CharField()
-    label = serializers.CharField(allow_blank=True)
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
 
 
 class ExportHistoryOut(serializers.Serializer):
@@ -282,7 +283,8 @@ class ExportDocumentOut(serializers.Serializer):
 class ConsentOut(serializers.Serializer):
     subject = serializers.CharField()
     sensitivity = serializers.CharField(help_text="The class: health, finance, …")
-    label = serializers.CharField()
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     description = serializers.CharField(help_text="What the gate's rules count as this class.")
     granted = serializers.BooleanField()
     changed_at = serializers.DateTimeField(allow_null=True)
