@@ -675,7 +675,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "subject": "user:alice",
                         "sensitivity": "health",
                         "label": "Health",
-                        "description": "Illnesses, medication, diagnoses, therapy, pregnancy.",
+                        "description": "Health: diagnoses, conditions, medication, treatment, pregnancy.",
                         "granted": False,
                         "changed_at": None,
                     }
@@ -693,7 +693,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "subject": "user:alice",
                         "sensitivity": "health",
                         "label": "Health",
-                        "description": "Illnesses, medication, diagnoses, therapy, pregnancy.",
+                        "description": "Health: diagnoses, conditions, medication, treatment, pregnancy.",
                         "granted": False,
                         "changed_at": NOW,
                     }
