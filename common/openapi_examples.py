@@ -675,7 +675,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "subject": "user:alice",
                         "sensitivity": "health",
                         "label": "Health",
-                        "description": "Health: diagnoses, conditions, medication, treatment, pregnancy.",
+                        "description": (
+                            "Health: diagnoses, conditions, medication, treatment, pregnancy."
+                        ),
                         "granted": False,
                         "changed_at": None,
                     }
@@ -693,7 +695,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "subject": "user:alice",
                         "sensitivity": "health",
                         "label": "Health",
-                        "description": "Health: diagnoses, conditions, medication, treatment, pregnancy.",
+                        "description": (
+                            "Health: diagnoses, conditions, medication, treatment, pregnancy."
+                        ),
                         "granted": False,
                         "changed_at": NOW,
                     }
