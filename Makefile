@@ -19,9 +19,11 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 run: install
 	$(BIN)/python -m config.stack run
 
+# mypy's django-stubs plugin imports the settings, which insist on both URLs; nothing connects.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	DATABASE_URL=postgres://lint@localhost/lint REDIS_URL=redis://localhost/0 DEBUG=1 $(BIN)/mypy
 
 test: install lint
 	DEBUG=1 $(BIN)/python -m config.stack exec -- sh -c '\
@@ -54,4 +56,4 @@ demo-agent: install
 	  $(BIN)/python -m examples.scheduled_publisher $(DEMO_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache .mypy_cache test-artifacts

@@ -61,6 +61,7 @@ def api_context(request: Request) -> ApiContext:
             allowed_subjects=None,
             membership=membership,
         )
+    # A per-request memo; neither DRF's nor Django's request type declares it.
     request._memdesk_context = context  # type: ignore[attr-defined]
     return context
 

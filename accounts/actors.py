@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+
 from accounts.models import ActorKind, AgentToken, Role, Tenant
 
 
@@ -29,7 +32,7 @@ class Actor:
         return cls(kind=ActorKind.SYSTEM, id="", label=label)
 
     @classmethod
-    def for_user(cls, user, role: str | None) -> Actor:  # type: ignore[no-untyped-def]
+    def for_user(cls, user: AbstractBaseUser | AnonymousUser, role: str | None) -> Actor:
         return cls(kind=ActorKind.USER, id=str(user.pk), label=user.get_username(), role=role)
 
     @classmethod

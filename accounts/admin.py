@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 
 from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
 
@@ -6,13 +8,13 @@ from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership
 class ReadOnlyAdmin(admin.ModelAdmin):
     """The admin is for looking. Changes go through services (and so the audit log)."""
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

@@ -49,7 +49,8 @@ def request_membership(request: Any) -> Membership | None:
         request._memdesk_membership = membership_for_user(
             user=getattr(request, "user", None), tenant_id=request.session.get("tenant_id")
         )
-    return request._memdesk_membership
+    membership: Membership | None = request._memdesk_membership
+    return membership
 
 
 def agent_tokens(*, tenant: Tenant) -> QuerySet[AgentToken]:

@@ -85,7 +85,7 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
             request,
             membership,
             revoke_failed=token.pk,
-            revoke_error=" ".join(form.errors["reason"]),
+            revoke_error=" ".join(str(message) for message in form.errors["reason"]),
             status=400,
         )
     if token.revoked_at is not None:

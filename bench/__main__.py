@@ -44,6 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
+from accounts.models import Tenant  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
 from bench import deletion as deletion_bench  # noqa: E402
 from bench import ingest, queues, recall, screen  # noqa: E402
@@ -81,7 +82,7 @@ class Timing:
         return self.seconds * 1000 / self.claims
 
 
-def _seed(tenant, key: str, claims: int) -> Subject:  # type: ignore[no-untyped-def]
+def _seed(tenant: Tenant, key: str, claims: int) -> Subject:
     project = Subject.objects.create(tenant=tenant, kind="project", ref=f"{key}-notes")
     return seed_subject(
         tenant=tenant,
@@ -94,7 +95,7 @@ def _seed(tenant, key: str, claims: int) -> Subject:  # type: ignore[no-untyped-
     ).subject
 
 
-def naive_erase(tenant, subject: Subject) -> Timing:  # type: ignore[no-untyped-def]
+def naive_erase(tenant: Tenant, subject: Subject) -> Timing:
     """What erasure looks like without set-based SQL: every row loaded and saved alone."""
     deletion = DeletionRequest.objects.create(
         tenant=tenant, scope=DeletionScope.SUBJECT, subject=subject
@@ -143,7 +144,7 @@ def naive_erase(tenant, subject: Subject) -> Timing:  # type: ignore[no-untyped-
     return Timing("naive, row by row (erase, tombstone, audit row)", claims, elapsed)
 
 
-def memdesk_erase(tenant, subject: Subject, label: str) -> Timing:  # type: ignore[no-untyped-def]
+def memdesk_erase(tenant: Tenant, subject: Subject, label: str) -> Timing:
     deletion, _ = deletion_request_create(tenant=tenant, actor=WORKER, subject=subject)
     started = time.perf_counter()
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 
 from accounts.actors import Actor
+from accounts.models import Tenant
 from accounts.services import tenant_create
 from bench.seed import Seeded, seed_subject
 from memory.models import (
@@ -82,7 +83,7 @@ def p(samples: list[float], percentile: int) -> float:
     return ordered[rank - 1]
 
 
-def _seed(tenant, key: str, claims: int) -> tuple[Seeded, Subject]:  # type: ignore[no-untyped-def]
+def _seed(tenant: Tenant, key: str, claims: int) -> tuple[Seeded, Subject]:
     project = Subject.objects.create(tenant=tenant, kind="project", ref=f"{key}-notes")
     seeded = seed_subject(
         tenant=tenant,
@@ -97,7 +98,7 @@ def _seed(tenant, key: str, claims: int) -> tuple[Seeded, Subject]:  # type: ign
     return seeded, project
 
 
-def memdesk_delete(tenant, subject: Subject) -> tuple[float, DeletionRequest]:  # type: ignore[no-untyped-def]
+def memdesk_delete(tenant: Tenant, subject: Subject) -> tuple[float, DeletionRequest]:
     started = time.perf_counter()
     deletion, _ = deletion_request_create(tenant=tenant, actor=WORKER, subject=subject)
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
@@ -167,7 +168,9 @@ def _settle() -> None:
         )
 
 
-def floor_delete(tenant, subject: Subject, project: Subject) -> tuple[float, dict[str, int]]:  # type: ignore[no-untyped-def]
+def floor_delete(
+    tenant: Tenant, subject: Subject, project: Subject
+) -> tuple[float, dict[str, int]]:
     # Tombstones need a request to belong to; it is written before the clock starts.
     deletion = DeletionRequest.objects.create(
         id=uuid.uuid4(),
@@ -176,8 +179,12 @@ def floor_delete(tenant, subject: Subject, project: Subject) -> tuple[float, dic
         subject=subject,
         status=DeletionStatus.COMPLETED,
     )
-    params = {"tenant": tenant.pk, "subject": subject.pk, "project": project.pk}
-    params["deletion"] = deletion.pk
+    params: dict[str, int | uuid.UUID] = {
+        "tenant": tenant.pk,
+        "subject": subject.pk,
+        "project": project.pk,
+        "deletion": deletion.pk,
+    }
     counts = []
     started = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:

@@ -47,6 +47,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.actors import Actor
+from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, Subject
@@ -338,7 +339,7 @@ def _memories(user: int) -> list[tuple[str, str, Any]]:
     return facts + noise
 
 
-def _seed(tenant, users: int) -> list[Subject]:  # type: ignore[no-untyped-def]
+def _seed(tenant: Tenant, users: int) -> list[Subject]:
     subjects = Subject.objects.bulk_create(
         [Subject(tenant=tenant, kind="user", ref=f"bench{u}") for u in range(users)]
     )
@@ -403,7 +404,7 @@ def _floor(statements: list[str]) -> float:
 _raw: psycopg.Connection
 
 
-def _lag(tenant, samples: int = 10) -> list[float]:  # type: ignore[no-untyped-def]
+def _lag(tenant: Tenant, samples: int = 10) -> list[float]:
     """Commit an active claim, embed it as the task does, and recall it by a paraphrase."""
     lags = []
     for n in range(samples):
@@ -500,15 +501,20 @@ def _server(**env: str) -> Iterator[str]:
             broker.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
 
 
-def _selector_sql(tenant, q: RecallQuery) -> list[str]:  # type: ignore[no-untyped-def]
+def _selector_sql(tenant: Tenant, q: RecallQuery) -> list[str]:
     """The statements the selector runs for `q`, as sent to PostgreSQL."""
     with CaptureQueriesContext(connection) as captured:
         claims_recall(tenant=tenant, q=q)
     return [c["sql"] for c in captured.captured_queries]
 
 
-def _http_vs_sql(  # type: ignore[no-untyped-def]
-    tenant, questions: list[tuple[Subject, str, str]], secret: str, *, semantic: bool, **env: str
+def _http_vs_sql(
+    tenant: Tenant,
+    questions: list[tuple[Subject, str, str]],
+    secret: str,
+    *,
+    semantic: bool,
+    **env: str,
 ) -> tuple[list[float], list[float], list[float]]:
     """For each question, memdesk's recall over HTTP and its SQL through psycopg, taken
     in turn (which goes first alternates): (http ms, sql ms, query embedding ms)."""

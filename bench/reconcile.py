@@ -28,6 +28,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import django
@@ -40,7 +41,9 @@ from django.db import connection, connections  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.actors import Actor  # noqa: E402
+from accounts.models import Tenant  # noqa: E402
 from accounts.services import tenant_create  # noqa: E402
+from memory.models.platforms import Platform  # noqa: E402
 from memory.models.receipts import Receipt, ReceiptState  # noqa: E402
 from memory.reconcilers.http import lookup_client  # noqa: E402
 from memory.services.platforms import platform_register  # noqa: E402
@@ -102,8 +105,14 @@ class Reconciliation:
         return self.per_receipt.p50 / batch.p50
 
 
-def _work(  # type: ignore[no-untyped-def]
-    path: str, reads_in_flight: int, database: str, ids: list[str], ready, start, done
+def _work(
+    path: str,
+    reads_in_flight: int,
+    database: str,
+    ids: list[str],
+    ready: Event,
+    start: Event,
+    done: Event,
 ) -> None:
     """One worker process: warm up as a long-lived worker would be, then reconcile."""
     connection.settings_dict["NAME"] = database
@@ -124,7 +133,7 @@ def _work(  # type: ignore[no-untyped-def]
     connections.close_all()
 
 
-def _seed(tenant, platform, fake: FakePlatform, receipts: int) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _seed(tenant: Tenant, platform: Platform, fake: FakePlatform, receipts: int) -> dict[str, str]:
     """`receipts` receipts in outcome_unknown, written directly: the bench measures reads."""
     now = timezone.now()
     expected: dict[str, str] = {}
@@ -163,8 +172,13 @@ def _seed(tenant, platform, fake: FakePlatform, receipts: int) -> dict[str, str]
     return expected
 
 
-def _sample(  # type: ignore[no-untyped-def]
-    path: str, reads_in_flight: int, tenant, platform, fake: FakePlatform, receipts: int
+def _sample(
+    path: str,
+    reads_in_flight: int,
+    tenant: Tenant,
+    platform: Platform,
+    fake: FakePlatform,
+    receipts: int,
 ) -> float:
     expected = _seed(tenant, platform, fake, receipts)
     ids = list(expected)

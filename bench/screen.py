@@ -78,7 +78,12 @@ SECRET_PLACEMENTS: dict[str, Callable[[str], gate.Candidate]] = {
 }
 
 
-def _table(samples, placements, reason: str, title: str) -> list[str]:  # type: ignore[no-untyped-def]
+def _table(
+    samples: list[tuple[str, str]],
+    placements: dict[str, Callable[[str], gate.Candidate]],
+    reason: str,
+    title: str,
+) -> list[str]:
     """One row per class: how many samples the screen caught in each placement."""
     header = f"| {title} | samples | " + " | ".join(placements) + " |"
     lines = [header, "|---|---:|" + "---:|" * len(placements)]

@@ -11,7 +11,7 @@ from django.shortcuts import render
 def is_htmx(request: HttpRequest) -> bool:
     """htmx sent this request and wants a fragment back (a boosted link wants the page)."""
     htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.boosted
+    return htmx is not None and bool(htmx) and not htmx.boosted
 
 
 def render_page(

@@ -667,6 +667,46 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "me_memory_delete": {"responses": {"202": DELETION_ACCEPTED}},
     "me_memories_delete_all": {"responses": {"202": DELETION_ACCEPTED}},
+    "me_consents_list": {
+        "responses": {
+            "200": {
+                "results": [
+                    {
+                        "subject": "user:alice",
+                        "sensitivity": "health",
+                        "label": "Health",
+                        "description": (
+                            "Health: diagnoses, conditions, medication, treatment, pregnancy."
+                        ),
+                        "granted": False,
+                        "changed_at": None,
+                    }
+                ],
+                "next": None,
+            }
+        }
+    },
+    "me_consents_set": {
+        "request": {"consents": {"health": False}, "subject": "user:alice"},
+        "responses": {
+            "200": {
+                "results": [
+                    {
+                        "subject": "user:alice",
+                        "sensitivity": "health",
+                        "label": "Health",
+                        "description": (
+                            "Health: diagnoses, conditions, medication, treatment, pregnancy."
+                        ),
+                        "granted": False,
+                        "changed_at": NOW,
+                    }
+                ],
+                "next": None,
+                "deletions": [DELETION_ID],
+            }
+        },
+    },
     "me_export": {"responses": {"200": EXPORT_DOCUMENT, "202": EXPORT}},
     "me_exports_create": {"responses": {"202": EXPORT}},
     "me_export_get": {"responses": {"200": EXPORT_READY}},

@@ -28,7 +28,7 @@ class CursorPage(CursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 500
-    ordering = "-created_at"
+    ordering: str | list[str] | tuple[str, ...] = "-created_at"
 
     def paginate_queryset(
         self, queryset: QuerySet, request: Request, view: Any = None
@@ -45,7 +45,8 @@ class CursorPage(CursorPagination):
         except (NotFound, UnicodeError) as exc:
             raise cursor_invalid() from exc
         if cursor is not None and cursor.position is not None:
-            self._check_position(cursor.position)
+            # The stubs say int; DRF decodes the position from the query string as text.
+            self._check_position(str(cursor.position))
         return cursor
 
     def _check_position(self, position: str) -> None:

@@ -38,7 +38,7 @@ _DRF_CODES = {
 class Problem(exceptions.APIException):
     """An API error with a stable machine code and optional extra members."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(
         self,
@@ -149,7 +149,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             errors=errors,
         )
     elif isinstance(exc, exceptions.Throttled):
-        wait = max(1, math.ceil(exc.wait or 1))
+        # DRF sets `wait` in Throttled.__init__; its stubs leave the attribute out.
+        wait = max(1, math.ceil(exc.wait or 1))  # type: ignore[attr-defined]
         body = problem_body(
             status_code=429,
             code="throttled",

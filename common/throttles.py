@@ -33,6 +33,8 @@ class _SettingsRateThrottle(SimpleRateThrottle):
         pass
 
     def get_rate(self) -> str | None:
+        if self.scope is None:
+            return None
         return settings.API_THROTTLE_RATES.get(self.scope)
 
     def _setup(self) -> bool:

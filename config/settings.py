@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONE as CSP_NONE
@@ -216,7 +217,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -298,7 +299,7 @@ AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IP_HEADERS", ["REMOTE_ADDR"])
 # -----------------------------------------------------------------------------
 
-SPECTACULAR_SETTINGS = {
+SPECTACULAR_SETTINGS: dict[str, Any] = {
     "TITLE": "memdesk agent API",
     "DESCRIPTION": (
         "The review desk for AI-agent memory and skills. Errors are RFC 9457 problem "
@@ -340,7 +341,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
 # running task to a second worker.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 4}
 CELERY_TASK_ALWAYS_EAGER = False
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 48)
 # A request holding a key longer than this is taken to have died with its

@@ -15,12 +15,15 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 import numpy as np
 from django.conf import settings
 from django.db import connection
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 LOCAL_MODEL = "all-MiniLM-L6-v2"
 
@@ -43,9 +46,9 @@ class LocalEmbedder:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._model = None
+        self._model: SentenceTransformer | None = None
 
-    def _load(self):  # -> SentenceTransformer, imported lazily
+    def _load(self) -> SentenceTransformer:  # imported lazily
         with self._lock:
             if self._model is None:
                 # The weights ship in the package; forbid any hub lookup.

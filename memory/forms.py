@@ -54,7 +54,9 @@ class OperationPolicyForm(forms.Form):
 
     def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["platform"].choices = [(name, name) for name in platforms]
+        platform = self.fields["platform"]
+        assert isinstance(platform, forms.ChoiceField)
+        platform.choices = [(name, name) for name in platforms]
 
     def clean_evidence_fields(self) -> list[str]:
         raw = self.cleaned_data.get("evidence_fields") or ""

@@ -268,7 +268,7 @@ class Verdict:
     ephemeral: tuple[str, ...] = ()
 
 
-_STATUS_FOR = {
+_STATUS_FOR: dict[str, ClaimStatus] = {
     GateDecision.ACCEPTED: ClaimStatus.ACTIVE,
     GateDecision.SUPERSEDED_PREVIOUS: ClaimStatus.ACTIVE,
     GateDecision.NEEDS_REVIEW: ClaimStatus.CANDIDATE,
@@ -411,7 +411,7 @@ def evaluate(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdic
     """
     authority, basis, lowered = effective_authority(candidate)
     judged = replace(candidate, authority=authority, basis=basis)
-    sensitivity = {
+    sensitivity: dict[str, Any] = {
         "sensitivity": candidate.sensitivity,
         "consent_classes": candidate.consent_classes,
     }

@@ -21,7 +21,8 @@ def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 def cache_client() -> Any:
     # Django's cache has no listing by prefix; its own client reaches the same
-    # server and database the blocks were written to.
+    # server and database the blocks were written to. `_cache` is the Redis backend's
+    # private client holder, which the stubs' generic cache type does not have.
     return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
 
 

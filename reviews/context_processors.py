@@ -14,9 +14,11 @@ from reviews.selectors import depth_label, queue_depths_capped
 
 def request_queue_depths(request: HttpRequest, *, tenant: Tenant) -> dict[str, int]:
     """The capped depths, read at most once per request (badges and the page's count)."""
+    # A per-request memo, which HttpRequest's type does not declare.
     if not hasattr(request, "_memdesk_queue_depths"):
         request._memdesk_queue_depths = queue_depths_capped(tenant=tenant)  # type: ignore[attr-defined]
-    return request._memdesk_queue_depths  # type: ignore[attr-defined]
+    depths: dict[str, int] = request._memdesk_queue_depths  # type: ignore[attr-defined]
+    return depths
 
 
 def queue_nav(request: HttpRequest) -> dict[str, Any]:

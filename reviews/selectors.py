@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db import connection
 from django.db.models import (
@@ -39,7 +39,12 @@ def review_item_get(*, tenant: Tenant, item_id: int) -> ReviewItem | None:
     return review_items(tenant=tenant).filter(pk=item_id).first()
 
 
-def queue_depths(*, tenant: Tenant) -> dict[str, dict]:
+class QueueDepth(TypedDict):
+    depth: int
+    oldest: datetime | None
+
+
+def queue_depths(*, tenant: Tenant) -> dict[str, QueueDepth]:
     """Exact depth and oldest item per queue: a scan of every open item, for the dashboard."""
     rows = (
         ReviewItem.objects.filter(tenant=tenant, status__in=OPEN_STATUSES)

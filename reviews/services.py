@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -73,13 +73,17 @@ def _locked_item(*, tenant: Tenant, item_id: int) -> ReviewItem:
     return item
 
 
-def _held_by_other(item: ReviewItem, actor: Actor, now: Any) -> bool:
-    return (
+def _lease_of_other(item: ReviewItem, actor: Actor, now: datetime) -> datetime | None:
+    """When another person's live lease on the item ends; None if nobody else holds it."""
+    lease_end = item.lease_expires_at
+    if (
         item.status == ItemStatus.CLAIMED
-        and item.lease_expires_at is not None
-        and item.lease_expires_at > now
+        and lease_end is not None
+        and lease_end > now
         and str(item.claimed_by_id) != actor.id
-    )
+    ):
+        return lease_end
+    return None
 
 
 def _require_decider(item: ReviewItem, actor: Actor) -> None:
@@ -102,13 +106,14 @@ def review_claim(*, tenant: Tenant, item_id: int, actor: Actor, user: Any) -> Re
         _require_decider(item, actor)
         if item.status not in OPEN_STATUSES:
             raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
-        if _held_by_other(item, actor, now):
+        held_until = _lease_of_other(item, actor, now)
+        if held_until is not None:
             raise Problem(
                 "item_claimed",
                 f"{item.claimed_by} is working on this item until their lease ends.",
                 status_code=409,
                 claimed_by=str(item.claimed_by),
-                lease_expires_at=item.lease_expires_at.isoformat(),
+                lease_expires_at=held_until.isoformat(),
             )
         item.status = ItemStatus.CLAIMED
         item.claimed_by = user
@@ -138,7 +143,7 @@ def review_decide(
         _require_decider(item, actor)
         if item.status not in OPEN_STATUSES:
             raise Problem("item_closed", f"This item is already {item.status}.", status_code=409)
-        if _held_by_other(item, actor, now):
+        if _lease_of_other(item, actor, now) is not None:
             raise Problem(
                 "item_claimed",
                 f"{item.claimed_by} holds this item; wait for their lease to end.",
@@ -250,4 +255,5 @@ def reviews_cancel_for_targets(
         params.append(queue)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        cancelled: int = cursor.rowcount
+        return cancelled

@@ -55,9 +55,8 @@ def _item(membership: Membership, queue: str, item_id: int) -> ReviewItem:
 def _workspace(
     request: HttpRequest, membership: Membership, queue: str, selected: ReviewItem | None
 ) -> dict[str, Any]:
-    filterset = ReviewItemFilter(
-        request.GET, queryset=selectors.review_items(tenant=membership.tenant)
-    )
+    items = selectors.review_items(tenant=membership.tenant)
+    filterset = ReviewItemFilter(request.GET, queryset=items)
     sort = request.GET.get("sort", "age")
     if sort not in selectors.SORTS:
         sort = "age"
@@ -66,7 +65,7 @@ def _workspace(
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
-        filtered=filterset.qs if valid else filterset.queryset,
+        filtered=filterset.qs if valid else items,
         sort=sort,
         after=request.GET.get("after"),
         limit=PAGE_SIZE,
@@ -190,7 +189,8 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
         if request.POST.get(field):
             payload[field] = request.POST[field].strip()
     scopes: dict[str, dict[str, str]] = {}
-    for key, value in request.POST.items():
+    for key in request.POST:
+        value = request.POST[key]
         # keep_both: scope_<claim id> = "project=crm, env=prod"
         if key.startswith("scope_") and value.strip():
             pairs = [p.split("=", 1) for p in value.split(",") if "=" in p]

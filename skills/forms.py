@@ -76,7 +76,9 @@ class RollbackForm(forms.Form):
 
     def __init__(self, *args: Any, targets: list[int], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["to"].choices = [(number, f"v{number}") for number in targets]
+        to = self.fields["to"]
+        assert isinstance(to, forms.ChoiceField)
+        to.choices = [(number, f"v{number}") for number in targets]
 
 
 class CompareForm(forms.Form):

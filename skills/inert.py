@@ -38,9 +38,10 @@ def safe_content_type(content: bytes) -> str:
 
 def inert_file_response(*, path: str, content: bytes, sha256: str) -> HttpResponse:
     response = HttpResponse(content, content_type=safe_content_type(content))
-    response["Content-Disposition"] = content_disposition_header(
-        as_attachment=True, filename=PurePosixPath(path).name
-    )
+    disposition = content_disposition_header(as_attachment=True, filename=PurePosixPath(path).name)
+    # Django leaves the header out only for an inline response without a file name.
+    assert disposition is not None
+    response["Content-Disposition"] = disposition
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = INERT_POLICY
     # Another site may not embed these bytes either (e.g. as an image or script).

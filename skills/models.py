@@ -151,6 +151,9 @@ class SkillVersion(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.CharField(max_length=1000, blank=True)
 
+    # Not a column: the console's skill page counts the pins of the last day for its table.
+    instances_last_24h: int
+
     class Meta:
         constraints = [
             models.UniqueConstraint(

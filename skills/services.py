@@ -203,7 +203,7 @@ def skill_version_upload(
             data=data, slug=skill.slug, budget=_scan_budget(), **_package_limits()
         )
     except PackageError as exc:
-        extra = {"path": exc.path} if exc.path else {}
+        extra: dict[str, Any] = {"path": exc.path} if exc.path else {}
         status_code = PACKAGE_HTTP_STATUS.get(exc.code, 400)
         raise Problem(exc.code, exc.detail, status_code=status_code, **extra) from exc
     with transaction.atomic():

@@ -146,15 +146,21 @@ def _history_page(
     }
 
 
+def _production_number(skill: Skill) -> int | None:
+    # `selectors.skill_list` annotates it; the model has no such column.
+    number: int | None = getattr(skill, "production_number", None)
+    return number
+
+
 def _rollback_targets(membership: Membership, skill: Skill) -> list[int]:
     """Published versions other than production: where a rollback may point."""
-    versions = selectors.skill_versions(tenant=membership.tenant, skill=skill)
-    return list(
-        versions.filter(status=VersionStatus.PUBLISHED)
-        .exclude(number=skill.production_number)
-        .order_by("-number")
-        .values_list("number", flat=True)
+    published = selectors.skill_versions(tenant=membership.tenant, skill=skill).filter(
+        status=VersionStatus.PUBLISHED
     )
+    production = _production_number(skill)
+    if production is not None:
+        published = published.exclude(number=production)
+    return list(published.order_by("-number").values_list("number", flat=True))
 
 
 def _skill_context(
@@ -169,7 +175,7 @@ def _skill_context(
     pins = selectors.pins_recent_by_version(tenant=tenant, skill=skill)
     for version in versions:
         version.instances_last_24h = pins.get(version.pk, 0)
-    production = next((v for v in versions if v.number == skill.production_number), None)
+    production = next((v for v in versions if v.number == _production_number(skill)), None)
     targets = _rollback_targets(membership, skill)
     newest = versions[0].number if versions else None
     compare_from = production.number if production is not None else None
@@ -253,7 +259,8 @@ def rollback(request: HttpRequest, slug: str) -> HttpResponse:
             error, status = str(problem.detail), problem.status_code
         else:
             previous = f"v{move.from_version.number}" if move.from_version else "nothing"
-            done = f"Production moved from {previous} to v{move.to_version.number}."
+            target = f"v{move.to_version.number}" if move.to_version else "nothing"
+            done = f"Production moved from {previous} to {target}."
     else:
         error = "Check the form below."
     skill = _skill(membership, slug)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from accounts.models import Role, Tenant
+from accounts.models import AgentToken, Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 
 # Parallel workers (`pytest -n`) share one Redis. Each gets a key prefix of its own, as it
@@ -92,6 +92,13 @@ def bob(acme, make_member):
     return user
 
 
+class AgentClient(APIClient):
+    """An API client that remembers the agent token it authenticates with."""
+
+    token: AgentToken
+    secret: str
+
+
 @pytest.fixture
 def outsider(db) -> Any:
     """A person who can sign in but is a member of no tenant."""
@@ -99,7 +106,7 @@ def outsider(db) -> Any:
 
 
 @pytest.fixture
-def make_agent(db) -> Callable[..., APIClient]:
+def make_agent(db) -> Callable[..., AgentClient]:
     """An API client authenticated as a fresh agent token of `tenant`."""
 
     def make(
@@ -107,9 +114,9 @@ def make_agent(db) -> Callable[..., APIClient]:
         *,
         name: str | None = None,
         capabilities: list[str] | None = None,
-        subjects: list[str] = (),  # type: ignore[assignment]
+        subjects: Sequence[str] = (),
         max_authority: str = "agent_inferred",
-    ) -> APIClient:
+    ) -> AgentClient:
         issued = agent_token_create(
             tenant=tenant,
             name=name
@@ -118,17 +125,17 @@ def make_agent(db) -> Callable[..., APIClient]:
             allowed_subjects=subjects,
             max_authority=max_authority,
         )
-        client = APIClient()
+        client = AgentClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
-        client.token = issued.token  # type: ignore[attr-defined]
-        client.secret = issued.secret  # type: ignore[attr-defined]
+        client.token = issued.token
+        client.secret = issued.secret
         return client
 
     return make
 
 
 @pytest.fixture
-def agent(acme, make_agent) -> APIClient:
+def agent(acme, make_agent) -> AgentClient:
     """A front-end agent that talks to the user: an admin gave it the `user_explicit` ceiling,
     so what it records from the user channel may become the user's word. Tests of the trust
     model itself make their own tokens with `make_agent(..., max_authority=...)`."""
@@ -136,7 +143,7 @@ def agent(acme, make_agent) -> APIClient:
 
 
 @pytest.fixture
-def globex_agent(globex, make_agent) -> APIClient:
+def globex_agent(globex, make_agent) -> AgentClient:
     return make_agent(globex, name="globex-agent", max_authority="user_explicit")
 
 

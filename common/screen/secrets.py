@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
@@ -197,10 +197,10 @@ _SECRET_KEY_NAME = re.compile(
 
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
+    # The library's return type names a TypeVar it never binds; these are its plugin classes.
+    classes = cast("dict[str, type[BasePlugin]]", get_mapping_from_secret_type_to_class())
     return tuple(
-        cls()
-        for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items())
-        if secret_type not in _NOISY_PLUGINS
+        cls() for secret_type, cls in sorted(classes.items()) if secret_type not in _NOISY_PLUGINS
     )
 
 

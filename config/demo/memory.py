@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -56,7 +57,7 @@ def seed_memory(*, tenant: Tenant, tokens: DemoTokens) -> None:
         )
         return [SourceInput(event=event.id)]
 
-    def submit(speaker: Actor = chat, **fields) -> None:  # type: ignore[no-untyped-def]
+    def submit(speaker: Actor = chat, **fields: Any) -> None:
         # What Alice told the chat front-end: her word, not a tool's check.
         defaults = {
             "subject": "user:alice",

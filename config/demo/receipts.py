@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.utils import timezone
 
@@ -20,7 +21,8 @@ BLOG = "https://blog.example/api/articles"
 # unknown (the in-flight one, once its day-long lease lapses), its reads fail
 # harmlessly, are retried with backoff, and the receipt ends in manual_review.
 # Lookups read only from registered platforms, so the demo registers this one.
-BLOG_PLATFORM = {"name": "demo-blog", "base_url": "https://blog.invalid/api/"}
+BLOG_PLATFORM_NAME = "demo-blog"
+BLOG_PLATFORM_URL = "https://blog.invalid/api/"
 LOOKUP = {
     "adapter": "http",
     "lookup_url": "https://blog.invalid/api/articles?key={idempotency_key}",
@@ -39,7 +41,12 @@ def _agent(tenant: Tenant) -> Actor:
 def seed_receipts(*, tenant: Tenant) -> None:
     """Receipts in several states, including one waiting in manual_review."""
     agent = _agent(tenant)
-    platform_register(tenant=tenant, actor=Actor.system("demo"), **BLOG_PLATFORM)
+    platform_register(
+        tenant=tenant,
+        actor=Actor.system("demo"),
+        name=BLOG_PLATFORM_NAME,
+        base_url=BLOG_PLATFORM_URL,
+    )
 
     def plan(key: str, operation: str, intent: dict, reconciler: dict | None = None) -> Receipt:
         receipt, _ = receipt_create(
@@ -54,7 +61,7 @@ def seed_receipts(*, tenant: Tenant) -> None:
         )
         return receipt
 
-    def move(receipt: Receipt, to: str, **extra: object) -> None:
+    def move(receipt: Receipt, to: str, **extra: Any) -> None:
         receipt_transition(tenant=tenant, receipt_id=receipt.pk, actor=agent, to=to, **extra)
 
     plan("demo-newsletter-2026-08-17", "newsletter.send", {"issue": 34, "list": "weekly"})
@@ -108,7 +115,7 @@ def seed_receipts(*, tenant: Tenant) -> None:
     operation_policy_set(
         tenant=tenant,
         actor=Actor.system("demo"),
-        platform=BLOG_PLATFORM["name"],
+        platform=BLOG_PLATFORM_NAME,
         operation="articles.create",
         require_external_id=True,
         evidence_fields=["status"],

@@ -274,7 +274,12 @@ class Driver:
         self.blog.read_delay = 1.0
         reads = self.blog.reads
         done = threading.Event()
-        thread = threading.Thread(target=lambda: (self._trigger(day, FRESH), done.set()))
+
+        def trigger_then_signal() -> None:
+            self._trigger(day, FRESH)
+            done.set()
+
+        thread = threading.Thread(target=trigger_then_signal)
         thread.start()
         try:
             deadline = time.monotonic() + 30

@@ -61,6 +61,7 @@ class FakeBlog:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         return f"http://{host}:{port}/api/"
 
     def start(self) -> FakeBlog:

@@ -14,6 +14,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -82,7 +83,7 @@ class Publisher:
     def run(self, trigger: Trigger, *, crash_after_call: bool = False) -> RunOutcome:
         answer = self._recover(trigger)
         outcome = RunOutcome(decision=answer["decision"], reason=answer["reason"])
-        checkpoint = answer.get("checkpoint") or {}
+        checkpoint: Mapping[str, Any] = answer.get("checkpoint") or {}
         if outcome.decision == "no_op":
             return outcome
         if outcome.decision == "escalate":

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -93,7 +94,7 @@ class AgentReliability:
         return percentile(self.recovery_latencies, 0.95)
 
 
-def _grouped(sql: str, params: list[object], *, tenant: Tenant | None, column: str) -> list[tuple]:
+def _grouped(sql: str, params: list[Any], *, tenant: Tenant | None, column: str) -> list[tuple]:
     """Run a query grouped by tenant; `{tenant_filter}` narrows it to one tenant when given."""
     if tenant is not None:
         sql, params = sql.replace("{tenant_filter}", f"AND {column} = %s"), [*params, tenant.pk]

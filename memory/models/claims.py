@@ -71,7 +71,7 @@ _C = ClaimStatus
 _W = ClaimRole
 
 # A deletion (or retention) may erase a claim in any state; nothing comes back.
-_ERASE = {_C.ERASED: frozenset({_W.DELETION})}
+_ERASE: dict[str, frozenset[str]] = {_C.ERASED: frozenset({_W.DELETION})}
 
 # The claim state machine (DESIGN.md, "Claim") and the only place it is written
 # down: from-state → {to-state: roles allowed to make that move}. The service

@@ -150,4 +150,4 @@ pgtrigger.Trigger(
         END IF;
         RETURN NULL;
     """,  # noqa: S608
-).register(DeletionRequest)
+).register(DeletionRequest)  # type: ignore[arg-type]  # pgtrigger's hint says an instance; it takes the model class

@@ -269,7 +269,9 @@ def _recalled_claim(values: Sequence[Any], subject: Subject | None) -> Claim:
     for position, f in _CONVERTERS:
         values[position] = f.from_db_value(values[position], None, connection)
     claim = Claim.from_db(connection.alias, _RECALLED_ATTNAMES, values)
-    claim.subject = subject
+    # Without a subject the statement matches no claim, so no row gets here.
+    if subject is not None:
+        claim.subject = subject
     return claim
 
 
@@ -335,6 +337,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         if score is None:
             continue  # the counts' row of an empty legal set
         claim = _recalled_claim(row[14:], q.subject)
+        # Not a column: whether the recalled claim is past its refresh time, for the answer.
         claim.stale = stale  # type: ignore[attr-defined]
         placed: dict[str, dict[str, float]] = {
             "recency": {"rank": recency},
@@ -377,6 +380,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         items.append(
             RecalledClaim(
                 claim=claim,
+                # Set on the claim by the loop above; Claim has no such column.
                 stale=bool(claim.stale),  # type: ignore[attr-defined]
                 rank=round(fused[claim.id], 4),
                 matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")

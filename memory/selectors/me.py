@@ -122,7 +122,7 @@ def _claim_rows(tenant: Tenant, claims: list[Claim]) -> list[dict[str, Any]]:
         sources[source.claim_id].append(
             {
                 "event": str(source.event_id) if source.event_id else None,
-                "event_kind": source.event.kind if source.event_id else None,
+                "event_kind": source.event.kind if source.event is not None else None,
                 "uri": source.uri,
                 "observed_at": _at(source.observed_at),
                 "digest": source.digest,

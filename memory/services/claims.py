@@ -205,6 +205,7 @@ def evidence_of(events: list[Event]) -> Evidence:
     def reaches(event: Event, authority: Authority) -> bool:
         if event.token_id is None:
             return True
+        # `events_by_id` annotates the recorder's ceiling; Event has no such column.
         ceiling = event.recorder_ceiling or Authority.AGENT_INFERRED  # type: ignore[attr-defined]
         return AUTHORITY_RANK[Authority(ceiling)] >= AUTHORITY_RANK[authority]
 
@@ -917,11 +918,11 @@ def claim_merge_into(
     target = _locked_claim(tenant=tenant, claim_id=into_id)
     if target.status != ClaimStatus.ACTIVE:
         raise Problem("merge_target_inactive", "Merge only into an active claim.", status_code=409)
-    sources = [
-        s.event if s.event_id else SourceInput(uri=s.uri, observed_at=s.observed_at)
+    sources: list[Event | SourceInput] = [
+        s.event if s.event is not None else SourceInput(uri=s.uri, observed_at=s.observed_at)
         for s in candidate.sources.select_related("event")
     ]
-    _attach_sources(tenant=tenant, claim=target, sources=sources)  # type: ignore[arg-type]
+    _attach_sources(tenant=tenant, claim=target, sources=sources)
     Claim.objects.filter(pk=target.pk).update(updated_at=timezone.now())
     return claim_move(
         tenant=tenant,

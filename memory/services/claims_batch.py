@@ -185,7 +185,7 @@ def claims_submit_batch(
             )
         superseding = [p for p in planned if _supersedes(p)]
         may_lose_derivatives = {p.state.active.pk for p in superseding if p.state.active} | {
-            states[identity].active.pk for identity in shared if states[identity].active
+            active.pk for identity in shared if (active := states[identity].active) is not None
         }
         if _have_derivatives(claim_ids=may_lose_derivatives):
             return _one_by_one(tenant=tenant, actor=actor, candidates=candidates)
@@ -270,7 +270,13 @@ def _lock_superseded(*, tenant: Tenant, planned: list[_Planned]) -> set[int]:
 
 
 def _audit(
-    *, tenant: Tenant, actor: Actor, verb: str, target_id: Any, reason: str = "", data: dict
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    verb: str,
+    target_id: Any,
+    reason: str = "",
+    data: dict[str, Any],
 ) -> AuditEvent:
     """The row `audit_record` writes, unsaved."""
     return AuditEvent(

@@ -50,6 +50,7 @@ class _Plan:
 def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
     """The claims the request names, staged as `erase` in the same statement that reads
     them: id, subject, value, text and value digest."""
+    params: list[Any]
     if deletion.scope == DeletionScope.SUBJECT:
         named, params = "c.subject_id = %s", [deletion.subject_id]
     else:

@@ -144,4 +144,5 @@ def claim_embeddings_delete_where(*, tenant_id: int, match: tuple[str, list[Any]
             f"DELETE FROM {ClaimEmbedding._meta.db_table} WHERE tenant_id = %s AND {condition}",  # noqa: S608
             [tenant_id, *params],
         )
-        return cursor.rowcount
+        deleted: int = cursor.rowcount
+        return deleted

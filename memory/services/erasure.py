@@ -73,13 +73,15 @@ def lifecycle_lock_key(tenant_id: int) -> int:
 def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
 
 
 def _execute(sql: str, params: list[Any]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        changed: int = cursor.rowcount
+        return changed
 
 
 def _stage(rows: list[tuple[UUID, str, str]]) -> None:
@@ -105,7 +107,9 @@ class Rows:
     staged: tuple[str, ...] | None = None
 
     @classmethod
-    def of_tombstones(cls, tenant_id: int, target_types: Iterable[str], actions: Iterable[str]):  # type: ignore[no-untyped-def]
+    def of_tombstones(
+        cls, tenant_id: int, target_types: Iterable[str], actions: Iterable[str]
+    ) -> Rows:
         return cls(tombstoned=(tenant_id, tuple(target_types), tuple(actions)))
 
     def match(self, column: str, *, as_text: bool = False) -> tuple[str, list[Any]]:
@@ -262,7 +266,7 @@ def _redact_traces_choosing(
 ) -> int:
     """Redact recalls that returned claims which had to be erased again (they were
     recalled while restored), and tombstone them under the claim's deletion."""
-    return _rows(
+    redacted: int = _rows(
         f"""
         WITH redacted AS (
             UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb,
@@ -295,6 +299,7 @@ def _redact_traces_choosing(
             TombstoneTarget.CLAIM,
         ],
     )[0][0]
+    return redacted
 
 
 def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:

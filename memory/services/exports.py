@@ -23,7 +23,7 @@ from celery import current_app
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -180,7 +180,7 @@ def _claim(export_id: UUID | str, now: datetime) -> ExportLease | None:
     return ExportLease(export_id=export.pk, attempts=export.attempts)
 
 
-def _held(lease: ExportLease) -> Any:
+def _held(lease: ExportLease) -> QuerySet[DataExport]:
     """The export, still this lease's running work; a deletion or a later worker ends it."""
     return DataExport.objects.filter(
         pk=lease.export_id, attempts=lease.attempts, status=ExportStatus.RUNNING
@@ -248,9 +248,10 @@ def export_run(*, export_id: UUID | str) -> DataExport | None:
     encoded = content.encode()
     with transaction.atomic():
         # Locked, so a deletion asked now waits for this commit and then erases it.
-        export = _held(lease).select_for_update().select_related("tenant").first()
-        if export is None:
+        locked = _held(lease).select_for_update().select_related("tenant").first()
+        if locked is None:
             return None
+        export = locked
         export.content = content
         export.size_bytes = len(encoded)
         export.digest = "sha256:" + hashlib.sha256(encoded).hexdigest()

@@ -172,4 +172,5 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 "recalled_at": datetime.fromisoformat(trace["recalled_at"]),
             },
         )
-        return cursor.fetchone()[0] == 1
+        recorded: bool = cursor.fetchone()[0] == 1
+        return recorded

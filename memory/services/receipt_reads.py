@@ -245,7 +245,8 @@ def receipt_reconcile_settle(
             .filter(pk=claim.receipt_id)
             .first()
         )
-        if is_fenced_out(receipt, claim):
+        # A missing receipt is fenced out; the second test says so to mypy.
+        if is_fenced_out(receipt, claim) or receipt is None:
             return None
         read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now).save()
         to, reason = _settlement(receipt, result, now)

@@ -154,7 +154,7 @@ def receipt_create(
     return receipt, True
 
 
-def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platform, dict]:
+def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platform, dict[str, Any]]:
     """The registered platform an http lookup reads from, and the config naming it.
 
     Agents never choose hosts: the lookup URL must lie under a platform an

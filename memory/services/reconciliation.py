@@ -36,7 +36,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Field
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -101,6 +101,13 @@ class _Move:
     error_code: str = ""
 
 
+def _column(name: str) -> Field[Any, Any]:
+    field = Receipt._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise TypeError(f"{name} is a relation of receipts, not one of their columns")
+    return field
+
+
 def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
     """Write `fields` of each receipt as it is in memory, in one UPDATE … FROM (VALUES …).
 
@@ -110,7 +117,7 @@ def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
     if not receipts:
         return
     meta = Receipt._meta
-    columns = [meta.pk, *(meta.get_field(name) for name in fields)]
+    columns = [meta.pk, *(_column(name) for name in fields)]
     row = "(" + ", ".join(f"%s::{column.db_type(connection)}" for column in columns) + ")"
     params: list[Any] = []
     for receipt in receipts:
@@ -304,7 +311,8 @@ def receipts_reconcile_settle_batch(
         moves: list[_Move] = []
         for claim, result in results:
             receipt = receipts.get(claim.receipt_id)
-            if is_fenced_out(receipt, claim):
+            # A missing receipt is fenced out; the second test says so to mypy.
+            if is_fenced_out(receipt, claim) or receipt is None:
                 report.fenced += 1
                 continue
             if result is None:

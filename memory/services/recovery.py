@@ -182,7 +182,8 @@ _MAX_LATENCY_SECONDS = 86_400.0
 
 def _redis() -> Any:
     # Django's cache has no lists; its own client reaches the same server and
-    # database, under the same key prefix (`cache.make_key`).
+    # database, under the same key prefix (`cache.make_key`). `_cache` is the Redis
+    # backend's private client holder, which the stubs' generic cache type does not have.
     return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
 
 

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rest_framework import serializers
 
 from reviews.models import Decision, ReasonCode, ReviewItem
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class DecisionOutput(serializers.ModelSerializer):
@@ -12,7 +17,7 @@ class DecisionOutput(serializers.ModelSerializer):
 
 
 class ReviewItemOutput(serializers.ModelSerializer):
-    claimed_by = serializers.StringRelatedField()
+    claimed_by: serializers.StringRelatedField[User] = serializers.StringRelatedField()
 
     class Meta:
         model = ReviewItem

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -27,7 +30,7 @@ class ReviewListView(ListAPIView):
     pagination_class = ReviewPage
     filterset_class = ReviewItemFilter
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[ReviewItem]:
         if getattr(self, "swagger_fake_view", False):
             return ReviewItem.objects.none()
         return selectors.review_items(tenant=api_context(self.request).tenant)
@@ -37,7 +40,7 @@ class ReviewListView(ListAPIView):
         description="Filters are the console's: queue, status, subject, topic, agent, reason, "
         "older_than. Errors: `role_required`, `validation_error`.",
     )
-    def get(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
 

@@ -26,7 +26,8 @@ CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
 class SkillActorOutput(serializers.Serializer):
     kind = serializers.CharField()
     id = serializers.CharField()
-    label = serializers.CharField()
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
 
 
 def _actor(obj: Any, prefix: str) -> dict[str, str] | None:
@@ -82,7 +83,8 @@ class RollbackInput(serializers.Serializer):
 
 
 class ResolveInput(serializers.Serializer):
-    label = serializers.RegexField(r"^[a-z0-9-]{1,50}$", required=False)
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.RegexField(r"^[a-z0-9-]{1,50}$", required=False)  # type: ignore[assignment]
     version = serializers.IntegerField(min_value=1, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -274,7 +276,8 @@ class VersionDetailOutput(VersionOutput):
 
     @extend_schema_field(FileOutput(many=True))
     def get_files(self, version: SkillVersion) -> list[dict[str, Any]]:
-        return FileOutput(self.context["files"], many=True).data
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return FileOutput(self.context["files"], many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(MatrixOutput)
     def get_evaluation_matrix(self, version: SkillVersion) -> dict[str, Any]:
@@ -286,7 +289,8 @@ class VersionDetailOutput(VersionOutput):
 
     @extend_schema_field(ManifestChangeOutput(many=True))
     def get_changes_vs_production(self, version: SkillVersion) -> list[dict[str, Any]]:
-        return ManifestChangeOutput(self.context["changes"], many=True).data
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return ManifestChangeOutput(self.context["changes"], many=True).data  # type: ignore[return-value]
 
 
 class LabelMoveOutput(serializers.ModelSerializer):
@@ -340,7 +344,8 @@ class ResolveOutput(serializers.Serializer):
     number = serializers.IntegerField()
     content_hash = serializers.CharField()
     status = serializers.CharField()
-    label = serializers.CharField(allow_null=True)
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField(allow_null=True)  # type: ignore[assignment]
     manifest = serializers.JSONField()
     body = serializers.CharField(allow_blank=True)
     files = ResolvedFileOutput(many=True)

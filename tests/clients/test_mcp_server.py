@@ -317,6 +317,7 @@ def http_server(live_server, agent_token) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    assert process.stderr is not None  # stderr=PIPE
     try:
         deadline = time.monotonic() + 30
         while True:

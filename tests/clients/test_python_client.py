@@ -58,7 +58,9 @@ def _accepted_fact(desk: Desk, predicate: str, value: str, text: str) -> str:
         basis="reported",
     )
     assert verdict["decision"] == "accepted", verdict
-    return verdict["id"]
+    claim_id = verdict["id"]
+    assert claim_id is not None  # an accepted claim is stored
+    return claim_id
 
 
 def test_the_agent_loop_from_event_to_recovery(desk, slow_platform):

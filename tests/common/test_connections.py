@@ -33,11 +33,13 @@ def test_concurrent_requests_leave_the_connection_count_bounded(live_server):
         nonlocal peak
         with psycopg.connect(**{**params, "dbname": database}, autocommit=True) as watcher:
             while not done.is_set():
-                (count,) = watcher.execute(
+                row = watcher.execute(
                     "SELECT count(*) FROM pg_stat_activity "
                     "WHERE datname = %s AND pid <> pg_backend_pid()",
                     [database],
                 ).fetchone()
+                assert row is not None
+                (count,) = row
                 peak = max(peak, count)
                 done.wait(0.02)
 

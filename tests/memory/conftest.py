@@ -54,7 +54,7 @@ def dns(settings) -> Iterator[Any]:
 def platform(acme) -> Iterator[FakePlatform]:
     """The fake platform, registered for acme: it listens on loopback, so allow_private."""
     fake = FakePlatform().start()
-    fake.registered = register_fake_platform(fake, tenant=acme)  # type: ignore[attr-defined]
+    fake.registered = register_fake_platform(fake, tenant=acme)
     yield fake
     fake.stop()
 
@@ -99,11 +99,12 @@ class Actors:
     editor: Actor
 
     def for_role(self, role: str) -> Actor:
-        return {
+        by_role: dict[str, Actor] = {
             TransitionRole.AGENT: self.agent,
             TransitionRole.WORKER: self.worker,
             TransitionRole.EDITOR: self.editor,
-        }[role]
+        }
+        return by_role[role]
 
 
 @pytest.fixture
@@ -123,14 +124,16 @@ def path_to(state: str) -> list[tuple[str, str]]:
         current = queue.popleft()
         for target, roles in RECEIPT_TRANSITIONS.get(current, {}).items():
             if target not in previous:
-                role = next(r for r in ROLE_PREFERENCE if r in roles)
-                previous[target] = (current, role)
+                mover = next(r for r in ROLE_PREFERENCE if r in roles)
+                previous[target] = (current, mover)
                 queue.append(target)
     steps: list[tuple[str, str]] = []
-    while previous[state] is not None:
-        source, role = previous[state]  # type: ignore[misc]
+    step = previous[state]
+    while step is not None:
+        source, role = step
         steps.append((role, state))
         state = source
+        step = previous[state]
     return list(reversed(steps))
 
 

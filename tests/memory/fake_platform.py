@@ -16,8 +16,11 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from memory.models import Platform
 
 WRITE_NORMAL = "normal"
 # The platform stores the article, then the connection dies before any answer.
@@ -33,6 +36,9 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakePlatform:
+    # The tenant's registration of this platform, set by the `platform` fixture.
+    registered: Platform
+
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
     ) -> None:
@@ -86,6 +92,7 @@ class FakePlatform:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         return f"{self.scheme}://{host}:{port}"
 
     def lookup_url(self, path: str = "articles") -> str:

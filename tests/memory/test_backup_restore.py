@@ -20,7 +20,7 @@ from django.db import connection
 from accounts.actors import Actor
 from accounts.models import Tenant
 from common.models import IdempotencyRecord
-from memory.models import Claim, ClaimSource, Event, RecallTrace, Subject
+from memory.models import Claim, ClaimSource, DeletionRequest, Event, RecallTrace, Subject
 from memory.selectors.probes import deletion_probes
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
@@ -53,12 +53,13 @@ def restore() -> None:
         cursor.execute("SET LOCAL session_replication_role = origin")
 
 
-def forget(tenant: Tenant, claim_id: str):  # type: ignore[no-untyped-def]
+def forget(tenant: Tenant, claim_id: str) -> DeletionRequest:
     subject = Subject.objects.get(tenant=tenant, kind="user", ref="alice")
     deletion, _ = deletion_request_create(
         tenant=tenant, actor=WORKER, subject=subject, claim=Claim.objects.get(pk=claim_id)
     )
     done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+    assert done is not None
     assert done.report["clean"], done.report["probes"]
     return done
 

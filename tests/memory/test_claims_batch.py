@@ -41,7 +41,7 @@ STANDING_SINCE = datetime(2026, 9, 1, tzinfo=UTC)
 class World:
     """One tenant prepared for the corpus: tokens, events and the claims already standing."""
 
-    def __init__(self, tenant: Tenant, make_agent) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, tenant: Tenant, make_agent) -> None:
         self.tenant = tenant
         # A front-end that talks to the user, a tool runner, and an agent at the default ceiling.
         self.front = make_agent(tenant, name="front", max_authority="user_explicit")
@@ -49,7 +49,7 @@ class World:
         self.capped = make_agent(tenant, name="capped", max_authority="agent_inferred")
         now = timezone.now()
 
-        def record(client, kind: str, text: str, **extra: Any) -> Event:  # type: ignore[no-untyped-def]
+        def record(client, kind: str, text: str, **extra: Any) -> Event:
             return event_record(
                 tenant=tenant,
                 actor=Actor.for_token(client.token),
@@ -342,7 +342,7 @@ def capped_corpus(w: World) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _one_by_one(client, corpus) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _one_by_one(client, corpus) -> list[dict[str, Any]]:
     answers = []
     for _, body in corpus:
         response = client.post("/api/v1/claims", body, format="json")
@@ -352,7 +352,7 @@ def _one_by_one(client, corpus) -> list[dict[str, Any]]:  # type: ignore[no-unty
     return answers
 
 
-def _batch(client, corpus) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _batch(client, corpus) -> list[dict[str, Any]]:
     response = client.post("/api/v1/claims:batch", {"items": [b for _, b in corpus]}, format="json")
     assert response.status_code == 200, response.json()
     results = response.json()["results"]
@@ -426,7 +426,7 @@ def stored(w: World) -> dict[str, Any]:
                     else "now"
                 ),
                 "supersedes": names.claim(c.supersedes_id),
-                "conflicts_with": sorted(names.claim(x) for x in c.conflicts_with),
+                "conflicts_with": sorted(names.claims[str(x)] for x in c.conflicts_with),
                 "gate": (c.gate_decision, c.gate_reasons),
                 "agent": c.agent,
                 "token": names.tokens.get(str(c.token_id)),
@@ -482,7 +482,7 @@ def stored(w: World) -> dict[str, Any]:
     }
 
 
-def _world(slug: str, make_agent) -> World:  # type: ignore[no-untyped-def]
+def _world(slug: str, make_agent) -> World:
     return World(tenant_create(slug=slug, name=slug)[0], make_agent)
 
 

@@ -1,6 +1,7 @@
 """The write gate as pure functions: no database."""
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 def make(**overrides) -> gate.Candidate:
     """A candidate from a front-end token (ceiling `user_explicit`) citing both a user-channel
     event and a tool result; tests take away what they are about."""
-    values = {
+    values: dict[str, Any] = {
         "kind": "fact",
         "predicate": "home_city",
         "value": "Shanghai",
@@ -31,7 +32,7 @@ def make(**overrides) -> gate.Candidate:
 
 
 def active(**overrides) -> gate.ActiveClaimFacts:
-    values = {
+    values: dict[str, Any] = {
         "id": "c1",
         "value": "Beijing",
         "authority": "user_explicit",

@@ -6,6 +6,8 @@ and stays as a tombstone row.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import DatabaseError, connection, transaction
 
@@ -15,7 +17,7 @@ from tests.memory.helpers import post_event
 pytestmark = pytest.mark.django_db
 
 
-def run_sql(sql: str, *params: object) -> None:
+def run_sql(sql: str, *params: Any) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, list(params))
 

@@ -32,7 +32,7 @@ def _next(html: str) -> str | None:
     return found.group(1).replace("&amp;", "&") if found else None
 
 
-def _walk(client, url: str) -> list[int]:
+def _walk(client, url: str | None) -> list[int]:
     """Every item id the console lists, following its "more items" links to the end."""
     seen: list[int] = []
     while url:

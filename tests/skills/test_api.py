@@ -20,7 +20,7 @@ V1 = f"{BASE}/{SLUG}/versions/1"
 ALL_CAPABILITIES = ["skills:read", "skills:write", "evaluations:write"]
 
 # Every skill endpoint with a body that would be valid for it.
-ENDPOINTS = [
+ENDPOINTS: list[tuple[str, str, object]] = [
     ("get", f"{BASE}/{SLUG}", None),
     ("get", f"{BASE}/{SLUG}/versions", None),
     ("post", f"{BASE}/{SLUG}/versions", "package"),
@@ -34,7 +34,7 @@ ENDPOINTS = [
     ("get", f"{BASE}/{SLUG}/versions/1/diff/1", None),
     ("get", f"{BASE}/{SLUG}/labels/production/history", None),
 ]
-ADMIN_ENDPOINTS = [
+ADMIN_ENDPOINTS: list[tuple[str, str, object]] = [
     ("post", f"{V1}/approve", {"reason": "ok"}),
     ("post", f"{V1}/reject", {"reason": "no"}),
     ("post", f"{V1}/publish", {"reason": "go"}),

@@ -7,6 +7,7 @@ import io
 import stat
 import struct
 import zipfile
+from typing import Any
 
 import pytest
 import yaml
@@ -48,11 +49,11 @@ def build_zip(
     return buffer.getvalue()
 
 
-def parse(files: dict[str, str | bytes], *, slug: str = SLUG, **limits: int):
+def parse(files: dict[str, str | bytes], *, slug: str = SLUG, **limits: Any):
     return parse_package(data=build_zip(files), slug=slug, **limits)
 
 
-def rejection(files: dict[str, str | bytes], **limits: int) -> PackageError:
+def rejection(files: dict[str, str | bytes], **limits: Any) -> PackageError:
     with pytest.raises(PackageError) as caught:
         parse(files, **limits)
     return caught.value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -12,7 +14,7 @@ from skills.models import EvaluationCategory, Skill, SkillVersion, VersionStatus
 from tests.skills import hostile
 from tests.skills.conftest import SLUG, package, package_v2, upload_file
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX: dict[str, Any] = {"HTTP_HX_REQUEST": "true"}
 
 
 def csrf(client: Client, page: str = "/skills/") -> str:

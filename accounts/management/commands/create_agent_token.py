@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.management.commands._lookup import tenant_by_slug
@@ -36,7 +38,7 @@ class Command(BaseCommand):
             "agent_inferred). user_explicit is for front-ends that talk to the user.",
         )
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(str(options["tenant"]))
         name = str(options["name"])
         if AgentToken.objects.filter(tenant=tenant, name=name).exists():
@@ -47,8 +49,8 @@ class Command(BaseCommand):
         issued = agent_token_create(
             tenant=tenant,
             name=name,
-            capabilities=options["capabilities"],  # type: ignore[arg-type]
-            allowed_subjects=options["subjects"],  # type: ignore[arg-type]
+            capabilities=options["capabilities"],
+            allowed_subjects=options["subjects"],
             max_authority=str(options["max_authority"]),
         )
         caps = ", ".join(issued.token.capabilities)

@@ -230,7 +230,8 @@ class ClaimDetailOutput(ClaimOutput):
 
     @extend_schema_field(ClaimRef(many=True))
     def get_history(self, claim: Claim) -> list[dict[str, Any]]:
-        return ClaimRef(self.context["history"], many=True).data
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return ClaimRef(self.context["history"], many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(serializers.UUIDField(allow_null=True))
     def get_superseded_by(self, claim: Claim) -> str | None:

@@ -20,10 +20,10 @@ class MeSourceOut(serializers.ModelSerializer):
         fields = ["event", "event_kind", "event_source_uri", "uri", "observed_at"]
 
     def get_event_kind(self, source: ClaimSource) -> str | None:
-        return source.event.kind if source.event_id else None
+        return source.event.kind if source.event is not None else None
 
     def get_event_source_uri(self, source: ClaimSource) -> str | None:
-        return source.event.source_uri if source.event_id else None
+        return source.event.source_uri if source.event is not None else None
 
 
 class MeMemoryOut(serializers.ModelSerializer):
@@ -186,7 +186,8 @@ class ExportSourceOut(serializers.Serializer):
 
 class ExportActorOut(serializers.Serializer):
     kind = serializers.CharField()
-    label = serializers.CharField(allow_blank=True)
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
 
 
 class ExportHistoryOut(serializers.Serializer):
@@ -282,7 +283,8 @@ class ExportDocumentOut(serializers.Serializer):
 class ConsentOut(serializers.Serializer):
     subject = serializers.CharField()
     sensitivity = serializers.CharField(help_text="The class: health, finance, …")
-    label = serializers.CharField()
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     description = serializers.CharField(help_text="What the gate's rules count as this class.")
     granted = serializers.BooleanField()
     changed_at = serializers.DateTimeField(allow_null=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.generics import ListAPIView
@@ -63,7 +64,7 @@ class MeMemoryListView(ListAPIView):
     serializer_class = MeMemoryOut
     pagination_class = MePage
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Claim]:
         if getattr(self, "swagger_fake_view", False):
             return Claim.objects.none()
         context = api_context(self.request)

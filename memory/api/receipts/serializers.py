@@ -107,7 +107,8 @@ class ReceiptOutput(serializers.ModelSerializer):
 class ActorOutput(serializers.Serializer):
     kind = serializers.CharField()
     id = serializers.CharField()
-    label = serializers.CharField()
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
 
 
 class ReceiptTransitionOutput(serializers.ModelSerializer):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -50,7 +51,7 @@ class ReceiptListCreateView(ListAPIView):
     serializer_class = ReceiptOutput
     pagination_class = ReceiptPage
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Receipt]:
         if getattr(self, "swagger_fake_view", False):
             return Receipt.objects.none()
         filters = ReceiptListInput(data=self.request.query_params)

@@ -29,7 +29,8 @@ def _lines(name: str) -> list[str]:
 
 def labelled(name: str) -> list[tuple[str, str]]:
     """(class, text) pairs of an attack or secret file."""
-    return [tuple(line.split("\t", 1)) for line in _lines(name)]  # type: ignore[misc]
+    pairs = (line.split("\t", 1) for line in _lines(name))
+    return [(label, text) for label, text in pairs]
 
 
 def plain(name: str) -> list[str]:
