@@ -540,7 +540,7 @@ def content_tables() -> list[_Table]:
 def _probe_everywhere(s: _Scope) -> dict[str, Any]:
     """Every text and JSON column of every memdesk table, searched for every word."""
     tables = content_tables()
-    findings: list[dict[str, str]] = []
+    findings: list[dict[str, str | bool]] = []
     scanned_columns = sum(len(table.columns) for table in tables)
     registered = {quoted.table: set(quoted.columns) for quoted in QUOTED_CONTENT}
     words = quotable_terms(s.terms)
