@@ -12,8 +12,8 @@ import re
 import unicodedata
 from typing import Any
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
-_WORD = re.compile(r"[^\W_]+(?:[_./:\-][^\W_]+)*", re.UNICODE)
+CJK_PATTERN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+WORD_PATTERN = re.compile(r"[^\W_]+(?:[_./:\-][^\W_]+)*", re.UNICODE)
 MAX_NGRAMS = 2000
 # Query n-grams that must be present for a claim to count as matching.
 MATCH_THRESHOLD = 0.6
@@ -26,12 +26,12 @@ def normalise(text: str) -> str:
 def ngrams(text: str) -> list[str]:
     text = normalise(text)
     grams: set[str] = set()
-    for run in _CJK.findall(text):
+    for run in CJK_PATTERN.findall(text):
         if len(run) == 1:
             grams.add(run)
         grams.update(run[i : i + 2] for i in range(len(run) - 1))
-    latin = _CJK.sub(" ", text)
-    for word in _WORD.findall(latin):
+    latin = CJK_PATTERN.sub(" ", text)
+    for word in WORD_PATTERN.findall(latin):
         if len(word) <= 3:
             grams.add(word)
             continue
@@ -48,11 +48,11 @@ def matched_terms(query: str, text: str) -> list[str]:
     """Query words found in the text, for the `why` explanation."""
     haystack = normalise(text)
     terms: list[str] = []
-    for word in _WORD.findall(_CJK.sub(" ", normalise(query))):
+    for word in WORD_PATTERN.findall(CJK_PATTERN.sub(" ", normalise(query))):
         stem = word[:4] if len(word) > 4 else word
         if len(word) > 2 and stem in haystack and word not in terms:
             terms.append(word)
-    for run in _CJK.findall(normalise(query)):
+    for run in CJK_PATTERN.findall(normalise(query)):
         if run in haystack:
             terms.append(run)
     return terms

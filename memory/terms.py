@@ -16,7 +16,7 @@ from typing import Any
 
 from django.utils.crypto import salted_hmac
 
-from memory.search import _CJK, _WORD, normalise
+from memory.search import CJK_PATTERN, WORD_PATTERN, normalise
 
 MIN_TERM_CHARS = 4
 CANDIDATE_TERMS = 64
@@ -58,10 +58,10 @@ def candidate_terms(contents: Iterable[str]) -> list[str]:
     keeps those that occur in no other claim of the tenant."""
     counts: Counter[str] = Counter()
     for content in contents:
-        for run in _CJK.findall(content):
+        for run in CJK_PATTERN.findall(content):
             if len(run) >= 2:
                 counts[run] += 1
-        for word in _WORD.findall(_CJK.sub(" ", content)):
+        for word in WORD_PATTERN.findall(CJK_PATTERN.sub(" ", content)):
             if len(word) >= MIN_TERM_CHARS:
                 counts[word] += 1
     ranked = sorted(counts, key=lambda term: (-len(term), counts[term], term))

@@ -60,9 +60,9 @@ from memory.models import (
 )
 from memory.models.lifecycle import UNFINISHED_DELETION_STATUSES
 from memory.services.deletion_leases import (
-    _claimable,
-    _move,
     deletion_claim,
+    deletion_claimable,
+    deletion_move,
     deletion_release,
 )
 from memory.services.deletion_propagate import deletion_propagate
@@ -183,7 +183,7 @@ def deletion_resolve(*, deletion: DeletionRequest, actor: Actor) -> DeletionRequ
         locked = (
             DeletionRequest.objects.select_for_update().select_related("tenant").get(pk=deletion.pk)
         )
-        _move(locked, to=DeletionStatus.COMPLETED, actor=actor, now=now, reason="resolved")
+        deletion_move(locked, to=DeletionStatus.COMPLETED, actor=actor, now=now, reason="resolved")
         locked.finished_at = now
         locked.report = {
             **locked.report,
@@ -197,7 +197,7 @@ def deletions_due_ids(*, now: datetime | None = None, limit: int = 500) -> list[
     """Unfinished requests of every tenant with no live lease, oldest first (ids only)."""
     now = now or timezone.now()
     return list(
-        DeletionRequest.objects.filter(_claimable(now))
+        DeletionRequest.objects.filter(deletion_claimable(now))
         .order_by("created_at")
         .values_list("pk", flat=True)[:limit]
     )

@@ -30,7 +30,7 @@ from reviews.services import review_open
 logger = logging.getLogger(__name__)
 
 
-def _move(
+def deletion_move(
     deletion: DeletionRequest,
     *,
     to: str,
@@ -57,7 +57,7 @@ def _move(
     )
 
 
-def _open_deletion_review(deletion: DeletionRequest, reasons: list[str]) -> None:
+def deletion_review_open(deletion: DeletionRequest, reasons: list[str]) -> None:
     review_open(
         tenant=deletion.tenant,
         queue=Queue.DELETIONS,
@@ -70,7 +70,7 @@ def _open_deletion_review(deletion: DeletionRequest, reasons: list[str]) -> None
 
 
 def _fail(deletion: DeletionRequest, *, actor: Actor, now: datetime, error_code: str) -> None:
-    _move(deletion, to=DeletionStatus.FAILED, actor=actor, now=now, reason=error_code)
+    deletion_move(deletion, to=DeletionStatus.FAILED, actor=actor, now=now, reason=error_code)
     deletion.error_code = error_code[:100]
     deletion.lease_expires_at = None
     deletion.finished_at = now
@@ -86,7 +86,7 @@ def _fail(deletion: DeletionRequest, *, actor: Actor, now: datetime, error_code:
         ]
     )
     # A failed deletion leaves content behind: a person must look at it.
-    _open_deletion_review(deletion, [error_code])
+    deletion_review_open(deletion, [error_code])
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class DeletionLease:
     attempt: int
 
 
-def _claimable(now: datetime) -> Q:
+def deletion_claimable(now: datetime) -> Q:
     return Q(status__in=UNFINISHED_DELETION_STATUSES) & (
         Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now)
     )
@@ -110,7 +110,7 @@ def deletion_claim(
         deletion = (
             DeletionRequest.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("tenant", "subject")
-            .filter(_claimable(now), pk=deletion_id)
+            .filter(deletion_claimable(now), pk=deletion_id)
             .first()
         )
         if deletion is None:
@@ -123,14 +123,14 @@ def deletion_claim(
         deletion.started_at = deletion.started_at or now
         deletion.updated_at = now
         if deletion.status == DeletionStatus.PENDING:
-            _move(deletion, to=DeletionStatus.PROPAGATING, actor=worker, now=now)
+            deletion_move(deletion, to=DeletionStatus.PROPAGATING, actor=worker, now=now)
         deletion.save(
             update_fields=["status", "attempts", "lease_expires_at", "started_at", "updated_at"]
         )
     return DeletionLease(deletion_id=deletion.pk, attempt=deletion.attempts)
 
 
-def _locked_for(lease: DeletionLease, status: str) -> DeletionRequest | None:
+def deletion_locked_for(lease: DeletionLease, status: str) -> DeletionRequest | None:
     """The request under lock, or None if this lease was fenced off by a newer attempt."""
     deletion = (
         DeletionRequest.objects.select_for_update(of=("self",))

@@ -20,17 +20,17 @@ from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace, Su
 from memory.search import ngrams
 from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
 from memory.services.erasure import (
-    _CLAIM,
-    _EVENT,
-    _LINEAGE,
-    _SOURCE,
-    _STAGED,
-    _TRACE,
+    CLAIM_TABLE,
     ERASE,
+    EVENT_TABLE,
+    LINEAGE_TABLE,
+    SOURCE_TABLE,
+    STAGED_TABLE,
+    TRACE_TABLE,
     Rows,
-    _execute,
-    _rows,
-    _stage,
+    sql_execute,
+    sql_rows,
+    stage_rows,
 )
 from memory.terms import candidate_terms, claim_content, like_patterns
 
@@ -57,27 +57,28 @@ def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
         # One memory is the claim with the revisions it superseded: its own history.
         named = f"""c.id IN (
             WITH RECURSIVE chain(id, supersedes_id) AS (
-                SELECT id, supersedes_id FROM {_CLAIM} WHERE tenant_id = %s AND id = %s
+                SELECT id, supersedes_id FROM {CLAIM_TABLE} WHERE tenant_id = %s AND id = %s
               UNION
-                SELECT c.id, c.supersedes_id FROM {_CLAIM} c
+                SELECT c.id, c.supersedes_id FROM {CLAIM_TABLE} c
                 JOIN chain ON c.id = chain.supersedes_id
                 WHERE c.tenant_id = %s AND c.subject_id = %s
             )
             SELECT id FROM chain)"""  # noqa: S608
         params = [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id]
-    _execute(
-        f"DROP TABLE IF EXISTS pg_temp.{_STAGED}; CREATE TEMPORARY TABLE {_STAGED} "
+    sql_execute(
+        f"DROP TABLE IF EXISTS pg_temp.{STAGED_TABLE}; CREATE TEMPORARY TABLE {STAGED_TABLE} "
         "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
         "PRIMARY KEY (kind, id)) ON COMMIT DROP",
         [],
     )
-    rows = _rows(
+    rows = sql_rows(
         f"""
         WITH roots AS (
-            SELECT c.id, c.subject_id, c.value, c.text, c.value_digest FROM {_CLAIM} c
+            SELECT c.id, c.subject_id, c.value, c.text, c.value_digest FROM {CLAIM_TABLE} c
             WHERE c.tenant_id = %s AND c.status <> 'erased' AND {named}
         ), staged AS (
-            INSERT INTO {_STAGED} (id, kind, digest) SELECT id, 'erase', value_digest FROM roots
+            INSERT INTO {STAGED_TABLE} (id, kind, digest)
+            SELECT id, 'erase', value_digest FROM roots
         )
         SELECT * FROM roots
         """,  # noqa: S608
@@ -91,15 +92,15 @@ def _lineage(*, tenant_id: int, roots: Rows) -> list[tuple[UUID, int, Any, str, 
     id, subject, value, text and value digest."""
     is_root, params = roots.match("to_claim_id")
     is_root_claim, claim_params = roots.match("c.id")
-    rows = _rows(
+    rows = sql_rows(
         f"""
         WITH RECURSIVE lineage(id) AS (
-            SELECT from_claim_id FROM {_LINEAGE} WHERE {is_root}
+            SELECT from_claim_id FROM {LINEAGE_TABLE} WHERE {is_root}
           UNION
-            SELECT l.from_claim_id FROM {_LINEAGE} l JOIN lineage ON l.to_claim_id = lineage.id
+            SELECT l.from_claim_id FROM {LINEAGE_TABLE} l JOIN lineage ON l.to_claim_id = lineage.id
         )
         SELECT c.id, c.subject_id, c.value, c.text, c.value_digest
-        FROM {_CLAIM} c JOIN lineage ON c.id = lineage.id
+        FROM {CLAIM_TABLE} c JOIN lineage ON c.id = lineage.id
         WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_root_claim})
         """,  # noqa: S608
         [*params, tenant_id, *claim_params],
@@ -126,12 +127,12 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
     is_excluded, params = excluded.match("c.id")
-    rows = _rows(
+    rows = sql_rows(
         f"""
         SELECT t.term FROM unnest(%s::text[], %s::text[]) AS t(term, grams)
         WHERE (numnode(plainto_tsquery('english', t.term)) > 0 OR t.grams <> '')
           AND NOT EXISTS (
-            SELECT 1 FROM {_CLAIM} c
+            SELECT 1 FROM {CLAIM_TABLE} c
             WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_excluded})
               AND ((numnode(plainto_tsquery('english', t.term)) > 0
                     AND c.search_vector @@ plainto_tsquery('english', t.term))
@@ -159,7 +160,7 @@ def _stored_text(text: str) -> str:
     return "" if text == SECRET_PLACEHOLDER else text
 
 
-def _plan(deletion: DeletionRequest) -> _Plan:
+def deletion_plan_make(deletion: DeletionRequest) -> _Plan:
     tenant_id = deletion.tenant_id
     roots = _roots(deletion)
     root_ids = [row[0] for row in roots]
@@ -173,7 +174,7 @@ def _plan(deletion: DeletionRequest) -> _Plan:
         for claim_id, subject_id, value, text, digest in lineage
     }
     # Also the statistics of the roots, so the planner joins them sensibly.
-    _stage([(row[0], "derived", row[4]) for row in lineage])
+    stage_rows([(row[0], "derived", row[4]) for row in lineage])
 
     terms = _distinctive(
         tenant_id=tenant_id,
@@ -187,9 +188,9 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     # but erased claims, is erased; one that merely built on it is invalidated.
     parents: dict[UUID, set[UUID]] = {claim_id: set() for claim_id in derived}
     if derived_ids:
-        for child, parent in _rows(
-            f"SELECT from_claim_id, to_claim_id FROM {_LINEAGE} "  # noqa: S608
-            f"WHERE from_claim_id IN (SELECT id FROM {_STAGED} WHERE kind = 'derived')",
+        for child, parent in sql_rows(
+            f"SELECT from_claim_id, to_claim_id FROM {LINEAGE_TABLE} "  # noqa: S608
+            f"WHERE from_claim_id IN (SELECT id FROM {STAGED_TABLE} WHERE kind = 'derived')",
             [],
         ):
             parents[child].add(parent)
@@ -205,8 +206,8 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     derived_erase = [d for d in derived_ids if d in erase]
     derived_invalidate = [d for d in derived_ids if d not in erase]
     if derived_ids:
-        _execute(
-            f"UPDATE {_STAGED} SET kind = CASE WHEN id = ANY(%s::uuid[]) THEN 'erase' "  # noqa: S608
+        sql_execute(
+            f"UPDATE {STAGED_TABLE} SET kind = CASE WHEN id = ANY(%s::uuid[]) THEN 'erase' "  # noqa: S608
             "ELSE 'invalidate' END WHERE kind = 'derived'",
             [derived_erase],
         )
@@ -227,17 +228,18 @@ def _plan(deletion: DeletionRequest) -> _Plan:
         # The user's own statements behind the erased claims, and any other
         # statement of theirs that repeats the deleted content.
         events.update(
-            _rows(
-                f"SELECT e.id, e.digest FROM {_SOURCE} s JOIN {_EVENT} e ON e.id = s.event_id "  # noqa: S608
-                f"WHERE s.tenant_id = %s AND s.claim_id IN (SELECT id FROM {_STAGED} "
+            sql_rows(
+                f"SELECT e.id, e.digest FROM {SOURCE_TABLE} s "  # noqa: S608
+                f"JOIN {EVENT_TABLE} e ON e.id = s.event_id "
+                f"WHERE s.tenant_id = %s AND s.claim_id IN (SELECT id FROM {STAGED_TABLE} "
                 "WHERE kind = 'erase') AND e.subject_id = %s AND e.redacted_at IS NULL",
                 [tenant_id, deletion.subject_id],
             )
         )
         if patterns:
             events.update(
-                _rows(
-                    f"SELECT id, digest FROM {_EVENT} WHERE tenant_id = %s "  # noqa: S608
+                sql_rows(
+                    f"SELECT id, digest FROM {EVENT_TABLE} WHERE tenant_id = %s "  # noqa: S608
                     "AND subject_id = %s AND redacted_at IS NULL AND (text ILIKE ANY(%s) "
                     "OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
                     [tenant_id, deletion.subject_id, patterns, patterns, patterns],
@@ -246,13 +248,13 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     if patterns and erase_ids:
         # Agent output produced while the memory was injected, quoting it back.
         events.update(
-            _rows(
-                f"SELECT id, digest FROM {_EVENT} WHERE tenant_id = %s "  # noqa: S608
+            sql_rows(
+                f"SELECT id, digest FROM {EVENT_TABLE} WHERE tenant_id = %s "  # noqa: S608
                 # Most events quote nothing: testing that first spares them the
                 # overlap test against every erased id.
                 "AND redacted_at IS NULL AND cardinality(echo_of) > 0 "
                 "AND echo_of && ARRAY(SELECT id FROM "
-                f"{_STAGED} WHERE kind = 'erase') AND (text ILIKE ANY(%s) "
+                f"{STAGED_TABLE} WHERE kind = 'erase') AND (text ILIKE ANY(%s) "
                 "OR body::text ILIKE ANY(%s) OR source_uri ILIKE ANY(%s))",
                 [tenant_id, patterns, patterns, patterns],
             )
@@ -269,15 +271,15 @@ def _plan(deletion: DeletionRequest) -> _Plan:
     # any subject that asked for (or ranked by) the deleted words.
     traces.update(
         row[0]
-        for row in _rows(
-            f"SELECT id FROM {_TRACE} WHERE tenant_id = %s AND redacted_at IS NULL "  # noqa: S608
-            f"AND ((subject_id = ANY(%s) AND chosen && ARRAY(SELECT id FROM {_STAGED} "
+        for row in sql_rows(
+            f"SELECT id FROM {TRACE_TABLE} WHERE tenant_id = %s AND redacted_at IS NULL "  # noqa: S608
+            f"AND ((subject_id = ANY(%s) AND chosen && ARRAY(SELECT id FROM {STAGED_TABLE} "
             "WHERE kind = 'erase')) OR query ILIKE ANY(%s) OR filters::text ILIKE ANY(%s) "
             "OR ranking::text ILIKE ANY(%s))",
             [tenant_id, sorted(subjects), patterns, patterns, patterns],
         )
     )
-    _stage(
+    stage_rows(
         [
             *((event, "event", digest) for event, digest in events.items()),
             *((trace, "trace", "") for trace in traces),

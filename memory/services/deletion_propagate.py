@@ -20,23 +20,23 @@ from accounts.actors import Actor
 from memory.held_content import HELD_CONTENT, QUOTED_CONTENT
 from memory.hot_memory import hot_memory_purge
 from memory.models import ClaimEmbedding, DeletionStatus, TombstoneAction, TombstoneTarget
-from memory.services.deletion_leases import DeletionLease, _locked_for, _move
-from memory.services.deletion_plan import _plan
+from memory.services.deletion_leases import DeletionLease, deletion_locked_for, deletion_move
+from memory.services.deletion_plan import deletion_plan_make
 from memory.services.erasure import (
     ERASE,
     Rows,
-    _drop_conflict_links,
-    _erase_claims,
-    _erase_review_topics,
-    _invalidate_claims,
-    _redact_events,
-    _redact_idempotency_replies,
-    _redact_replies_quoting,
-    _redact_traces,
-    _remove_uri_sources,
-    _write_staged_tombstones,
-    _write_tombstones,
+    drop_conflict_links,
+    erase_claims,
+    erase_review_topics,
+    invalidate_claims,
     lifecycle_lock,
+    redact_events,
+    redact_idempotency_replies,
+    redact_replies_quoting,
+    redact_traces,
+    remove_uri_sources,
+    write_staged_tombstones,
+    write_tombstones,
 )
 from memory.services.lineage import claim_reviews_cancel
 from memory.services.scrub import QUOTE_MARK, scrub_quoted_content
@@ -111,18 +111,18 @@ def deletion_propagate(
     started = time.perf_counter()
     now = now or timezone.now()
     with transaction.atomic():
-        deletion = _locked_for(lease, DeletionStatus.PROPAGATING)
+        deletion = deletion_locked_for(lease, DeletionStatus.PROPAGATING)
         if deletion is None:
             return None
         tenant = deletion.tenant
         lifecycle_lock(tenant_id=tenant.pk)
-        plan = _plan(deletion)
+        plan = deletion_plan_make(deletion)
         erase_ids = [*plan.roots, *plan.derived_erase]
-        erased = _erase_claims(tenant_id=tenant.pk, rows=ERASE, now=now)
+        erased = erase_claims(tenant_id=tenant.pk, rows=ERASE, now=now)
         # Derived claims already out of use (superseded, rejected…) keep their status.
         invalidated_ids = [
             row[0]
-            for row in _invalidate_claims(
+            for row in invalidate_claims(
                 tenant_id=tenant.pk, rows=Rows(ids=plan.derived_invalidate), now=now
             )
         ]
@@ -130,9 +130,9 @@ def deletion_propagate(
         artifacts = {
             "claims": {"erased": len(plan.roots)},
             "derived_claims": {"erased": len(plan.derived_erase), "invalidated": invalidated},
-            "claim_sources": {"removed": _remove_uri_sources(tenant_id=tenant.pk, claims=ERASE)},
+            "claim_sources": {"removed": remove_uri_sources(tenant_id=tenant.pk, claims=ERASE)},
             "conflict_links": {
-                "removed": _drop_conflict_links(
+                "removed": drop_conflict_links(
                     tenant_id=tenant.pk,
                     subject_ids=sorted(plan.subjects),
                     erased=ERASE,
@@ -140,19 +140,19 @@ def deletion_propagate(
                 )
             },
             "events": {
-                "redacted": _redact_events(
+                "redacted": redact_events(
                     tenant_id=tenant.pk, rows=Rows(staged=("event",)), now=now
                 )
             },
             "full_text_index": {"entries_cleared": erased.full_text_cleared},
             "trigram_index": {"entries_cleared": erased.ngrams_cleared},
             "recall_traces": {
-                "redacted": _redact_traces(
+                "redacted": redact_traces(
                     tenant_id=tenant.pk, rows=Rows(staged=("trace",)), now=now
                 )
             },
             "idempotency_replies": {
-                "redacted": _redact_idempotency_replies(
+                "redacted": redact_idempotency_replies(
                     tenant_id=tenant.pk, rows=Rows(staged=("erase", "event"))
                 )
             },
@@ -160,10 +160,10 @@ def deletion_propagate(
                 "cancelled": claim_reviews_cancel(
                     tenant=tenant, claim_ids=[*erase_ids, *invalidated_ids]
                 ),
-                "topics_erased": _erase_review_topics(tenant_id=tenant.pk, claims=ERASE),
+                "topics_erased": erase_review_topics(tenant_id=tenant.pk, claims=ERASE),
             },
         }
-        artifacts["idempotency_replies"]["redacted"] += _redact_replies_quoting(
+        artifacts["idempotency_replies"]["redacted"] += redact_replies_quoting(
             tenant_id=tenant.pk, patterns=like_patterns(plan.terms)
         )
         # Last: rows redacted whole above are no longer candidates for a partial scrub.
@@ -175,7 +175,7 @@ def deletion_propagate(
             ("trace", TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED),
         )
         tombstones = sum(
-            _write_staged_tombstones(
+            write_staged_tombstones(
                 tenant_id=tenant.pk,
                 deletion_id=deletion.pk,
                 kind=kind,
@@ -185,7 +185,7 @@ def deletion_propagate(
             )
             for kind, target_type, action in staged_tombstones
         )
-        tombstones += _write_tombstones(
+        tombstones += write_tombstones(
             tenant_id=tenant.pk,
             deletion_id=deletion.pk,
             target_type=TombstoneTarget.CLAIM,
@@ -214,7 +214,7 @@ def deletion_propagate(
             },
         }
         deletion.error_code = ""
-        _move(
+        deletion_move(
             deletion,
             to=DeletionStatus.VERIFYING,
             actor=worker,

@@ -12,7 +12,12 @@ from accounts.actors import Actor
 from memory.hot_memory import hot_memory_purge
 from memory.models import DeletionRequest, DeletionStatus
 from memory.selectors.probes import deletion_probes
-from memory.services.deletion_leases import DeletionLease, _locked_for, _move, _open_deletion_review
+from memory.services.deletion_leases import (
+    DeletionLease,
+    deletion_locked_for,
+    deletion_move,
+    deletion_review_open,
+)
 from memory.services.deletion_propagate import Propagation
 
 
@@ -45,7 +50,7 @@ def deletion_verify(
     )
     now = now or timezone.now()
     with transaction.atomic():
-        deletion = _locked_for(lease, DeletionStatus.VERIFYING)
+        deletion = deletion_locked_for(lease, DeletionStatus.VERIFYING)
         if deletion is None:
             return None
         clean = all(probe["clean"] for probe in probes)
@@ -68,7 +73,7 @@ def deletion_verify(
         deletion.lease_expires_at = None
         deletion.finished_at = now if clean else None
         dirty = [probe["name"] for probe in probes if not probe["clean"]]
-        _move(
+        deletion_move(
             deletion,
             to=DeletionStatus.COMPLETED if clean else DeletionStatus.NEEDS_REVIEW,
             actor=worker,
@@ -86,7 +91,7 @@ def deletion_verify(
                 for probe in probes
                 for finding in probe["result"].get("findings", [])
             ]
-            _open_deletion_review(
+            deletion_review_open(
                 deletion, [f"dirty:{name}" for name in dirty] + list(dict.fromkeys(found))[:10]
             )
     return deletion

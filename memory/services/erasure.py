@@ -42,17 +42,17 @@ from memory.models import (
 )
 from memory.services.embeddings import claim_embeddings_delete_where
 
-_CLAIM = Claim._meta.db_table
-_LINEAGE = Claim.derived_from.through._meta.db_table
-_SOURCE = ClaimSource._meta.db_table
-_EVENT = Event._meta.db_table
-_TRACE = RecallTrace._meta.db_table
+CLAIM_TABLE = Claim._meta.db_table
+LINEAGE_TABLE = Claim.derived_from.through._meta.db_table
+SOURCE_TABLE = ClaimSource._meta.db_table
+EVENT_TABLE = Event._meta.db_table
+TRACE_TABLE = RecallTrace._meta.db_table
 _TOMBSTONE = Tombstone._meta.db_table
 _IDEMPOTENCY = IdempotencyRecord._meta.db_table
 _REVIEW_ITEM = REVIEW_TOPIC_CONTENT.table
 # The rows one propagation touches, staged server-side once: every statement joins
 # this table instead of shipping (and re-parsing) an array of 10,000 ids.
-_STAGED = "memdesk_deletion_rows"
+STAGED_TABLE = "memdesk_deletion_rows"
 
 
 def lifecycle_lock(*, tenant_id: int) -> None:
@@ -70,29 +70,29 @@ def lifecycle_lock_key(tenant_id: int) -> int:
     return (0x4D454D << 32) | int(tenant_id)
 
 
-def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+def sql_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows: list[tuple[Any, ...]] = cursor.fetchall()
         return rows
 
 
-def _execute(sql: str, params: list[Any]) -> int:
+def sql_execute(sql: str, params: list[Any]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         changed: int = cursor.rowcount
         return changed
 
 
-def _stage(rows: list[tuple[UUID, str, str]]) -> None:
+def stage_rows(rows: list[tuple[UUID, str, str]]) -> None:
     """Add (id, kind, digest) rows to the propagation's temporary table (created by
     `_roots`, dropped at commit) and refresh its statistics, in one round trip."""
-    _execute(
+    sql_execute(
         f"""
-        INSERT INTO {_STAGED} (id, kind, digest)
+        INSERT INTO {STAGED_TABLE} (id, kind, digest)
         SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[])
         ON CONFLICT DO NOTHING;
-        ANALYZE {_STAGED};
+        ANALYZE {STAGED_TABLE};
         """,  # noqa: S608
         [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
     )
@@ -103,7 +103,7 @@ class Rows:
     ids: list[UUID] | None = None
     # (tenant, target types, actions) of the tombstones whose targets are meant.
     tombstoned: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
-    # Kinds of rows staged by this propagation (see `_stage`).
+    # Kinds of rows staged by this propagation (see `stage_rows`).
     staged: tuple[str, ...] | None = None
 
     @classmethod
@@ -117,7 +117,7 @@ class Rows:
         if self.staged is not None:
             staged_id = "id::text" if as_text else "id"
             return (
-                f"{column} IN (SELECT {staged_id} FROM {_STAGED} WHERE kind = ANY(%s))",  # noqa: S608
+                f"{column} IN (SELECT {staged_id} FROM {STAGED_TABLE} WHERE kind = ANY(%s))",  # noqa: S608
                 [list(self.staged)],
             )
         if self.tombstoned is None:
@@ -154,22 +154,22 @@ def _erased_digest_sql(column: str) -> str:
     )
 
 
-def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
+def erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
     """Wipe value, text, scope and both index entries; the predicate becomes a digest
     and the value digest stays."""
     # Claims are wiped, not deleted, so no cascade removes the vectors of their text.
     claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
     where, params = rows.match("id")
-    erased = _rows(
+    erased = sql_rows(
         f"""
         WITH target AS (
             SELECT id, search_vector IS NOT NULL AS had_fts, cardinality(ngrams) > 0 AS had_grams
-            FROM {_CLAIM}
+            FROM {CLAIM_TABLE}
             WHERE tenant_id = %s AND {where}
               AND {CLAIM_CONTENT.sql()}
             FOR UPDATE
         )
-        UPDATE {_CLAIM} AS c
+        UPDATE {CLAIM_TABLE} AS c
         SET status = 'erased', value = NULL, text = '', search_vector = NULL,
             ngrams = '{{}}', predicate = {_erased_digest_sql("c.predicate")},
             scope = '{{}}'::jsonb, scope_key = '{{}}', scope_size = 0, updated_at = %s
@@ -187,26 +187,26 @@ def _erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
     )
 
 
-def _remove_uri_sources(*, tenant_id: int, claims: Rows) -> int:
+def remove_uri_sources(*, tenant_id: int, claims: Rows) -> int:
     # A uri may itself carry personal content; event sources keep only ids and digests.
     where, params = claims.match("claim_id")
-    return _execute(
-        f"DELETE FROM {_SOURCE} WHERE tenant_id = %s AND {URI_SOURCE_CONTENT.sql()} "  # noqa: S608
+    return sql_execute(
+        f"DELETE FROM {SOURCE_TABLE} WHERE tenant_id = %s AND {URI_SOURCE_CONTENT.sql()} "  # noqa: S608
         f"AND {where}",
         [tenant_id, *params],
     )
 
 
-def _invalidate_claims(*, tenant_id: int, rows: Rows, now: datetime) -> list[tuple[UUID, int]]:
+def invalidate_claims(*, tenant_id: int, rows: Rows, now: datetime) -> list[tuple[UUID, int]]:
     where, params = rows.match("id")
-    return _rows(
-        f"UPDATE {_CLAIM} SET status = 'invalidated', updated_at = %s "  # noqa: S608
+    return sql_rows(
+        f"UPDATE {CLAIM_TABLE} SET status = 'invalidated', updated_at = %s "  # noqa: S608
         f"WHERE tenant_id = %s AND status = ANY(%s) AND {where} RETURNING id, subject_id",
         [now, tenant_id, claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.DELETION), *params],
     )
 
 
-def _drop_conflict_links(
+def drop_conflict_links(
     *, tenant_id: int, subject_ids: list[int], erased: list[UUID] | Rows, now: datetime
 ) -> int:
     """Remove erased claims from the other side of their conflicts (same subject only).
@@ -218,10 +218,10 @@ def _drop_conflict_links(
     """
     rows = erased if isinstance(erased, Rows) else Rows(ids=erased)
     is_erased, params = rows.match("x")
-    return _execute(
+    return sql_execute(
         f"""
         WITH linked AS MATERIALIZED (
-            SELECT id, conflicts_with FROM {_CLAIM}
+            SELECT id, conflicts_with FROM {CLAIM_TABLE}
             WHERE tenant_id = %s AND subject_id = ANY(%s) AND cardinality(conflicts_with) > 0
               AND status <> 'erased'
         ), changed AS (
@@ -230,7 +230,7 @@ def _drop_conflict_links(
             ) AS kept
             FROM linked
         )
-        UPDATE {_CLAIM} AS c SET conflicts_with = changed.kept, updated_at = %s
+        UPDATE {CLAIM_TABLE} AS c SET conflicts_with = changed.kept, updated_at = %s
         FROM changed
         WHERE c.id = changed.id AND cardinality(changed.kept) < cardinality(c.conflicts_with)
         """,  # noqa: S608
@@ -238,38 +238,38 @@ def _drop_conflict_links(
     )
 
 
-def _redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
+def redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     # The ledger's trigger allows exactly this one update per event, so this reaches
     # only the unredacted part of `EVENT_CONTENT`: a redacted event can never be
     # touched again, and one that still held content would be the probe's to report.
     where, params = rows.match("id")
-    return _execute(
-        f"UPDATE {_EVENT} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
+    return sql_execute(
+        f"UPDATE {EVENT_TABLE} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
         "run_id = '', agent = '', kind = %s, "
         f"redacted_at = %s WHERE tenant_id = %s AND redacted_at IS NULL AND {where}",
         [REDACTED_EVENT_KIND, now, tenant_id, *params],
     )
 
 
-def _redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
+def redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     where, params = rows.match("id")
-    return _execute(
-        f"UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb, "  # noqa: S608
+    return sql_execute(
+        f"UPDATE {TRACE_TABLE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb, "  # noqa: S608
         "redacted_at = COALESCE(redacted_at, %s) WHERE tenant_id = %s "
         f"AND {TRACE_CONTENT.sql()} AND {where}",
         [now, tenant_id, *params],
     )
 
 
-def _redact_traces_choosing(
+def redact_traces_choosing(
     *, tenant_id: int, subject_ids: list[int], claim_ids: list[UUID], now: datetime
 ) -> int:
     """Redact recalls that returned claims which had to be erased again (they were
     recalled while restored), and tombstone them under the claim's deletion."""
-    redacted: int = _rows(
+    redacted: int = sql_rows(
         f"""
         WITH redacted AS (
-            UPDATE {_TRACE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb,
+            UPDATE {TRACE_TABLE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb,
                 redacted_at = %s
             WHERE tenant_id = %s AND subject_id = ANY(%s) AND redacted_at IS NULL
               AND chosen && %s::uuid[]
@@ -302,10 +302,10 @@ def _redact_traces_choosing(
     return redacted
 
 
-def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
+def redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
     """Stored API replies (kept for Idempotency-Key replays) that carry an erased row."""
     where, params = rows.match("response_body->>'id'", as_text=True)
-    return _execute(
+    return sql_execute(
         f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
         "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
         f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND {where}",
@@ -313,11 +313,11 @@ def _redact_idempotency_replies(*, tenant_id: int, rows: Rows) -> int:
     )
 
 
-def _redact_replies_quoting(*, tenant_id: int, patterns: list[str]) -> int:
+def redact_replies_quoting(*, tenant_id: int, patterns: list[str]) -> int:
     """Stored API replies of any row that quote the deleted content's words."""
     if not patterns:
         return 0
-    return _execute(
+    return sql_execute(
         f"UPDATE {_IDEMPOTENCY} "  # noqa: S608
         "SET response_body = jsonb_build_object('id', response_body->'id', 'redacted', true) "
         f"WHERE tenant_id = %s AND {REPLY_CONTENT.sql()} AND response_body::text ILIKE ANY(%s)",
@@ -325,17 +325,17 @@ def _redact_replies_quoting(*, tenant_id: int, patterns: list[str]) -> int:
     )
 
 
-def _erase_review_topics(*, tenant_id: int, claims: Rows) -> int:
+def erase_review_topics(*, tenant_id: int, claims: Rows) -> int:
     """A claim's review items name its predicate as their topic: a digest replaces it."""
     where, params = claims.match("target_id", as_text=True)
-    return _execute(
+    return sql_execute(
         f"UPDATE {_REVIEW_ITEM} SET topic = {_erased_digest_sql('topic')} "  # noqa: S608
         f"WHERE tenant_id = %s AND {REVIEW_TOPIC_CONTENT.sql()} AND {where}",
         [tenant_id, *params],
     )
 
 
-def _write_tombstones(
+def write_tombstones(
     *,
     tenant_id: int,
     deletion_id: UUID,
@@ -346,7 +346,7 @@ def _write_tombstones(
 ) -> int:
     if not rows:
         return 0
-    return _execute(
+    return sql_execute(
         f"""
         INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
                                   digest, created_at)
@@ -366,14 +366,14 @@ def _write_tombstones(
     )
 
 
-def _write_staged_tombstones(
+def write_staged_tombstones(
     *, tenant_id: int, deletion_id: UUID, kind: str, target_type: str, action: str, now: datetime
 ) -> int:
-    return _execute(
+    return sql_execute(
         f"""
         INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
                                   digest, created_at)
-        SELECT %s, %s, %s, s.id, %s, s.digest, %s FROM {_STAGED} s WHERE s.kind = %s
+        SELECT %s, %s, %s, s.id, %s, s.digest, %s FROM {STAGED_TABLE} s WHERE s.kind = %s
         ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
         """,  # noqa: S608
         [tenant_id, deletion_id, target_type, action, now, kind],

@@ -1,6 +1,6 @@
 """The guarded move core of receipts: the one code path that changes a receipt's `state`.
 
-A receipt moves only along `RECEIPT_TRANSITIONS`. `_move` takes a locked row,
+A receipt moves only along `RECEIPT_TRANSITIONS`. `receipt_move` takes a locked row,
 checks the table for the caller's role, and appends its `ReceiptTransition`
 and an audit row in the same transaction, with the actor; a move into
 `manual_review` opens a review item. Waking a reconciler happens after commit.
@@ -33,7 +33,7 @@ from reviews.services import review_cancel_for_target, review_open
 
 RECEIPT_TARGET_TYPE = "receipt"
 # Fields a transition may change; saved together so one move is one UPDATE.
-_MOVE_FIELDS = [
+MOVE_FIELDS = [
     "state",
     "external_id",
     "error_code",
@@ -56,7 +56,7 @@ def transition_role(actor: Actor) -> str | None:
     return None
 
 
-def _locked_receipt(*, tenant: Tenant, receipt_id: UUID | str) -> Receipt:
+def receipt_locked(*, tenant: Tenant, receipt_id: UUID | str) -> Receipt:
     receipt = (
         Receipt.objects.select_for_update(of=("self",))
         .select_related("tenant")
@@ -68,7 +68,7 @@ def _locked_receipt(*, tenant: Tenant, receipt_id: UUID | str) -> Receipt:
     return receipt
 
 
-def _append_transition(
+def receipt_transition_append(
     receipt: Receipt,
     *,
     from_state: str,
@@ -92,7 +92,7 @@ def _append_transition(
     )
 
 
-def _reconcile_on_commit(receipt_ids: list[UUID]) -> None:
+def reconciliation_enqueue_on_commit(receipt_ids: list[UUID]) -> None:
     # robust: the state change is committed whatever happens to the broker; if
     # the enqueue fails, the due-receipts sweep finds the work from the rows.
     transaction.on_commit(lambda: reconciliation_enqueue(receipt_ids=receipt_ids), robust=True)
@@ -111,7 +111,7 @@ def reconciliation_enqueue(*, receipt_ids: Iterable[UUID | str]) -> int:
     return len(chunks)
 
 
-def _move(
+def receipt_move(
     receipt: Receipt,
     *,
     to: str,
@@ -176,8 +176,8 @@ def _move(
     elif to != ReceiptState.RECONCILING:
         receipt.next_reconcile_at = None
         receipt.reconcile_lease_expires_at = None
-    receipt.save(update_fields=_MOVE_FIELDS)
-    transition = _append_transition(
+    receipt.save(update_fields=MOVE_FIELDS)
+    transition = receipt_transition_append(
         receipt, from_state=from_state, actor=actor, at=now, reason=reason, evidence=evidence
     )
     audit_record(

@@ -29,7 +29,7 @@ from accounts.actors import Actor
 from memory.models.platforms import Platform
 from memory.models.receipts import ReadOutcome, Receipt, ReceiptState, ReconciliationRead
 from memory.reconcilers import LookupResult, LookupTarget, PlatformAccess, reconciler_for
-from memory.services.receipt_moves import _move
+from memory.services.receipt_moves import receipt_move
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +63,16 @@ class ReconcilePass:
         }
 
 
-def _claimable(now: datetime) -> Q:
+def receipts_claimable(now: datetime) -> Q:
     return Q(state__in=[ReceiptState.OUTCOME_UNKNOWN, ReceiptState.RECONCILING]) & (
         Q(reconcile_lease_expires_at__isnull=True) | Q(reconcile_lease_expires_at__lte=now)
     )
 
 
-def _due(now: datetime) -> Q:
-    return _claimable(now) & (Q(next_reconcile_at__isnull=True) | Q(next_reconcile_at__lte=now))
+def receipts_due(now: datetime) -> Q:
+    return receipts_claimable(now) & (
+        Q(next_reconcile_at__isnull=True) | Q(next_reconcile_at__lte=now)
+    )
 
 
 def reconcile_backoff(attempt: int) -> timedelta:
@@ -89,7 +91,7 @@ def receipt_reconcile_claim(
     live lease: two workers never read for the same receipt at once.
     """
     now = now or timezone.now()
-    condition = _claimable(now) if force else _due(now)
+    condition = receipts_claimable(now) if force else receipts_due(now)
     with transaction.atomic():
         receipt = (
             Receipt.objects.select_for_update(skip_locked=True, of=("self",))
@@ -100,7 +102,7 @@ def receipt_reconcile_claim(
         if receipt is None:
             return None
         if receipt.state == ReceiptState.OUTCOME_UNKNOWN:
-            _move(
+            receipt_move(
                 receipt,
                 to=ReceiptState.RECONCILING,
                 actor=worker,
@@ -110,7 +112,7 @@ def receipt_reconcile_claim(
         if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
             # Every attempt was claimed and none settled it: its worker died or
             # its read never finished. A poison receipt stops here.
-            _move(
+            receipt_move(
                 receipt,
                 to=ReceiptState.MANUAL_REVIEW,
                 actor=worker,
@@ -215,7 +217,9 @@ def defer_after_failed_read(
     receipt.updated_at = now
 
 
-def _settlement(receipt: Receipt, result: LookupResult, now: datetime) -> tuple[str | None, str]:
+def receipt_settlement(
+    receipt: Receipt, result: LookupResult, now: datetime
+) -> tuple[str | None, str]:
     """Where a read leaves the receipt: a new state and why, or (None, why) to read again."""
     if result.outcome == ReadOutcome.FOUND:
         if receipt.external_id and receipt.external_id != result.external_id:
@@ -249,7 +253,7 @@ def receipt_reconcile_settle(
         if is_fenced_out(receipt, claim) or receipt is None:
             return None
         read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now).save()
-        to, reason = _settlement(receipt, result, now)
+        to, reason = receipt_settlement(receipt, result, now)
         if to is None:
             defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
             receipt.save(
@@ -261,7 +265,7 @@ def receipt_reconcile_settle(
                 ]
             )
             return receipt
-        _move(
+        receipt_move(
             receipt,
             to=to,
             actor=worker,
@@ -274,7 +278,7 @@ def receipt_reconcile_settle(
     return receipt
 
 
-def _read(claim: ReconcileClaim) -> LookupResult:
+def receipt_read(claim: ReconcileClaim) -> LookupResult:
     try:
         return reconciler_for(claim.adapter).lookup(claim.lookup)
     except Exception as exc:
@@ -312,7 +316,7 @@ def receipts_reconcile(
             report.skipped += 1
             continue
         report.claimed += 1
-        settled = receipt_reconcile_settle(claim=claim, result=_read(claim), worker=worker)
+        settled = receipt_reconcile_settle(claim=claim, result=receipt_read(claim), worker=worker)
         if settled is None:
             report.fenced += 1
         else:

@@ -15,8 +15,12 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memory.models.receipts import Receipt, ReceiptState
-from memory.services.receipt_moves import _move, _reconcile_on_commit, reconciliation_enqueue
-from memory.services.receipt_reads import _due
+from memory.services.receipt_moves import (
+    receipt_move,
+    reconciliation_enqueue,
+    reconciliation_enqueue_on_commit,
+)
+from memory.services.receipt_reads import receipts_due
 
 
 def receipts_expire_submit_leases(
@@ -33,7 +37,7 @@ def receipts_expire_submit_leases(
             .order_by("submit_lease_expires_at")[:limit]
         )
         for receipt in expired:
-            _move(
+            receipt_move(
                 receipt,
                 to=ReceiptState.OUTCOME_UNKNOWN,
                 actor=sweeper,
@@ -42,7 +46,7 @@ def receipts_expire_submit_leases(
             )
         ids = [receipt.pk for receipt in expired]
         if ids and enqueue:
-            _reconcile_on_commit(ids)
+            reconciliation_enqueue_on_commit(ids)
     return ids
 
 
@@ -55,7 +59,7 @@ def receipts_due_ids(*, now: datetime | None = None, limit: int | None = None) -
     now = now or timezone.now()
     limit = limit or settings.RECONCILE_CHUNK_SIZE * 20
     return list(
-        Receipt.objects.filter(_due(now))
+        Receipt.objects.filter(receipts_due(now))
         .order_by("next_reconcile_at")
         .values_list("pk", flat=True)[:limit]
     )

@@ -31,10 +31,10 @@ from memory.reconcilers.urls import URLRefused, parse_platform_url
 from memory.selectors.platforms import operation_policy_for, platform_for_url, platform_get
 from memory.services.receipt_moves import (
     RECEIPT_TARGET_TYPE,
-    _append_transition,
-    _locked_receipt,
-    _move,
-    _reconcile_on_commit,
+    receipt_locked,
+    receipt_move,
+    receipt_transition_append,
+    reconciliation_enqueue_on_commit,
     transition_role,
 )
 
@@ -131,7 +131,7 @@ def receipt_create(
             )
             # Entering the machine is its first transition, so the timeline
             # starts with who planned the effect.
-            _append_transition(receipt, from_state="", actor=actor, at=now, reason="planned")
+            receipt_transition_append(receipt, from_state="", actor=actor, at=now, reason="planned")
             audit_record(
                 tenant=tenant,
                 actor=actor,
@@ -284,7 +284,7 @@ def _transition(
         submit_lease = timedelta(seconds=lease_seconds)
     now = timezone.now()
     with transaction.atomic():
-        receipt = _locked_receipt(tenant=tenant, receipt_id=receipt_id)
+        receipt = receipt_locked(tenant=tenant, receipt_id=receipt_id)
         # Under the lock, so the policy judges the receipt as it is when it moves.
         screened = agent_success_screened(
             policy=operation_policy_for(tenant=tenant, operation=receipt.operation),
@@ -296,7 +296,7 @@ def _transition(
             evidence=evidence,
             reason=reason,
         )
-        _move(
+        receipt_move(
             receipt,
             to=screened.to,
             actor=actor,
@@ -310,7 +310,7 @@ def _transition(
             deciding_review_item=deciding_review_item,
         )
         if screened.to == ReceiptState.OUTCOME_UNKNOWN:
-            _reconcile_on_commit([receipt.pk])
+            reconciliation_enqueue_on_commit([receipt.pk])
     return receipt
 
 

@@ -51,21 +51,21 @@ from memory.models.receipts import (
 )
 from memory.reconcilers import LookupResult
 from memory.services.receipt_moves import (
-    _MOVE_FIELDS,
+    MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
-    _move,
+    receipt_move,
     transition_role,
 )
 from memory.services.receipt_reads import (
     ReconcileClaim,
     ReconcilePass,
-    _claimable,
-    _due,
-    _read,
-    _settlement,
     defer_after_failed_read,
     is_fenced_out,
     read_record,
+    receipt_read,
+    receipt_settlement,
+    receipts_claimable,
+    receipts_due,
     reconcile_claim_of,
 )
 
@@ -75,7 +75,7 @@ _S = ReceiptState
 # Moves a worker makes many of at once and that touch nothing but the receipt,
 # its transition and its audit row; they are written with bulk statements.
 # Anything else (a move to manual_review opens a review item) goes through
-# `_move` one receipt at a time.
+# `receipt_move` one receipt at a time.
 _BULK_FROM = frozenset({_S.OUTCOME_UNKNOWN, _S.RECONCILING})
 _BULK_TO = frozenset({_S.RECONCILING, _S.SUCCEEDED, _S.SAFE_TO_RETRY})
 # Time kept back from a claim's lease for settling after the last read.
@@ -138,17 +138,17 @@ def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
 
 
 def _moves_apply(moves: list[_Move], *, actor: Actor, now: datetime) -> None:
-    """Apply worker moves to locked receipts: the same rows `_move` writes, in bulk.
+    """Apply worker moves to locked receipts: the same rows `receipt_move` writes, in bulk.
 
-    Each move is checked against the transition table exactly as `_move`
-    checks it; a move outside the bulk set is handed to `_move` itself.
+    Each move is checked against the transition table exactly as `receipt_move`
+    checks it; a move outside the bulk set is handed to `receipt_move` itself.
     """
     role = transition_role(actor)
     bulk: list[tuple[_Move, str]] = []
     for move in moves:
         receipt = move.receipt
         if receipt.state not in _BULK_FROM or move.to not in _BULK_TO:
-            _move(
+            receipt_move(
                 receipt,
                 to=move.to,
                 actor=actor,
@@ -184,7 +184,7 @@ def _moves_apply(moves: list[_Move], *, actor: Actor, now: datetime) -> None:
         bulk.append((move, from_state))
     if not bulk:
         return
-    _rows_update([move.receipt for move, _ in bulk], _MOVE_FIELDS)
+    _rows_update([move.receipt for move, _ in bulk], MOVE_FIELDS)
     transitions = ReceiptTransition.objects.bulk_create(
         [
             ReceiptTransition(
@@ -237,7 +237,7 @@ def receipts_reconcile_claim_batch(
     attempts are used up goes to a person instead.
     """
     now = now or timezone.now()
-    condition = _claimable(now) if force else _due(now)
+    condition = receipts_claimable(now) if force else receipts_due(now)
     lease = now + timedelta(seconds=settings.RECONCILE_LEASE_SECONDS)
     with transaction.atomic():
         query = (
@@ -328,7 +328,7 @@ def receipts_reconcile_settle_batch(
             reads.append(
                 read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now)
             )
-            to, reason = _settlement(receipt, result, now)
+            to, reason = receipt_settlement(receipt, result, now)
             if to is None:
                 defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
                 later.append(receipt)
@@ -430,11 +430,11 @@ def _read_in_time(claim: ReconcileClaim, start_by: float) -> LookupResult | None
     host = _platform_host(claim)
     if host is None:
         # No platform, no network: the adapter answers from the receipt alone.
-        return _read(claim)
+        return receipt_read(claim)
     with _gate.enter(host, start_by) as admitted:
         if not admitted:
             return None
-        return _read(claim)
+        return receipt_read(claim)
 
 
 def receipts_reconcile_batch(

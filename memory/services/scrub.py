@@ -22,7 +22,7 @@ from django.db import models
 from django.utils.crypto import salted_hmac
 
 from memory.held_content import ERASED_PREFIX, QUOTED_CONTENT, QuotedContent
-from memory.services.erasure import _rows
+from memory.services.erasure import sql_rows
 from memory.terms import like_patterns, quotable_terms, word_pattern
 
 QUOTE_MARK = "[erased]"
@@ -68,7 +68,7 @@ def _scrub_table(
     pk = quoted.model._meta.pk.column
     ids = [
         row[0]
-        for row in _rows(
+        for row in sql_rows(
             f"SELECT {pk} FROM {quoted.table} WHERE tenant_id = %s "  # noqa: S608
             f"AND {quoted.pending} AND ({matches})",
             [tenant_id, *([patterns] * len(quoted.columns))],

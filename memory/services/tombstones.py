@@ -19,19 +19,19 @@ from accounts.services import audit_record
 from memory.hot_memory import hot_memory_purge
 from memory.models import TombstoneAction, TombstoneTarget
 from memory.services.erasure import (
-    _CLAIM,
+    CLAIM_TABLE,
     Rows,
-    _drop_conflict_links,
-    _erase_claims,
-    _erase_review_topics,
-    _invalidate_claims,
-    _redact_events,
-    _redact_idempotency_replies,
-    _redact_traces,
-    _redact_traces_choosing,
-    _remove_uri_sources,
-    _rows,
+    drop_conflict_links,
+    erase_claims,
+    erase_review_topics,
+    invalidate_claims,
     lifecycle_lock,
+    redact_events,
+    redact_idempotency_replies,
+    redact_traces,
+    redact_traces_choosing,
+    remove_uri_sources,
+    sql_rows,
 )
 from memory.services.lineage import claim_reviews_cancel
 
@@ -54,29 +54,29 @@ def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforc
     now = now or timezone.now()
     result = Enforcement()
     erased_claims = Rows.of_tombstones(tenant.pk, [TombstoneTarget.CLAIM], [TombstoneAction.ERASED])
-    erased = _erase_claims(tenant_id=tenant.pk, rows=erased_claims, now=now)
+    erased = erase_claims(tenant_id=tenant.pk, rows=erased_claims, now=now)
     if erased.ids:
         result.counts["claims_erased"] = len(erased.ids)
         result.counts["review_items_cancelled"] += claim_reviews_cancel(
             tenant=tenant, claim_ids=erased.ids
         )
         result.subjects |= erased.subject_ids
-        result.counts["conflict_links_removed"] = _drop_conflict_links(
+        result.counts["conflict_links_removed"] = drop_conflict_links(
             tenant_id=tenant.pk, subject_ids=sorted(erased.subject_ids), erased=erased.ids, now=now
         )
-        result.counts["recall_traces_redacted"] += _redact_traces_choosing(
+        result.counts["recall_traces_redacted"] += redact_traces_choosing(
             tenant_id=tenant.pk,
             subject_ids=sorted(erased.subject_ids),
             claim_ids=erased.ids,
             now=now,
         )
-    result.counts["claim_sources_removed"] = _remove_uri_sources(
+    result.counts["claim_sources_removed"] = remove_uri_sources(
         tenant_id=tenant.pk, claims=erased_claims
     )
-    result.counts["review_topics_erased"] = _erase_review_topics(
+    result.counts["review_topics_erased"] = erase_review_topics(
         tenant_id=tenant.pk, claims=erased_claims
     )
-    revived = _invalidate_claims(
+    revived = invalidate_claims(
         tenant_id=tenant.pk,
         rows=Rows.of_tombstones(tenant.pk, [TombstoneTarget.CLAIM], [TombstoneAction.INVALIDATED]),
         now=now,
@@ -87,19 +87,19 @@ def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforc
             tenant=tenant, claim_ids=[row[0] for row in revived]
         )
         result.subjects.update(row[1] for row in revived)
-    result.counts["events_redacted"] = _redact_events(
+    result.counts["events_redacted"] = redact_events(
         tenant_id=tenant.pk,
         rows=Rows.of_tombstones(tenant.pk, [TombstoneTarget.EVENT], [TombstoneAction.REDACTED]),
         now=now,
     )
-    result.counts["recall_traces_redacted"] += _redact_traces(
+    result.counts["recall_traces_redacted"] += redact_traces(
         tenant_id=tenant.pk,
         rows=Rows.of_tombstones(
             tenant.pk, [TombstoneTarget.RECALL_TRACE], [TombstoneAction.REDACTED]
         ),
         now=now,
     )
-    result.counts["idempotency_replies_redacted"] = _redact_idempotency_replies(
+    result.counts["idempotency_replies_redacted"] = redact_idempotency_replies(
         tenant_id=tenant.pk,
         rows=Rows.of_tombstones(
             tenant.pk,
@@ -117,8 +117,8 @@ def tombstoned_subject_ids(*, tenant: Tenant) -> list[int]:
     ).match("id")
     return [
         row[0]
-        for row in _rows(
-            f"SELECT DISTINCT subject_id FROM {_CLAIM} WHERE tenant_id = %s AND {where}",  # noqa: S608
+        for row in sql_rows(
+            f"SELECT DISTINCT subject_id FROM {CLAIM_TABLE} WHERE tenant_id = %s AND {where}",  # noqa: S608
             [tenant.pk, *params],
         )
     ]

@@ -47,13 +47,13 @@ from typing import Any
 from skills.package.archive import (
     SKILL_MD,
     PackageFile,
-    _decode_texts,
-    _read_files,
-    _reject_secrets,
+    decode_texts,
+    read_files,
+    reject_secrets,
 )
-from skills.package.budget import ScanBudget, _check_text_budget, _Deadline
-from skills.package.capabilities import _reject_undeclared_capabilities
-from skills.package.manifest import _parse_skill_md
+from skills.package.budget import Deadline, ScanBudget, check_text_budget
+from skills.package.capabilities import reject_undeclared_capabilities
+from skills.package.manifest import parse_skill_md
 
 
 @dataclass(frozen=True)
@@ -88,20 +88,20 @@ def parse_package(
     order in which they are checked.
     """
     budget = budget or ScanBudget()
-    deadline = _Deadline(budget.max_seconds)
-    files = _read_files(
+    deadline = Deadline(budget.max_seconds)
+    files = read_files(
         data=data,
         max_file_bytes=max_file_bytes,
         max_total_bytes=max_total_bytes,
         max_files=max_files,
     )
-    _reject_secrets(files)
+    reject_secrets(files)
     deadline.check()
-    texts = _decode_texts(files)
-    _check_text_budget(texts, budget=budget)
+    texts = decode_texts(files)
+    check_text_budget(texts, budget=budget)
     deadline.check()
-    manifest, body = _parse_skill_md(texts[SKILL_MD], slug=slug)
-    _reject_undeclared_capabilities(
+    manifest, body = parse_skill_md(texts[SKILL_MD], slug=slug)
+    reject_undeclared_capabilities(
         texts, declared=frozenset(manifest["capabilities"]), budget=budget, deadline=deadline
     )
     listing = "".join(f"{file.path}\t{file.sha256}\n" for file in files)

@@ -49,7 +49,7 @@ class PackageFile:
     content: bytes
 
 
-def _read_files(
+def read_files(
     *, data: bytes, max_file_bytes: int, max_total_bytes: int, max_files: int
 ) -> tuple[PackageFile, ...]:
     try:
@@ -203,7 +203,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> PackageFile
     )
 
 
-def _decode_texts(files: Iterable[PackageFile]) -> dict[str, str]:
+def decode_texts(files: Iterable[PackageFile]) -> dict[str, str]:
     texts: dict[str, str] = {}
     for file in files:
         try:
@@ -221,7 +221,7 @@ def _decode_texts(files: Iterable[PackageFile]) -> dict[str, str]:
     return texts
 
 
-def _reject_secrets(files: Iterable[PackageFile]) -> None:
+def reject_secrets(files: Iterable[PackageFile]) -> None:
     # Every file, binary ones too: a key in a non-UTF-8 asset is still a key.
     # Skills are instructions by nature, so they are screened for secrets only.
     for file in files:

@@ -29,19 +29,19 @@ class ScanBudget:
     max_seconds: float = 10.0
 
 
-class _Deadline:
+class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.at = time.monotonic() + seconds
 
     def check(self, path: str | None = None) -> None:
         if time.monotonic() > self.at:
-            raise _over_budget(
+            raise budget_exceeded(
                 f"Inspecting the package took longer than {self.seconds:g} seconds.", path
             )
 
 
-def _over_budget(detail: str, path: str | None = None) -> PackageError:
+def budget_exceeded(detail: str, path: str | None = None) -> PackageError:
     return PackageError(
         code="scan_budget_exceeded",
         detail=f"{detail} memdesk inspects every file before a version can be stored; "
@@ -50,11 +50,11 @@ def _over_budget(detail: str, path: str | None = None) -> PackageError:
     )
 
 
-def _check_text_budget(texts: dict[str, str], *, budget: ScanBudget) -> None:
+def check_text_budget(texts: dict[str, str], *, budget: ScanBudget) -> None:
     lines = 0
     for path, text in texts.items():
         lines += text.count("\n") + 1
         if lines > budget.max_text_lines:
-            raise _over_budget(
+            raise budget_exceeded(
                 f"The package holds more than {budget.max_text_lines} lines of text.", path
             )

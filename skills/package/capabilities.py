@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from skills.package.budget import ScanBudget, _Deadline, _over_budget
+from skills.package.budget import Deadline, ScanBudget, budget_exceeded
 from skills.package.errors import PackageError
 
 NETWORK = "network"
@@ -111,15 +111,15 @@ class _Finding:
     evidence: str
 
 
-def _reject_undeclared_capabilities(
+def reject_undeclared_capabilities(
     texts: dict[str, str],
     *,
     declared: frozenset[str],
     budget: ScanBudget | None = None,
-    deadline: _Deadline | None = None,
+    deadline: Deadline | None = None,
 ) -> None:
     budget = budget or ScanBudget()
-    deadline = deadline or _Deadline(budget.max_seconds)
+    deadline = deadline or Deadline(budget.max_seconds)
     for path, text in texts.items():
         if not path.startswith("scripts/"):
             continue
@@ -144,7 +144,7 @@ def _reject_undeclared_capabilities(
 
 
 def _inspect_script(
-    path: str, text: str, *, budget: ScanBudget, deadline: _Deadline
+    path: str, text: str, *, budget: ScanBudget, deadline: Deadline
 ) -> list[_Finding]:
     first_line = text.partition("\n")[0]
     shebang = first_line if first_line.startswith("#!") else ""
@@ -187,11 +187,11 @@ def _shell_capabilities(tokens: list[str], *, redirects: bool) -> Iterator[tuple
 
 
 def _inspect_python(
-    path: str, text: str, *, budget: ScanBudget, deadline: _Deadline
+    path: str, text: str, *, budget: ScanBudget, deadline: Deadline
 ) -> list[_Finding]:
     size = len(text.encode("utf-8"))
     if size > budget.max_script_bytes:
-        raise _over_budget(
+        raise budget_exceeded(
             f"{path} is {size} bytes; Python scripts are inspected up to "
             f"{budget.max_script_bytes} bytes.",
             path,
@@ -201,7 +201,7 @@ def _inspect_python(
     except (MemoryError, RecursionError) as exc:
         # CPython's parser gives up on deeply nested expressions (a long chain
         # of unary or binary operators) with one of these.
-        raise _over_budget(f"{path} nests expressions too deeply to inspect.", path) from exc
+        raise budget_exceeded(f"{path} nests expressions too deeply to inspect.", path) from exc
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""
@@ -235,9 +235,7 @@ def _inspect_python(
     return findings
 
 
-def _check_tree_budget(
-    path: str, tree: ast.AST, *, budget: ScanBudget, deadline: _Deadline
-) -> None:
+def _check_tree_budget(path: str, tree: ast.AST, *, budget: ScanBudget, deadline: Deadline) -> None:
     # Iterative, so a deep tree cannot exhaust the stack while being measured.
     stack: list[tuple[ast.AST, int]] = [(tree, 1)]
     nodes = 0
@@ -245,11 +243,11 @@ def _check_tree_budget(
         node, depth = stack.pop()
         nodes += 1
         if nodes > budget.max_ast_nodes:
-            raise _over_budget(
+            raise budget_exceeded(
                 f"{path} has more than {budget.max_ast_nodes} syntax nodes to inspect.", path
             )
         if depth > budget.max_ast_depth:
-            raise _over_budget(
+            raise budget_exceeded(
                 f"{path} nests code more than {budget.max_ast_depth} levels deep.", path
             )
         if nodes % 5_000 == 0:

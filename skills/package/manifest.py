@@ -56,7 +56,7 @@ class _FrontmatterLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _parse_skill_md(text: str, *, slug: str) -> tuple[dict[str, Any], str]:
+def parse_skill_md(text: str, *, slug: str) -> tuple[dict[str, Any], str]:
     # python-frontmatter reports a missing block as empty metadata; parsing by
     # hand lets the detail tell "no frontmatter" apart from "missing name".
     lines = text.removeprefix("\ufeff").splitlines(keepends=True)

@@ -85,7 +85,7 @@ def plant(agent) -> str:
 
 
 def test_every_table_erasure_writes_has_one_registered_condition():
-    written = {erasure._CLAIM, erasure._SOURCE, erasure._EVENT, erasure._TRACE}
+    written = {erasure.CLAIM_TABLE, erasure.SOURCE_TABLE, erasure.EVENT_TABLE, erasure.TRACE_TABLE}
     written |= {erasure._IDEMPOTENCY, erasure._REVIEW_ITEM}
     assert {held.table for held in HELD_CONTENT} == written
     assert len(HELD_CONTENT) == len(written)

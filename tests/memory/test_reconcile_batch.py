@@ -26,7 +26,7 @@ from memory.models.receipts import (
 )
 from memory.reconcilers import LookupResult
 from memory.services.receipt_reads import ReconcilePass, receipts_reconcile
-from memory.services.receipt_reads import _read as read_once
+from memory.services.receipt_reads import receipt_read as read_once
 from memory.services.reconciliation import (
     receipts_reconcile_batch,
     receipts_reconcile_claim_batch,
