@@ -83,3 +83,18 @@ def test_the_check_sees_the_real_imports_and_would_see_a_loop():
     assert "memory.services.claims" in graph["memory.services.corrections"]
     assert "memory.decisions.claims" in graph["memory.apps"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_another_modules_private_names():
+    # A leading underscore says "only this module uses it"; a name another module needs
+    # is part of its owner's interface and is named as such.
+    modules = _modules()
+    private = sorted(
+        f"{name} imports {node.module}.{alias.name}"
+        for name, path in modules.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module in modules
+        for alias in node.names
+        if alias.name.startswith("_")
+    )
+    assert private == []
