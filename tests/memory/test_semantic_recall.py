@@ -22,6 +22,7 @@ from django.core.management import call_command
 from accounts.actors import Actor
 from memory.embedders import pgvector_installed
 from memory.models import Claim, ClaimEmbedding, RecallTrace, Subject
+from memory.services.consent import consents_set
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.tasks.embeddings import embed_claims
 from tests.dump import tables_containing
@@ -44,6 +45,17 @@ ALICE = [
     ("travel", "Japan", "Alice is planning a trip to Japan"),
 ]
 WORKER = Actor.system("test embedding worker")
+
+
+@pytest.fixture(autouse=True)
+def _alice_consents_to_health_memories(acme) -> None:
+    # The allergy is health data, which memdesk keeps only with the subject's consent.
+    consents_set(
+        tenant=acme,
+        actor=Actor.system("test consent"),
+        subject_keys=["user:alice"],
+        changes={"health": True},
+    )
 
 
 def seed(agent, facts=ALICE, subject: str = "user:alice") -> list[str]:
