@@ -21,7 +21,7 @@ from django.utils import timezone
 from memory.models.receipts import Receipt, ReceiptState, ReceiptTransition, ReconciliationRead
 from memory.services.receipt_sweeps import receipts_expire_submit_leases
 from memory.tasks.receipts import dispatch_due_reconciliations
-from tests.memory.conftest import http_reconciler
+from tests.memory.conftest import WorkerProcess, http_reconciler
 from tests.memory.fake_platform import WRITE_COMMIT_THEN_DROP
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -97,9 +97,16 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
     reconciler = http_reconciler(platform, absence_proof="status_404")
     settled_by_victims = 0
     taken_over = 0  # receipts whose claim died with a worker and was claimed again
+
+    def start_victim() -> tuple[str, WorkerProcess]:
+        queue = celery_workers.new_queue()
+        return queue, celery_workers.start(queue=queue)
+
+    # Each round's victim boots while the round before waits out its lease: a worker
+    # takes seconds to start, and an idle one on a queue of its own changes nothing.
+    next_victim = start_victim()
     for round_ in range(ROUNDS):
-        victim_queue = celery_workers.new_queue()
-        victim = celery_workers.start(queue=victim_queue)
+        victim_queue, victim = next_victim
         receipts = [make_receipt(S.SUBMITTED, reconciler=reconciler) for _ in range(CHUNK)]
         expected = {}
         for n, receipt in enumerate(receipts):
@@ -130,6 +137,8 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
         settled_now = Receipt.objects.filter(pk__in=expected).exclude(state__in=UNSETTLED)
         assert settled_now.count() < CHUNK, f"the kill came after the chunk ended; {context}"
         settled_by_victims += settled_now.count()
+        if round_ + 1 < ROUNDS:
+            next_victim = start_victim()
 
         # Beat's sweep, sent until the chunk is done. A claim the dead worker
         # held is only taken over once its lease has run out.
