@@ -25,14 +25,19 @@ lint: install
 	$(BIN)/ruff format --check .
 	DATABASE_URL=postgres://lint@localhost/lint REDIS_URL=redis://localhost/0 DEBUG=1 $(BIN)/mypy
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist), each with its own test database
+# and Redis key prefix; most of its time is spent waiting on workers, browsers and leases.
+TEST_WORKERS ?= 2
+
 test: install lint
 	DEBUG=1 $(BIN)/python -m config.stack exec -- sh -c '\
 	  $(BIN)/python manage.py makemigrations --check --dry-run && \
-	  $(BIN)/python -m pytest --durations=15 $(PYTEST_ARGS)'
+	  $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)'
 
 # The suite without the tests marked slow (soaks and a benchmark smoke run).
 test-fast: install
-	DEBUG=1 $(BIN)/python -m config.stack exec -- $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	DEBUG=1 $(BIN)/python -m config.stack exec -- \
+	  $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow" $(PYTEST_ARGS)
 
 format: install
 	$(BIN)/ruff check --fix .
