@@ -200,7 +200,10 @@ def deletion_propagate(
             "target": {
                 "subject": deletion.subject.key,
                 "claim": str(deletion.claim_id) if deletion.claim_id else None,
+                "events": len(deletion.event_ids),
+                "recall_traces": len(deletion.trace_ids),
             },
+            "cause": deletion.cause,
             "artifacts": artifacts,
             "terms": {"count": len(digests), "digests": digests},
             "subjects": sorted(plan.subjects),
