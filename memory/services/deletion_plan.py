@@ -19,7 +19,7 @@ from django.db.models import Q
 
 from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace, Subject
 from memory.search import ngrams
-from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
+from memory.services.claims import WITHHELD_TEXT
 from memory.services.erasure import (
     CLAIM_TABLE,
     ERASE,
@@ -117,6 +117,7 @@ def _json(value: str | None) -> Any:
 
 
 _SUBJECT = Subject._meta.db_table
+WITHHELD_PLACEHOLDERS = frozenset(WITHHELD_TEXT.values())
 # Skill versions are immutable text every agent of the tenant reads: a word they
 # share is the tenant's vocabulary, not something only the deleted memory said.
 _SKILL_VERSION = "skills_skillversion"
@@ -158,9 +159,10 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
 
 
 def _stored_text(text: str) -> str:
-    # A claim rejected for a secret keeps memdesk's placeholder, not the person's words:
-    # "withheld", "secret" and "detected" would match every such claim's audit row.
-    return "" if text == SECRET_PLACEHOLDER else text
+    # A claim the gate withheld (a secret, an ephemeral value, a class without consent)
+    # keeps memdesk's placeholder, not the person's words: "withheld", "consent" or
+    # "secret" would match every such claim's audit row and memdesk's own verbs.
+    return "" if text in WITHHELD_PLACEHOLDERS else text
 
 
 def _records_plan(deletion: DeletionRequest) -> _Plan:

@@ -250,6 +250,23 @@ def test_withdrawing_consent_deletes_the_events_of_that_class_too_with_a_report(
     assert "What you asked us to forget is gone from memdesk" in html
 
 
+def test_deleting_everything_after_a_refusal_for_consent_completes_clean(agent, alice, session_api):
+    refused = claim(agent, predicate="condition", value="asthma", text="Alice has asthma")
+    assert refused["reasons"] == ["consent_required"]
+    grant(session_api, alice, health=True)
+    grant(session_api, alice, health=False)
+    submit(agent, predicate="drink", value="tea", text="Alice drinks tea")
+
+    accepted = session_api(alice).delete("/api/v1/me/memories")
+    done = deletion_run(deletion_id=accepted.json()["deletion"], worker=WORKER)
+
+    # The refused claim holds memdesk's placeholder, not Alice's words: "consent" is not
+    # a word to look for (it would match the audit log's `consent.granted`).
+    assert done.status == DeletionStatus.COMPLETED
+    assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+    assert AuditEvent.objects.filter(verb="consent.granted").exists()
+
+
 def test_withdrawing_what_was_never_granted_changes_nothing(alice, session_api):
     answer = grant(session_api, alice, minors=False)
 
