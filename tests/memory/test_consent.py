@@ -234,6 +234,14 @@ def test_withdrawing_consent_deletes_the_events_of_that_class_too_with_a_report(
         assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
     report = DeletionRequest.objects.get(pk=records.pk).report
     assert report["cause"] == "consent_withdrawn"
+    read = session_api(alice).get(f"/api/v1/deletions/{records.pk}").json()
+    assert (read["scope"], read["cause"], read["status"]) == (
+        "records",
+        "consent_withdrawn",
+        "completed",
+    )
+    assert sorted(read["events"]) == sorted([alone["id"], cited["id"], mixed["id"]])
+    assert read["recall_traces"] == [] and read["claim"] is None
     assert report["target"]["events"] == 3
     assert report["artifacts"]["events"] == {"redacted": 3}
     assert report["artifacts"]["claims"] == {"erased": 0}
