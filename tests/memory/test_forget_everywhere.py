@@ -5,7 +5,7 @@ A canary goes into every field an agent or a person can write (events: kind, tex
 body keys and values, source uri, run id, agent; claims: predicate, scope, value,
 text, uri source; review items and decisions: topic, note, payload; receipts:
 operation target, intent, run id, agent, external id, transition reasons and
-evidence; recall traces of the person and of a project; invalidation reasons;
+evidence, error codes; recall traces of the person and of a project; invalidation reasons;
 idempotency replies); the person deletes one memory, or everything, through the
 public API; then no line of a real `pg_dump` of the database and no key or value of
 the Redis database may still hold it.
@@ -151,6 +151,23 @@ def plant(agent, editor_api) -> dict[str, str]:
         },
     ):
         moved = agent.post(transitions, step, format="json")
+        assert moved.status_code == 200, moved.json()
+    refused = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "notes.create",
+            "target": "https://notes.example/api/notes",
+            "intent": {"title": "A note"},
+            "idempotency_key": "canary-receipt-2",
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+    ).json()
+    for step in (
+        {"to": "submitted"},
+        {"to": "rejected", "error_code": f"no_{CANARY}_allowed"},
+    ):
+        moved = agent.post(f"/api/v1/receipts/{refused['id']}/transitions", step, format="json")
         assert moved.status_code == 200, moved.json()
 
     invalidated = agent.post(
