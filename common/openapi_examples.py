@@ -394,8 +394,11 @@ EXPORT_DOCUMENT = {
         {
             "id": DELETION_ID,
             "scope": "claim",
+            "cause": "asked",
             "subject": "user:alice",
             "claim": OLD_CLAIM_ID,
+            "events": [],
+            "recall_traces": [],
             "status": "completed",
             "created_at": NOW,
             "finished_at": LATER,
@@ -716,8 +719,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "200": {
                 "id": DELETION_ID,
                 "scope": "claim",
+                "cause": "asked",
                 "subject": "user:alice",
                 "claim": CLAIM_ID,
+                "events": [],
+                "recall_traces": [],
                 "status": "completed",
                 "attempts": 1,
                 "error_code": "",

@@ -157,7 +157,9 @@ QUOTED_CONTENT = (
     QuotedContent(Decision, ("note", "payload"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
     QuotedContent(AuditEvent, ("reason", "data"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
     QuotedContent(
-        Receipt, ("operation", "target", "intent", "run_id", "agent", "external_id"), whole=True
+        Receipt,
+        ("operation", "target", "intent", "run_id", "agent", "external_id", "error_code"),
+        whole=True,
     ),
     QuotedContent(
         ReceiptTransition, ("reason", "evidence"), whole=True, pending=_ONCE, stamp="scrubbed_at"

@@ -1,4 +1,5 @@
-"""The admins' retention settings page (/settings/retention/): periods per kind and class.
+"""The admins' retention settings page (/settings/retention/): periods per record, kind and
+class.
 
 Only admins of the tenant reach it; another tenant's policy is a 404. The
 page shows what the next sweep would reach and the deletions the last sweeps
@@ -19,7 +20,7 @@ from accounts.access import console_context
 from accounts.actors import Actor
 from accounts.models import Membership, Role
 from common.problems import Problem
-from memory.models import ClaimKind, Sensitivity
+from memory.models import ClaimKind, RetainedRecord, Sensitivity
 from memory.selectors.retention import retention_overview
 from memory.services.retention import retention_policy_remove, retention_policy_set
 
@@ -33,6 +34,7 @@ def _page(
 ) -> HttpResponse:
     context: dict[str, Any] = {
         **retention_overview(tenant=membership.tenant),
+        "records": RetainedRecord.choices,
         "kinds": ClaimKind.choices,
         "classes": Sensitivity.choices,
         "errors": errors or {},
@@ -52,7 +54,8 @@ def retention_settings(request: HttpRequest) -> HttpResponse:
         retention_policy_set(
             tenant=membership.tenant,
             actor=Actor.for_user(request.user, membership.role),
-            kind=request.POST.get("kind", ""),
+            record=request.POST.get("record", RetainedRecord.CLAIM),
+            kind=request.POST.get("kind", "").strip(),
             sensitivity=request.POST.get("sensitivity", ""),
             days=int(days) if days.isdigit() else days,
             user=request.user,
@@ -75,5 +78,5 @@ def retention_remove(request: HttpRequest, policy_id: int) -> HttpResponse:
         )
     except Problem as problem:
         raise Http404("no such retention policy") from problem
-    messages.success(request, "Retention period removed: those memories are kept again.")
+    messages.success(request, "Retention period removed: what it reached is kept again.")
     return redirect("retention:settings")

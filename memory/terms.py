@@ -4,7 +4,9 @@ A deletion reads a claim's content before wiping it (`claim_content`),
 keeps its distinctive words (`candidate_terms`, narrowed by the deletion to
 words no other claim holds), finds them in text (`like_patterns`) and names
 them in its report only by keyed digest (`term_digest`). Both the erasure
-(which rows repeat the content) and the probes (did any survive) use them.
+(which rows repeat the content) and the probes (did any survive) use them; after
+a restore brings the content back, the digests pick the same words out of it
+again (`recover_terms`).
 """
 
 from __future__ import annotations
@@ -53,9 +55,10 @@ def claim_content(*, text: str, value: Any) -> str:
     return normalise(" ".join([text, *_strings(value)]))
 
 
-def candidate_terms(contents: Iterable[str]) -> list[str]:
-    """Words of the content, the longest and rarest first. Only candidates: a deletion
-    keeps those that occur in no other claim of the tenant."""
+def candidate_terms(contents: Iterable[str], *, limit: int | None = CANDIDATE_TERMS) -> list[str]:
+    """Words of the content, the longest and rarest first (the first `limit`; None for
+    all). Only candidates: a deletion keeps those that occur in no other claim of the
+    tenant."""
     counts: Counter[str] = Counter()
     for content in contents:
         for run in CJK_PATTERN.findall(content):
@@ -65,7 +68,7 @@ def candidate_terms(contents: Iterable[str]) -> list[str]:
             if len(word) >= MIN_TERM_CHARS:
                 counts[word] += 1
     ranked = sorted(counts, key=lambda term: (-len(term), counts[term], term))
-    return ranked[:CANDIDATE_TERMS]
+    return ranked if limit is None else ranked[:limit]
 
 
 def quotable_terms(terms: Iterable[str]) -> list[str]:
@@ -89,3 +92,12 @@ def word_pattern(terms: Iterable[str]) -> re.Pattern[str]:
         r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in ordered) + r")(?![^\W_])",
         re.IGNORECASE,
     )
+
+
+def recover_terms(contents: Iterable[str], digests: Iterable[str]) -> list[str]:
+    """The words of `contents` whose keyed digest is one of `digests`: a deletion's
+    distinctive words, found again in the rows a restore brought back."""
+    wanted = set(digests)
+    if not wanted:
+        return []
+    return [term for term in candidate_terms(contents, limit=None) if term_digest(term) in wanted]

@@ -25,6 +25,7 @@ from memory.models.lifecycle import (
     DELETION_TRANSITIONS,
     ConsolidationRun,
     ConsolidationTrigger,
+    DeletionCause,
     DeletionRequest,
     DeletionScope,
     DeletionStatus,
@@ -33,7 +34,7 @@ from memory.models.lifecycle import (
     TombstoneTarget,
 )
 from memory.models.platforms import OperationPolicy, Platform
-from memory.models.privacy import CONSENT_CHOICES, Consent, RetentionPolicy
+from memory.models.privacy import CONSENT_CHOICES, Consent, RetainedRecord, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "ConsolidationRun",
     "ConsolidationTrigger",
     "DataExport",
+    "DeletionCause",
     "DeletionRequest",
     "DeletionScope",
     "DeletionStatus",
@@ -68,6 +70,7 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RetainedRecord",
     "RetentionPolicy",
     "Sensitivity",
     "Subject",

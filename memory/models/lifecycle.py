@@ -6,6 +6,7 @@ import uuid
 
 import pgtrigger
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models.functions import Now
 
@@ -17,6 +18,17 @@ from memory.models.ledger import Subject
 class DeletionScope(models.TextChoices):
     CLAIM = "claim", "One memory"
     SUBJECT = "subject", "Everything about a subject"
+    # Named events and recall traces of a subject that no memory needs: those past
+    # their retention period, or of a sensitive class whose consent was withdrawn.
+    RECORDS = "records", "Records of a subject"
+
+
+class DeletionCause(models.TextChoices):
+    """Why a deletion was asked for, in the words the subject reads."""
+
+    ASKED = "asked", "You or an editor asked"
+    RETENTION = "retention", "Past the retention period"
+    CONSENT_WITHDRAWN = "consent_withdrawn", "Consent withdrawn"
 
 
 class DeletionStatus(models.TextChoices):
@@ -62,6 +74,12 @@ class DeletionRequest(models.Model):
     claim = models.ForeignKey(
         Claim, null=True, blank=True, on_delete=models.PROTECT, related_name="deletions"
     )
+    # The rows a `records` deletion names (ids only; empty for the other scopes).
+    event_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    trace_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    cause = models.CharField(
+        max_length=24, choices=DeletionCause.choices, default=DeletionCause.ASKED
+    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -83,14 +101,20 @@ class DeletionRequest(models.Model):
                 condition=models.Q(status__in=DeletionStatus.values), name="deletion_status_valid"
             ),
             models.CheckConstraint(
-                condition=models.Q(scope="subject", claim__isnull=True)
-                | models.Q(scope="claim", claim__isnull=False),
+                condition=models.Q(scope="subject", claim__isnull=True, event_ids=[], trace_ids=[])
+                | models.Q(scope="claim", claim__isnull=False, event_ids=[], trace_ids=[])
+                | models.Q(scope="records", claim__isnull=True),
                 name="deletion_scope_matches_target",
             ),
-            # Asking twice while the first request is still running returns it.
+            models.CheckConstraint(
+                condition=models.Q(cause__in=DeletionCause.values), name="deletion_cause_valid"
+            ),
+            # Asking twice while the first request is still running returns it. Records
+            # deletions name their rows; a sweep leaves out rows already named.
             models.UniqueConstraint(
                 fields=["tenant", "subject", "claim"],
-                condition=models.Q(status__in=["pending", "propagating", "verifying"]),
+                condition=models.Q(status__in=["pending", "propagating", "verifying"])
+                & ~models.Q(scope="records"),
                 nulls_distinct=False,
                 name="deletion_one_unfinished_per_target",
             ),

@@ -7,7 +7,6 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
-from memory.models.claims import ClaimKind
 from memory.models.ledger import Sensitivity, Subject
 
 # The classes a subject may consent to: everything the sensitivity rules keep
@@ -51,15 +50,29 @@ class Consent(models.Model):
         return f"{self.subject_id}:{self.sensitivity}={'yes' if self.granted else 'no'}"
 
 
-class RetentionPolicy(models.Model):
-    """Claims of a tenant older than `days` are forgotten through the deletion pipeline.
+class RetainedRecord(models.TextChoices):
+    """What a retention period reaches."""
 
-    Empty `kind` or `sensitivity` means every kind or class. A claim that
-    several policies reach is forgotten by the shortest.
+    CLAIM = "claim", "Memories (claims)"
+    EVENT = "event", "Ledger events no memory cites"
+    RECALL_TRACE = "recall_trace", "Recall traces"
+
+
+class RetentionPolicy(models.Model):
+    """Records of a tenant older than `days` are forgotten through the deletion pipeline.
+
+    `record` says which: claims (by claim kind), ledger events no live claim
+    cites (by event kind), or recall traces. Empty `kind` or `sensitivity`
+    means every kind or class; traces have neither. A row that several
+    policies reach is forgotten by the shortest.
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=16, choices=ClaimKind.choices, blank=True)
+    record = models.CharField(
+        max_length=16, choices=RetainedRecord.choices, default=RetainedRecord.CLAIM
+    )
+    # A claim kind for claims, the agent's event kind for events (validated by the service).
+    kind = models.CharField(max_length=64, blank=True)
     sensitivity = models.CharField(max_length=32, choices=Sensitivity.choices, blank=True)
     days = models.PositiveIntegerField()
     updated_at = models.DateTimeField(db_default=Now())
@@ -70,10 +83,18 @@ class RetentionPolicy(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["tenant", "kind", "sensitivity"], name="retention_one_per_kind_and_class"
+                fields=["tenant", "record", "kind", "sensitivity"],
+                name="retention_one_per_record_kind_and_class",
             ),
             models.CheckConstraint(condition=models.Q(days__gte=1), name="retention_days_positive"),
+            models.CheckConstraint(
+                condition=models.Q(record__in=RetainedRecord.values), name="retention_record_valid"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(record="recall_trace") | models.Q(kind="", sensitivity=""),
+                name="retention_traces_have_no_kind_or_class",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind or 'any'}/{self.sensitivity or 'any'}: {self.days} d"
+        return f"{self.record} {self.kind or 'any'}/{self.sensitivity or 'any'}: {self.days} d"

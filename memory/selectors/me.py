@@ -197,8 +197,11 @@ def _deletion_rows(deletions: list[DeletionRequest]) -> list[dict[str, Any]]:
         {
             "id": str(deletion.pk),
             "scope": deletion.scope,
+            "cause": deletion.cause,
             "subject": deletion.subject.key,
             "claim": str(deletion.claim_id) if deletion.claim_id else None,
+            "events": [str(pk) for pk in deletion.event_ids],
+            "recall_traces": [str(pk) for pk in deletion.trace_ids],
             "status": deletion.status,
             "created_at": _at(deletion.created_at),
             "finished_at": _at(deletion.finished_at),

@@ -3,14 +3,17 @@
 Withdrawing consent for a class forgets what it covered: every claim about
 the subject stored under that class gets a deletion request of its own, so
 the same pipeline erases it, propagates along lineage (the claim's source
-statements in the ledger included) and proves it with a report. The requests
-are named in the audit row of the withdrawal.
+statements in the ledger included) and proves it with a report; the
+subject's ledger events of that class (those no claim cites too) go in one
+`records` deletion of the same pipeline, with its report. The requests are
+named in the audit row of the withdrawal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,8 +22,19 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
-from memory.models import CONSENT_CHOICES, Claim, ClaimStatus, Consent, DeletionRequest, Subject
-from memory.services.deletion import deletion_request_create
+from common.screen import strings_in
+from memory.models import (
+    CONSENT_CHOICES,
+    Claim,
+    ClaimStatus,
+    Consent,
+    DeletionCause,
+    DeletionRequest,
+    Event,
+    Subject,
+)
+from memory.sensitivity import classify
+from memory.services.deletion import deletion_records_create, deletion_request_create
 from memory.services.subjects import subject_resolve
 
 CONSENT_CLASS_VALUES = frozenset(value for value, _ in CONSENT_CHOICES)
@@ -68,6 +82,26 @@ def _covered_claims(*, tenant: Tenant, subject: Subject, sensitivity: str) -> li
     )
 
 
+def _covered_events(*, tenant: Tenant, subject: Subject, sensitivity: str) -> list[UUID]:
+    """The subject's unredacted events the class covers. An event keeps only its strongest
+    class, so events of any consent class are classified again (one subject's sensitive
+    events: few) to find those that also hold this one."""
+    covered: list[UUID] = []
+    events = Event.objects.filter(
+        tenant=tenant,
+        subject=subject,
+        redacted_at__isnull=True,
+        sensitivity__in=list(CONSENT_CLASS_VALUES),
+    ).order_by("recorded_at", "id")
+    for event in events.only("id", "kind", "text", "source_uri", "body", "sensitivity"):
+        content = [event.kind, event.text, event.source_uri, *strings_in(event.body)]
+        if event.sensitivity == sensitivity or sensitivity in (
+            classify(content, hint=event.sensitivity).consent_classes
+        ):
+            covered.append(event.pk)
+    return covered
+
+
 def consents_set(
     *,
     tenant: Tenant,
@@ -108,11 +142,27 @@ def consents_set(
                             subject=subject,
                             claim=claim,
                             requested_by=user,
+                            cause=DeletionCause.CONSENT_WITHDRAWN,
                         )[0]
                         for claim in _covered_claims(
                             tenant=tenant, subject=subject, sensitivity=sensitivity
                         )
                     ]
+                    events = _covered_events(
+                        tenant=tenant, subject=subject, sensitivity=sensitivity
+                    )
+                    if events:
+                        deletions.append(
+                            deletion_records_create(
+                                tenant=tenant,
+                                actor=actor,
+                                subject=subject,
+                                event_ids=events,
+                                trace_ids=[],
+                                cause=DeletionCause.CONSENT_WITHDRAWN,
+                                requested_by=user,
+                            )
+                        )
                 audit_record(
                     tenant=tenant,
                     actor=actor,

@@ -53,6 +53,7 @@ from common.problems import not_found
 from memory.models import (
     Claim,
     ClaimStatus,
+    DeletionCause,
     DeletionRequest,
     DeletionScope,
     DeletionStatus,
@@ -96,6 +97,7 @@ def deletion_request_create(
     subject: Subject,
     claim: Claim | None = None,
     requested_by: Any = None,
+    cause: str = DeletionCause.ASKED,
 ) -> tuple[DeletionRequest, bool]:
     """Record a request to forget one claim (and its history) or everything about a subject.
 
@@ -105,9 +107,14 @@ def deletion_request_create(
     """
     if claim is not None and (claim.subject_id != subject.pk or claim.status == ClaimStatus.ERASED):
         raise not_found("memory")
+    scope = DeletionScope.CLAIM if claim else DeletionScope.SUBJECT
     with transaction.atomic():
         unfinished = DeletionRequest.objects.filter(
-            tenant=tenant, subject=subject, claim=claim, status__in=UNFINISHED_DELETION_STATUSES
+            tenant=tenant,
+            scope=scope,
+            subject=subject,
+            claim=claim,
+            status__in=UNFINISHED_DELETION_STATUSES,
         ).first()
         if unfinished is not None:
             return unfinished, False
@@ -115,15 +122,17 @@ def deletion_request_create(
             with transaction.atomic():
                 deletion = DeletionRequest.objects.create(
                     tenant=tenant,
-                    scope=DeletionScope.CLAIM if claim else DeletionScope.SUBJECT,
+                    scope=scope,
                     subject=subject,
                     claim=claim,
                     requested_by=requested_by,
+                    cause=cause,
                 )
         except IntegrityError:
             return (
                 DeletionRequest.objects.get(
                     tenant=tenant,
+                    scope=scope,
                     subject=subject,
                     claim=claim,
                     status__in=UNFINISHED_DELETION_STATUSES,
@@ -140,10 +149,66 @@ def deletion_request_create(
                 "scope": deletion.scope,
                 "subject": subject.pk,
                 "claim": str(claim.pk) if claim else None,
+                "cause": cause,
             },
         )
         _enqueue_on_commit(deletion.pk)
     return deletion, True
+
+
+def deletion_records_create(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    subject: Subject,
+    event_ids: list[UUID],
+    trace_ids: list[UUID],
+    cause: str,
+    requested_by: Any = None,
+) -> DeletionRequest:
+    """Record a request to forget named events and recall traces of one subject that no
+    memory needs (past retention, or covered by a withdrawn consent). The same worker
+    redacts them with their stored replies, writes their tombstones and probes them.
+    The caller names only rows of `tenant` and `subject`; the plan checks it again."""
+    with transaction.atomic():
+        deletion = DeletionRequest.objects.create(
+            tenant=tenant,
+            scope=DeletionScope.RECORDS,
+            subject=subject,
+            event_ids=sorted(set(event_ids)),
+            trace_ids=sorted(set(trace_ids)),
+            requested_by=requested_by,
+            cause=cause,
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="deletion.requested",
+            target_type="deletion",
+            target_id=deletion.pk,
+            data={
+                "scope": deletion.scope,
+                "subject": subject.pk,
+                "events": len(deletion.event_ids),
+                "recall_traces": len(deletion.trace_ids),
+                "cause": cause,
+            },
+        )
+        _enqueue_on_commit(deletion.pk)
+    return deletion
+
+
+def records_pending_deletion(*, tenant: Tenant) -> tuple[set[UUID], set[UUID]]:
+    """Event and trace ids that unfinished records deletions already name, so a sweep
+    does not ask twice."""
+    events: set[UUID] = set()
+    traces: set[UUID] = set()
+    for event_ids, trace_ids in DeletionRequest.objects.filter(
+        tenant=tenant, scope=DeletionScope.RECORDS, status__in=UNFINISHED_DELETION_STATUSES
+    ).values_list("event_ids", "trace_ids"):
+        events.update(event_ids)
+        traces.update(trace_ids)
+    return events, traces
 
 
 def deletion_run(*, deletion_id: UUID | str, worker: Actor) -> DeletionRequest | None:

@@ -15,10 +15,11 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.db.models import Q
 
 from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace, Subject
 from memory.search import ngrams
-from memory.services.claims import REDACTED as SECRET_PLACEHOLDER
+from memory.services.claims import WITHHELD_TEXT
 from memory.services.erasure import (
     CLAIM_TABLE,
     ERASE,
@@ -47,6 +48,13 @@ class _Plan:
     terms: list[str]
 
 
+_CREATE_STAGED = (
+    f"DROP TABLE IF EXISTS pg_temp.{STAGED_TABLE}; CREATE TEMPORARY TABLE {STAGED_TABLE} "
+    "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
+    "PRIMARY KEY (kind, id)) ON COMMIT DROP"
+)
+
+
 def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
     """The claims the request names, staged as `erase` in the same statement that reads
     them: id, subject, value, text and value digest."""
@@ -65,12 +73,7 @@ def _roots(deletion: DeletionRequest) -> list[tuple[UUID, int, Any, str, str]]:
             )
             SELECT id FROM chain)"""  # noqa: S608
         params = [deletion.tenant_id, deletion.claim_id, deletion.tenant_id, deletion.subject_id]
-    sql_execute(
-        f"DROP TABLE IF EXISTS pg_temp.{STAGED_TABLE}; CREATE TEMPORARY TABLE {STAGED_TABLE} "
-        "(id uuid NOT NULL, kind text NOT NULL, digest text NOT NULL DEFAULT '', "
-        "PRIMARY KEY (kind, id)) ON COMMIT DROP",
-        [],
-    )
+    sql_execute(_CREATE_STAGED, [])
     rows = sql_rows(
         f"""
         WITH roots AS (
@@ -114,6 +117,7 @@ def _json(value: str | None) -> Any:
 
 
 _SUBJECT = Subject._meta.db_table
+WITHHELD_PLACEHOLDERS = frozenset(WITHHELD_TEXT.values())
 # Skill versions are immutable text every agent of the tenant reads: a word they
 # share is the tenant's vocabulary, not something only the deleted memory said.
 _SKILL_VERSION = "skills_skillversion"
@@ -155,12 +159,57 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
 
 
 def _stored_text(text: str) -> str:
-    # A claim rejected for a secret keeps memdesk's placeholder, not the person's words:
-    # "withheld", "secret" and "detected" would match every such claim's audit row.
-    return "" if text == SECRET_PLACEHOLDER else text
+    # A claim the gate withheld (a secret, an ephemeral value, a class without consent)
+    # keeps memdesk's placeholder, not the person's words: "withheld", "consent" or
+    # "secret" would match every such claim's audit row and memdesk's own verbs.
+    return "" if text in WITHHELD_PLACEHOLDERS else text
+
+
+def _records_plan(deletion: DeletionRequest) -> _Plan:
+    """A records deletion names its events and traces: those still unredacted, of its
+    tenant and subject, are staged. No claim is erased, so there are no distinctive
+    words: an expired or withdrawn record goes whole, and the words it shares with
+    other rows stay theirs (a deletion of a memory is what scrubs its words)."""
+    tenant_id = deletion.tenant_id
+    subject = deletion.subject
+    events = dict(
+        Event.objects.filter(
+            tenant_id=tenant_id,
+            subject_id=deletion.subject_id,
+            pk__in=deletion.event_ids,
+            redacted_at__isnull=True,
+        ).values_list("id", "digest")
+    )
+    traces = sorted(
+        RecallTrace.objects.filter(tenant_id=tenant_id, pk__in=deletion.trace_ids)
+        .filter(
+            Q(subject_id=deletion.subject_id) | Q(subject__isnull=True, subject_key=subject.key)
+        )
+        .filter(redacted_at__isnull=True)
+        .values_list("id", flat=True)
+    )
+    sql_execute(_CREATE_STAGED, [])
+    stage_rows(
+        [
+            *((event, "event", digest) for event, digest in events.items()),
+            *((trace, "trace", "") for trace in traces),
+        ]
+    )
+    return _Plan(
+        roots=[],
+        derived_erase=[],
+        derived_invalidate=[],
+        digests={},
+        subjects={deletion.subject_id},
+        events=events,
+        traces=traces,
+        terms=[],
+    )
 
 
 def deletion_plan_make(deletion: DeletionRequest) -> _Plan:
+    if deletion.scope == DeletionScope.RECORDS:
+        return _records_plan(deletion)
     tenant_id = deletion.tenant_id
     roots = _roots(deletion)
     root_ids = [row[0] for row in roots]

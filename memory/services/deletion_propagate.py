@@ -78,7 +78,8 @@ def physical_horizon(now: datetime) -> dict[str, object]:
             "retention_days": settings.DELETION_BACKUP_RETENTION_DAYS,
             "until": retention.date().isoformat(),
         },
-        "after_restore": "`manage.py reapply_tombstones` erases every tombstoned row again",
+        "after_restore": "`manage.py reapply_tombstones` erases every tombstoned row again "
+        "and scrubs the deleted words again wherever this deletion scrubbed them",
     }
 
 
@@ -89,7 +90,8 @@ def _residual_copies(now: datetime) -> list[dict[str, str]]:
             "copy": "database backups taken before this deletion",
             "until": retention.date().isoformat(),
             "remedy": "after any restore, `manage.py reapply_tombstones` erases every "
-            "tombstoned row again (consolidation also repairs drift on each pass)",
+            "tombstoned row again and scrubs the deleted words where they were quoted "
+            "(consolidation also repairs drift on each pass)",
         },
         {
             "copy": "old row versions inside PostgreSQL's storage",
@@ -200,7 +202,10 @@ def deletion_propagate(
             "target": {
                 "subject": deletion.subject.key,
                 "claim": str(deletion.claim_id) if deletion.claim_id else None,
+                "events": len(deletion.event_ids),
+                "recall_traces": len(deletion.trace_ids),
             },
+            "cause": deletion.cause,
             "artifacts": artifacts,
             "terms": {"count": len(digests), "digests": digests},
             "subjects": sorted(plan.subjects),

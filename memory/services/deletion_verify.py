@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memory.hot_memory import hot_memory_purge
-from memory.models import DeletionRequest, DeletionStatus
+from memory.models import DeletionRequest, DeletionScope, DeletionStatus
 from memory.selectors.probes import deletion_probes
 from memory.services.deletion_leases import (
     DeletionLease,
@@ -46,7 +46,10 @@ def deletion_verify(
     probes = deletion_probes(
         tenant=deletion.tenant,
         deletion=deletion,
-        terms=propagation.terms if propagation is not None else None,
+        terms=propagation.terms
+        if propagation is not None
+        # A records deletion has no words to lose: it redacts its rows whole.
+        else ([] if deletion.scope == DeletionScope.RECORDS else None),
     )
     now = now or timezone.now()
     with transaction.atomic():

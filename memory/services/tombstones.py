@@ -2,13 +2,23 @@
 
 Used after restoring a backup (`tombstones_reapply`, `manage.py
 reapply_tombstones`) and by consolidation on each pass to repair drift.
+
+A deletion also replaced its distinctive words where no id leads (an editor's
+note, an audit reason, a receipt's intent, a project's minutes: scrub.py). A
+restore brings those copies back along with the rows the tombstones name, and
+the words live nowhere but in those rows: before erasing them again, the
+words whose keyed digests the deletions' reports keep are picked out of the
+restored content (`recover_terms`), and the same scrub runs with them, so the
+database ends as the deletions left it.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import json
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -17,9 +27,10 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from memory.hot_memory import hot_memory_purge
-from memory.models import TombstoneAction, TombstoneTarget
+from memory.models import DeletionRequest, Tombstone, TombstoneAction, TombstoneTarget
 from memory.services.erasure import (
     CLAIM_TABLE,
+    EVENT_TABLE,
     Rows,
     drop_conflict_links,
     erase_claims,
@@ -28,12 +39,17 @@ from memory.services.erasure import (
     lifecycle_lock,
     redact_events,
     redact_idempotency_replies,
+    redact_replies_quoting,
     redact_traces,
     redact_traces_choosing,
     remove_uri_sources,
     sql_rows,
 )
 from memory.services.lineage import claim_reviews_cancel
+from memory.services.scrub import scrub_quoted_content
+from memory.terms import claim_content, like_patterns, recover_terms
+
+_TOMBSTONE = Tombstone._meta.db_table
 
 
 @dataclass
@@ -48,11 +64,59 @@ class Enforcement:
         return sum(self.counts.values())
 
 
+def restored_terms(*, tenant: Tenant) -> list[str]:
+    """The distinctive words of every deletion whose erased claims or redacted events hold
+    content again (a restore brought them back), read from that content and kept only
+    where the deletion's report has the word's digest. Empty when nothing was restored:
+    one query over the tenant's tombstones."""
+    rows = sql_rows(
+        f"""
+        SELECT t.deletion_id, c.text, c.value::text FROM {_TOMBSTONE} t
+        JOIN {CLAIM_TABLE} c ON c.id = t.target_id AND c.tenant_id = t.tenant_id
+        WHERE t.tenant_id = %s AND t.target_type = %s AND t.action = %s
+          AND (c.value IS NOT NULL OR c.text <> '')
+        UNION ALL
+        SELECT t.deletion_id, concat_ws(' ', e.kind, e.text, e.source_uri, e.run_id, e.agent),
+               e.body::text
+        FROM {_TOMBSTONE} t
+        JOIN {EVENT_TABLE} e ON e.id = t.target_id AND e.tenant_id = t.tenant_id
+        WHERE t.tenant_id = %s AND t.target_type = %s AND t.action = %s
+          AND e.redacted_at IS NULL
+        """,  # noqa: S608
+        [
+            tenant.pk,
+            TombstoneTarget.CLAIM,
+            TombstoneAction.ERASED,
+            tenant.pk,
+            TombstoneTarget.EVENT,
+            TombstoneAction.REDACTED,
+        ],
+    )
+    if not rows:
+        return []
+    contents: dict[UUID, list[str]] = defaultdict(list)
+    for deletion_id, text, value in rows:
+        contents[deletion_id].append(
+            claim_content(text=text or "", value=None if value is None else json.loads(value))
+        )
+    digests = dict(
+        DeletionRequest.objects.filter(tenant=tenant, pk__in=list(contents)).values_list(
+            "pk", "report__terms__digests"
+        )
+    )
+    terms: dict[str, None] = {}
+    for deletion_id, texts in contents.items():
+        terms.update(dict.fromkeys(recover_terms(texts, digests.get(deletion_id) or [])))
+    return list(terms)
+
+
 def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforcement:
     """Bring every tombstoned row back to what its deletion left. Touches only rows that
     differ: restored from a backup, or overwritten by a write that raced the erasure."""
     now = now or timezone.now()
     result = Enforcement()
+    # Read before the rows holding the words are erased again.
+    terms = restored_terms(tenant=tenant)
     erased_claims = Rows.of_tombstones(tenant.pk, [TombstoneTarget.CLAIM], [TombstoneAction.ERASED])
     erased = erase_claims(tenant_id=tenant.pk, rows=erased_claims, now=now)
     if erased.ids:
@@ -107,6 +171,14 @@ def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforc
             [TombstoneAction.ERASED, TombstoneAction.REDACTED],
         ),
     )
+    if terms:
+        # As the propagation does: replies quoting the words, then (last, once the rows
+        # redacted whole are out of its reach) the words wherever else they were written.
+        result.counts["idempotency_replies_redacted"] += redact_replies_quoting(
+            tenant_id=tenant.pk, patterns=like_patterns(terms)
+        )
+        scrubbed = scrub_quoted_content(tenant_id=tenant.pk, terms=terms, now=now)
+        result.counts["quoted_words_scrubbed"] = sum(scrubbed.values())
     result.counts = Counter({k: v for k, v in result.counts.items() if v})
     return result
 

@@ -66,7 +66,8 @@ def consolidate(tenant_id: int | None = None, trigger: str = ConsolidationTrigge
 
 @shared_task(name="memory.retention_sweep", acks_late=True, reject_on_worker_lost=True)
 def retention_sweep_task() -> int:
-    """Ask for the deletion of every claim past its tenant's retention period; the
-    deletions run on the lifecycle workers as any other. Returns how many were asked."""
+    """Ask for the deletion of every claim, event and recall trace past its tenant's
+    retention period; the deletions run on the lifecycle workers as any other.
+    Returns how many were asked."""
     sweeps = retention_sweep_all(actor=Actor.system("retention"))
     return sum(len(sweep.deletions) for sweep in sweeps)

@@ -18,16 +18,27 @@ from django.core.management import call_command
 from django.db import connection
 
 from accounts.actors import Actor
-from accounts.models import Tenant
+from accounts.models import AuditEvent, Tenant
 from common.models import IdempotencyRecord
-from memory.models import Claim, ClaimSource, DeletionRequest, Event, RecallTrace, Subject
-from memory.selectors.probes import deletion_probes
+from memory.models import (
+    Claim,
+    ClaimSource,
+    DeletionRequest,
+    Event,
+    RecallTrace,
+    Receipt,
+    ReceiptTransition,
+    Subject,
+)
+from memory.selectors.probes import content_tables, deletion_probes
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
-from reviews.models import ReviewItem
+from reviews.models import Decision, ReviewItem
 from tests.dump import tables_containing
 from tests.memory.helpers import recall
 from tests.memory.test_deletion import CANARY, plant_canary, redis_values_containing
+from tests.memory.test_forget_everywhere import CANARY as PLANTED
+from tests.memory.test_forget_everywhere import plant, redis_holding
 
 pytestmark = pytest.mark.django_db
 
@@ -111,3 +122,82 @@ def test_consolidation_repairs_a_restore_nobody_reapplied(agent, acme):
 
     assert run.changes["counts"]["tombstones_enforced"] >= 5
     assert_forgotten(agent, acme, deletion)
+
+
+# Every table the canary of `test_forget_everywhere.plant` reaches, the quoting ones included.
+QUOTING_TABLES = DATA_TABLES + [
+    model._meta.db_table for model in (Decision, AuditEvent, Receipt, ReceiptTransition)
+]
+
+
+def content_snapshot() -> dict[str, dict[str, tuple]]:
+    """Every text and JSON column (the generic probe's list) of the restored tables, by row."""
+    snapshot: dict[str, dict[str, tuple]] = {}
+    with connection.cursor() as cursor:
+        for table in content_tables():
+            if table.name not in QUOTING_TABLES:
+                continue
+            cursor.execute(
+                f"SELECT {table.pk}::text, {', '.join(f'{c}::text' for c in table.columns)} "  # noqa: S608
+                f"FROM {table.name}"
+            )
+            snapshot[table.name] = {row[0]: row[1:] for row in cursor.fetchall()}
+    return snapshot
+
+
+@pytest.mark.parametrize("what", ["one_memory", "everything"])
+def test_after_a_restore_reapplying_tombstones_scrubs_the_quoted_words_again(
+    what, agent, acme, alice, editor, session_api
+):
+    """The deletion replaced the words in an editor's note, an invalidation reason, a
+    receipt and a project's minutes; a restore brings them back with the erased rows;
+    re-applying the tombstones leaves every text and JSON column as the deletion did."""
+    ids = plant(agent, session_api(editor))
+    with connection.cursor() as cursor:
+        for table in QUOTING_TABLES:
+            cursor.execute(f'CREATE TEMP TABLE "backup_{table}" AS SELECT * FROM "{table}"')  # noqa: S608
+    user = session_api(alice)
+    if what == "one_memory":
+        accepted = user.delete(f"/api/v1/me/memories/{ids['claim']}")
+    else:
+        accepted = user.delete("/api/v1/me/memories")
+    done = deletion_run(deletion_id=accepted.json()["deletion"], worker=WORKER)
+    assert done is not None and done.report["clean"], done.report["probes"]
+    assert done.report["artifacts"]["quoted_elsewhere"]["rows_scrubbed"] >= 4
+    assert tables_containing(PLANTED) == {}
+    after_deletion = content_snapshot()
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        for table in QUOTING_TABLES:
+            cursor.execute(f'DELETE FROM "{table}"')  # noqa: S608
+            cursor.execute(f'INSERT INTO "{table}" SELECT * FROM "backup_{table}"')  # noqa: S608
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    restored = tables_containing(PLANTED)
+    for table in ("reviews_decision", "accounts_auditevent", "memory_receipt", "memory_event"):
+        assert table in restored, restored
+    out = StringIO()
+
+    call_command("reapply_tombstones", "--tenant", "acme", stdout=out)
+
+    counts = json.loads(out.getvalue())
+    assert (
+        counts["quoted_words_scrubbed"]
+        == done.report["artifacts"]["quoted_elsewhere"]["rows_scrubbed"]
+    )
+    assert tables_containing(PLANTED) == {}
+    assert redis_holding(PLANTED) == []
+    # The rows the backup held read exactly as the deletion left them (the markers are
+    # keyed digests of the same strings); rows written after the backup are gone with it.
+    after_reapply = content_snapshot()
+    for table, rows in after_reapply.items():
+        kept = {pk: after_deletion[table][pk] for pk in rows if pk in after_deletion[table]}
+        assert {pk: rows[pk] for pk in kept} == kept, table
+    minutes = Event.objects.get(subject__kind="project", subject__ref="shed")
+    assert minutes.text == "Minutes: Alice's [erased] stays here"
+    probes = deletion_probes(tenant=acme, deletion=done, terms=[PLANTED])
+    assert [p["name"] for p in probes if not p["clean"]] == []
+    # Nothing is left to do a second time.
+    again = StringIO()
+    call_command("reapply_tombstones", "--tenant", "acme", stdout=again)
+    assert json.loads(again.getvalue())["changed"] == 0

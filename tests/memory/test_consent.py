@@ -186,6 +186,95 @@ def test_granting_then_withdrawing_consent_deletes_what_it_covered_with_a_report
     assert again["consent_required"] == ["health"]
 
 
+def test_withdrawing_consent_deletes_the_events_of_that_class_too_with_a_report(
+    agent, alice, session_api, acme, login
+):
+    grant(session_api, alice, health=True, finance=True)
+    # Finance events: one no claim cites, one a finance memory cites, one whose
+    # strongest class is health but that speaks of money too; and events of other classes.
+    alone = post_event(agent, text=f"My salary is {CANARY} a month")
+    cited = post_event(agent, text=f"My salary rose to {CANARY}b")
+    mixed = post_event(agent, text=f"My salary pays for the asthma diagnosis {CANARY}c")
+    health = post_event(agent, text="My asthma diagnosis is years old")
+    plain = post_event(agent, text="I like green tea")
+    assert (alone["sensitivity"], cited["sensitivity"], mixed["sensitivity"]) == (
+        "finance",
+        "finance",
+        "health",
+    )
+    memory = submit(
+        agent,
+        predicate="salary",
+        value=f"{CANARY}b",
+        text="Alice's salary rose",
+        sources=[{"event": cited["id"]}],
+    )
+    assert memory["sensitivity"] == "finance"
+
+    withdrawn = session_api(alice).put(
+        "/api/v1/me/consents", {"consents": {"finance": False}}, format="json"
+    )
+
+    assert withdrawn.status_code == 200, withdrawn.json()
+    deletions = DeletionRequest.objects.filter(pk__in=withdrawn.json()["deletions"])
+    by_scope = {d.scope: d for d in deletions}
+    assert set(by_scope) == {"claim", "records"}
+    records = by_scope["records"]
+    assert records.cause == by_scope["claim"].cause == "consent_withdrawn"
+    assert set(map(str, records.event_ids)) == {alone["id"], cited["id"], mixed["id"]}
+    assert records.trace_ids == []
+    audit = AuditEvent.objects.get(verb="consent.withdrawn")
+    assert sorted(audit.data["deletions"]) == sorted(str(d.pk) for d in deletions)
+
+    # The records deletion first: the claim's deletion would redact the event it
+    # cites and the others repeating its words ("salary") on its own.
+    for deletion in deletions.order_by("-scope"):
+        done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+        assert done is not None and done.status == DeletionStatus.COMPLETED
+        assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+    report = DeletionRequest.objects.get(pk=records.pk).report
+    assert report["cause"] == "consent_withdrawn"
+    read = session_api(alice).get(f"/api/v1/deletions/{records.pk}").json()
+    assert (read["scope"], read["cause"], read["status"]) == (
+        "records",
+        "consent_withdrawn",
+        "completed",
+    )
+    assert sorted(read["events"]) == sorted([alone["id"], cited["id"], mixed["id"]])
+    assert read["recall_traces"] == [] and read["claim"] is None
+    assert report["target"]["events"] == 3
+    assert report["artifacts"]["events"] == {"redacted": 3}
+    assert report["artifacts"]["claims"] == {"erased": 0}
+    assert report["horizon"]["wal_and_backups"]["retention_days"] == 30
+    gone = Event.objects.filter(pk__in=[alone["id"], cited["id"], mixed["id"]])
+    assert all(e.redacted_at and e.text == "" and e.kind == "redacted" for e in gone)
+    assert Event.objects.get(pk=health["id"]).text == "My asthma diagnosis is years old"
+    assert Event.objects.get(pk=plain["id"]).redacted_at is None
+    assert tables_containing(CANARY) == {}
+    # The person reads why, in plain words.
+    html = login(alice).get(f"/me/deletions/{records.pk}/").content.decode()
+    assert "Deletion of records about" in html
+    assert "You withdrew your consent for this kind of memory" in html
+    assert "What you asked us to forget is gone from memdesk" in html
+
+
+def test_deleting_everything_after_a_refusal_for_consent_completes_clean(agent, alice, session_api):
+    refused = claim(agent, predicate="condition", value="asthma", text="Alice has asthma")
+    assert refused["reasons"] == ["consent_required"]
+    grant(session_api, alice, health=True)
+    grant(session_api, alice, health=False)
+    submit(agent, predicate="drink", value="tea", text="Alice drinks tea")
+
+    accepted = session_api(alice).delete("/api/v1/me/memories")
+    done = deletion_run(deletion_id=accepted.json()["deletion"], worker=WORKER)
+
+    # The refused claim holds memdesk's placeholder, not Alice's words: "consent" is not
+    # a word to look for (it would match the audit log's `consent.granted`).
+    assert done.status == DeletionStatus.COMPLETED
+    assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+    assert AuditEvent.objects.filter(verb="consent.granted").exists()
+
+
 def test_withdrawing_what_was_never_granted_changes_nothing(alice, session_api):
     answer = grant(session_api, alice, minors=False)
 
@@ -244,7 +333,7 @@ def test_the_console_grants_and_withdraws_consent(agent, alice, login):
     ).content.decode()
 
     deletion = DeletionRequest.objects.get(claim_id=covered["id"])
-    assert "1 memory of this kind is being deleted" in withdrawn
+    assert "what memdesk held of this kind is being deleted (1 deletion)" in withdrawn
     assert f"/me/deletions/{deletion.pk}/" in withdrawn
     assert not Consent.objects.get(sensitivity="location").granted
     forged = client.post(

@@ -1,11 +1,14 @@
 """Forgetting that is complete: every copy of a memory's words goes, and a copy nobody
 registered keeps the deletion out of `completed` until an editor resolves it.
 
-A canary goes into every field an agent or a person can write (events, claims,
-review decisions, receipts, recall traces of the person and of a project,
-invalidation reasons, idempotency replies); the person deletes one memory, or
-everything, through the public API; then no row of any table and no Redis value
-under the instance's prefix may still hold it.
+A canary goes into every field an agent or a person can write (events: kind, text,
+body keys and values, source uri, run id, agent; claims: predicate, scope, value,
+text, uri source; review items and decisions: topic, note, payload; receipts:
+operation target, intent, run id, agent, external id, transition reasons and
+evidence, error codes; recall traces of the person and of a project; invalidation reasons;
+idempotency replies); the person deletes one memory, or everything, through the
+public API; then no line of a real `pg_dump` of the database and no key or value of
+the Redis database may still hold it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from memory.hot_memory import cache_client
 from memory.models import Claim, ClaimStatus, DeletionRequest, DeletionStatus, Event
 from memory.services.deletion import deletion_run
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
-from tests.dump import tables_containing
+from tests.dump import pg_dump_lines_containing, tables_containing
 from tests.memory.helpers import post_event, recall
 
 CANARY = "zyrtaquemble"
@@ -38,6 +41,31 @@ def redis_holding(needle: str) -> list[bytes]:
         if needle.encode() in key
         or (client.type(key) == b"string" and needle.encode() in (client.get(key) or b""))
     ]
+
+
+def redis_everywhere_holding(needle: str) -> list[bytes]:
+    """Every key of the Redis database memdesk uses (cache, broker queues, locks, any
+    prefix) whose name or value holds `needle`, whatever the value's type."""
+    client = cache_client()
+    wanted = needle.encode()
+    found = []
+    for key in client.scan_iter(count=1000):
+        kind = client.type(key)
+        if kind == b"string":
+            values = [client.get(key) or b""]
+        elif kind == b"list":
+            values = client.lrange(key, 0, -1)
+        elif kind == b"hash":
+            values = [part for pair in client.hgetall(key).items() for part in pair]
+        elif kind == b"set":
+            values = list(client.smembers(key))
+        elif kind == b"zset":
+            values = client.zrange(key, 0, -1)
+        else:
+            values = [client.dump(key) or b""]
+        if wanted in key or any(wanted in value for value in values):
+            found.append(key)
+    return found
 
 
 def plant(agent, editor_api) -> dict[str, str]:
@@ -69,7 +97,7 @@ def plant(agent, editor_api) -> dict[str, str]:
             "text": f"Alice keeps the {CANARY} in the shed",
             "authority": "agent_inferred",
             "basis": "inference",
-            "sources": [{"event": event.json()["id"]}],
+            "sources": [{"event": event.json()["id"]}, {"uri": f"chat://s1/{CANARY}"}],
         },
         format="json",
         HTTP_IDEMPOTENCY_KEY="canary-claim",
@@ -80,10 +108,15 @@ def plant(agent, editor_api) -> dict[str, str]:
     assert CANARY in item.topic
     decided = editor_api.post(
         f"/api/v1/reviews/{item.pk}/decide",
-        {"verdict": "approve", "note": f"Checked: the {CANARY} is real"},
+        {
+            "verdict": "approve",
+            "note": f"Checked: the {CANARY} is real",
+            "evidence": {"photo": f"{CANARY}.jpg"},
+        },
         format="json",
     )
     assert decided.status_code == 200, decided.json()
+    assert CANARY in json.dumps(Decision.objects.get(item=item).payload)
     assert Claim.objects.get(pk=claim_id).status == ClaimStatus.ACTIVE
 
     # Recalls asking for it, on Alice and on a project that quotes her.
@@ -102,10 +135,40 @@ def plant(agent, editor_api) -> dict[str, str]:
             "intent": {"title": f"Where the {CANARY} is", CANARY: True},
             "idempotency_key": "canary-receipt",
             "reconciler": {"adapter": "manual"},
+            "run_id": f"run-{CANARY}",
+            "agent": f"agent-{CANARY}",
         },
         format="json",
     )
     assert receipt.status_code == 201, receipt.json()
+    transitions = f"/api/v1/receipts/{receipt.json()['id']}/transitions"
+    for step in (
+        {"to": "submitted", "reason": f"posting where the {CANARY} is"},
+        {
+            "to": "succeeded",
+            "external_id": f"note-{CANARY}",
+            "evidence": {"status": 201, "title": f"Where the {CANARY} is"},
+        },
+    ):
+        moved = agent.post(transitions, step, format="json")
+        assert moved.status_code == 200, moved.json()
+    refused = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "notes.create",
+            "target": "https://notes.example/api/notes",
+            "intent": {"title": "A note"},
+            "idempotency_key": "canary-receipt-2",
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+    ).json()
+    for step in (
+        {"to": "submitted"},
+        {"to": "rejected", "error_code": f"no_{CANARY}_allowed"},
+    ):
+        moved = agent.post(f"/api/v1/receipts/{refused['id']}/transitions", step, format="json")
+        assert moved.status_code == 200, moved.json()
 
     invalidated = agent.post(
         f"/api/v1/claims/{claim_id}/invalidate",
@@ -120,6 +183,8 @@ def plant(agent, editor_api) -> dict[str, str]:
         "memory_claim",
         "memory_recalltrace",
         "memory_receipt",
+        "memory_receipttransition",
+        "memory_claimsource",
         "reviews_reviewitem",
         "reviews_decision",
         "accounts_auditevent",
@@ -134,13 +199,18 @@ def editor_api(editor, session_api):
     return session_api(editor)
 
 
-@pytest.mark.django_db
+# Committed for real: `pg_dump` reads the database from its own connection, and the
+# worker's VACUUM runs outside a transaction.
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("what", ["one_memory", "everything"])
 def test_the_canary_is_nowhere_after_the_deletion(
     what, agent, alice, editor_api, session_api, login
 ):
     ids = plant(agent, editor_api)
     user = session_api(alice)
+    # The dump and the Redis scan see the canary before the deletion.
+    assert len(pg_dump_lines_containing(CANARY)) >= 10
+    assert redis_everywhere_holding(CANARY)
 
     if what == "one_memory":
         accepted = user.delete(f"/api/v1/me/memories/{ids['claim']}")
@@ -164,22 +234,31 @@ def test_the_canary_is_nowhere_after_the_deletion(
     # Ids, times and digests stay for the audit trail.
     decision = Decision.objects.get(item__target_id=ids["claim"])
     assert decision.note.startswith("erased:") and decision.scrubbed_at is not None
+    assert decision.payload["evidence"]["photo"].startswith("erased:")
     assert decision.verdict == "approve" and decision.at is not None
     claim = Claim.objects.get(pk=ids["claim"])
     assert claim.predicate.startswith("erased:") and claim.scope == {} and claim.value_digest
     assert report["horizon"]["wal_and_backups"]["retention_days"] == 30
     assert CANARY not in json.dumps(report)
 
-    # The person reads one plain paragraph; the engineer's horizon is behind a disclosure
-    # (inside a test's transaction the worker could not VACUUM, and says so).
+    # The worker vacuumed the tables it touched, and says when.
+    horizon = DeletionRequest.objects.get(pk=deletion_id).report["horizon"]
+    vacuumed = horizon["dead_row_versions"]["vacuumed_at"]
+    assert vacuumed and "memory_claim" in horizon["dead_row_versions"]["tables"]
+
+    # The person reads one plain paragraph; the engineer's horizon is behind a disclosure.
     html = login(alice).get(reverse("memory:deletion", args=[deletion_id])).content.decode()
     assert "What you asked us to forget is gone from memdesk" in html
     assert f"in backups until {report['horizon']['wal_and_backups']['until']}" in html
-    assert '<details id="horizon">' in html and "autovacuum removes them" in html
+    assert (
+        '<details id="horizon">' in html
+        and f'removed by VACUUM at <span class="mono">{vacuumed}' in html
+    )
 
-    # A full dump of the database, and every Redis value of this instance.
+    # A full dump of the database, and every key and value of the Redis database.
+    assert pg_dump_lines_containing(CANARY) == []
     assert tables_containing(CANARY) == {}
-    assert redis_holding(CANARY) == []
+    assert redis_everywhere_holding(CANARY) == []
 
 
 @pytest.mark.django_db

@@ -6,19 +6,20 @@ import json
 from datetime import timedelta
 from io import StringIO
 
+import pgtrigger
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
-from memory.models import Claim, ClaimStatus, DeletionRequest, RetentionPolicy
+from memory.models import Claim, ClaimStatus, DeletionRequest, Event, RecallTrace, RetentionPolicy
 from memory.models.lifecycle import DeletionStatus
 from memory.services.deletion import deletion_run
 from memory.services.retention import retention_policy_set
 from memory.tasks.lifecycle import retention_sweep_task
 from tests.dump import tables_containing
-from tests.memory.helpers import submit
+from tests.memory.helpers import post_event, recall, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -140,3 +141,105 @@ def test_the_dashboard_shows_retention(acme, editor, login):
 
     assert 'id="retention"' in page
     assert "fact · health: 14 days (0 past it now)" in page
+
+
+def test_the_dashboard_shows_event_and_trace_periods(acme, editor, login):
+    retention_policy_set(
+        tenant=acme, actor=ADMIN, record="recall_trace", kind="", sensitivity="", days=7
+    )
+    retention_policy_set(
+        tenant=acme, actor=ADMIN, record="event", kind="tool_result", sensitivity="", days=30
+    )
+
+    page = login(editor).get("/dashboard/").content.decode()
+
+    assert "Recall traces: 7 days (0 past it now)" in page
+    assert "Ledger events no memory cites: tool_result · any class: 30 days" in page
+
+
+def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_with_a_report(
+    agent, acme, admin_user, login
+):
+    retention_policy_set(tenant=acme, actor=ADMIN, record="event", kind="", sensitivity="", days=30)
+    retention_policy_set(
+        tenant=acme, actor=ADMIN, record="recall_trace", kind="", sensitivity="", days=7
+    )
+    alone = post_event(agent, text=f"I left my {CANARY} at the gym")
+    cited = post_event(agent, text="I live in Shanghai")
+    memory = submit(agent, sources=[{"event": cited["id"]}])
+    notes = post_event(agent, subject="project:gym", text=f"Minutes: a {CANARY} was found")
+    fresh = post_event(agent, text="I like green tea")
+    asked = recall(agent, query=f"where is the {CANARY}")
+    nobody = recall(agent, subject="user:nobody", query=f"{CANARY} owner")
+    recent = recall(agent, query="tea")
+    # The ledger refuses any change but redaction: the test ages rows behind its back.
+    with pgtrigger.ignore("memory.Event:event_only_redaction"):
+        Event.objects.filter(pk__in=[alone["id"], cited["id"], notes["id"]]).update(
+            recorded_at=timezone.now() - timedelta(days=40)
+        )
+    RecallTrace.objects.filter(pk__in=[asked["trace_id"], nobody["trace_id"]]).update(
+        created_at=timezone.now() - timedelta(days=8)
+    )
+    assert RecallTrace.objects.get(pk=nobody["trace_id"]).subject_id is None
+
+    assert retention_sweep_task() == 3
+
+    deletions = {d.subject.key: d for d in DeletionRequest.objects.select_related("subject")}
+    assert set(deletions) == {"user:alice", "project:gym", "user:nobody"}
+    assert {d.scope for d in deletions.values()} == {"records"}
+    assert {d.cause for d in deletions.values()} == {"retention"}
+    assert [str(i) for i in deletions["user:alice"].event_ids] == [alone["id"]]
+    assert [str(i) for i in deletions["user:alice"].trace_ids] == [asked["trace_id"]]
+    assert [str(i) for i in deletions["user:nobody"].trace_ids] == [nobody["trace_id"]]
+    sweep = AuditEvent.objects.get(verb="retention.swept")
+    assert sweep.data["counts"] == {"claims": 0, "events": 2, "recall_traces": 2}
+    # A second sweep before the workers ran asks for nothing twice.
+    assert retention_sweep_task() == 0
+
+    for deletion in deletions.values():
+        done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+        assert done is not None and done.status == DeletionStatus.COMPLETED
+        assert done.report["clean"], [p for p in done.report["probes"] if not p["clean"]]
+        assert done.report["cause"] == "retention"
+    alice_report = DeletionRequest.objects.get(pk=deletions["user:alice"].pk).report
+    assert alice_report["artifacts"]["events"] == {"redacted": 1}
+    assert alice_report["artifacts"]["recall_traces"] == {"redacted": 1}
+    assert alice_report["artifacts"]["idempotency_replies"]["redacted"] == 0
+    assert tables_containing(CANARY) == {}
+    # What a live memory rests on, and what is younger than its period, stays.
+    assert Event.objects.get(pk=cited["id"]).redacted_at is None
+    assert Event.objects.get(pk=fresh["id"]).text == "I like green tea"
+    assert RecallTrace.objects.get(pk=recent["trace_id"]).query == "tea"
+    assert Claim.objects.get(pk=memory["id"]).status == ClaimStatus.ACTIVE
+    # The admins see what each period reaches and what the last sweep counted.
+    page = login(admin_user).get("/settings/retention/").content.decode()
+    assert "Ledger events no memory cites" in page and "Recall traces" in page
+    assert "(0 claims, 2 events, 2 traces)" in page
+
+
+def test_event_periods_follow_the_event_kind_and_traces_take_no_kind(acme, admin_user, login):
+    client = login(admin_user)
+    client.get("/settings/retention/")
+    token = client.cookies["csrftoken"].value
+
+    saved = client.post(
+        "/settings/retention/",
+        {"record": "event", "kind": "tool_result", "sensitivity": "", "days": "14"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+    refused = client.post(
+        "/settings/retention/",
+        {"record": "recall_trace", "kind": "fact", "sensitivity": "", "days": "14"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+    odd = client.post(
+        "/settings/retention/",
+        {"record": "event", "kind": "tool result; drop", "sensitivity": "", "days": "14"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+
+    assert saved.status_code == 302
+    assert refused.status_code == 400 and "no kind or class" in refused.content.decode()
+    assert odd.status_code == 400 and "An event kind" in odd.content.decode()
+    (policy,) = RetentionPolicy.objects.filter(tenant=acme)
+    assert (policy.record, policy.kind, policy.days) == ("event", "tool_result", 14)

@@ -112,6 +112,16 @@ class DeletionReportOut(serializers.Serializer):
 class DeletionOut(serializers.ModelSerializer):
     subject = serializers.CharField(source="subject.key")
     claim = serializers.UUIDField(source="claim_id", allow_null=True)
+    events = serializers.ListField(
+        source="event_ids",
+        child=serializers.UUIDField(),
+        help_text="The ledger events a `records` deletion names (empty for the other scopes).",
+    )
+    recall_traces = serializers.ListField(
+        source="trace_ids",
+        child=serializers.UUIDField(),
+        help_text="The recall traces a `records` deletion names (empty for the other scopes).",
+    )
     report = serializers.SerializerMethodField()
 
     class Meta:
@@ -119,8 +129,11 @@ class DeletionOut(serializers.ModelSerializer):
         fields = [
             "id",
             "scope",
+            "cause",
             "subject",
             "claim",
+            "events",
+            "recall_traces",
             "status",
             "attempts",
             "error_code",
@@ -248,8 +261,13 @@ class ExportEventOut(serializers.Serializer):
 class ExportDeletionOut(serializers.Serializer):
     id = serializers.UUIDField()
     scope = serializers.CharField()
+    cause = serializers.CharField(
+        help_text="asked (the person or an editor), retention, or consent_withdrawn."
+    )
     subject = serializers.CharField()
     claim = serializers.UUIDField(allow_null=True)
+    events = serializers.ListField(child=serializers.UUIDField())
+    recall_traces = serializers.ListField(child=serializers.UUIDField())
     status = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -15,8 +15,9 @@ from memory.services.retention import retention_sweep
 
 class Command(BaseCommand):
     help = (
-        "Forget the claims past their tenant's retention period now, in this process: ask for "
-        "a deletion of each, then run each deletion (erase, propagate, verify with probes). "
+        "Forget the claims, events and recall traces past their tenant's retention period "
+        "now, in this process: ask for their deletions, then run each deletion (erase, "
+        "propagate, verify with probes). "
         "Prints each tenant's deletions with their status and whether their report is clean."
     )
 
