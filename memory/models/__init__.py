@@ -11,6 +11,8 @@ from memory.models.claims import (
     ClaimStatus,
     GateDecision,
     RecallTrace,
+    RecallUse,
+    TraceKind,
     allowed_claim_targets,
     claim_sources_for,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "OperationPolicy",
     "Platform",
     "RecallTrace",
+    "RecallUse",
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
@@ -74,6 +77,7 @@ __all__ = [
     "Tombstone",
     "TombstoneAction",
     "TombstoneTarget",
+    "TraceKind",
     "allowed_claim_targets",
     "claim_sources_for",
 ]

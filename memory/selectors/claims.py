@@ -114,6 +114,21 @@ class RecalledClaim:
         return "fulltext" in self.signals or "ngram" in self.signals
 
 
+# Why a ranked candidate of the legal set was not returned.
+CUT_OVER_BUDGET = "over_budget"  # its text did not fit in what was left of `budget_chars`
+CUT_BELOW_LIMIT = "below_limit"  # `limit` items ranked above it were returned
+
+
+@dataclass
+class CutCandidate:
+    """A legal claim that was ranked among the candidates but not returned, and why."""
+
+    claim: Claim
+    rank: float
+    reason: str
+    signals: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
 @dataclass
 class RecallResult:
     items: list[RecalledClaim]
@@ -121,6 +136,9 @@ class RecallResult:
     used_chars: int
     # How this recall compared meanings: `pgvector`, `sql` or `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
+    # How many claims of the subject were legal, and the ranked candidates not returned.
+    legal: int = 0
+    cut: list[CutCandidate] = field(default_factory=list)
 
 
 def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
@@ -367,14 +385,26 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     )
 
     items: list[RecalledClaim] = []
+    cut: list[CutCandidate] = []
     used = 0
     over_budget = 0
     for claim in candidates:
-        if len(items) >= q.limit:
-            break
+        reason = None
         size = len(claim.text)
-        if q.budget_chars is not None and used + size > q.budget_chars:
+        if len(items) >= q.limit:
+            reason = CUT_BELOW_LIMIT
+        elif q.budget_chars is not None and used + size > q.budget_chars:
             over_budget += 1
+            reason = CUT_OVER_BUDGET
+        if reason is not None:
+            cut.append(
+                CutCandidate(
+                    claim=claim,
+                    rank=round(fused[claim.id], 4),
+                    reason=reason,
+                    signals=signals[claim.id],
+                )
+            )
             continue
         used += size
         items.append(
@@ -395,7 +425,14 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     prefetch_related_objects([item.claim for item in items], "sources")
     if q.budget_chars is not None:
         excluded["over_budget"] = over_budget
-    return RecallResult(items=items, excluded=excluded, used_chars=used, semantic=mode)
+    return RecallResult(
+        items=items,
+        excluded=excluded,
+        used_chars=used,
+        semantic=mode,
+        legal=legal_count,
+        cut=cut,
+    )
 
 
 @dataclass(frozen=True)

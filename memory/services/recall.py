@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +31,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from common.screen import find_secrets_in_text, find_secrets_in_value
-from memory.models import Claim, DeletionRequest, RecallTrace
+from memory.models import Claim, DeletionRequest, RecallTrace, Subject, TraceKind
 from memory.selectors.claims import EXCLUSION_REASONS, RecallQuery, RecallResult, claims_recall
 
 _TRACE = RecallTrace._meta.db_table
@@ -91,20 +92,42 @@ def recall_run(
         "duration_ms": round((time.perf_counter() - started) * 1000, 2),
         "ranking": {
             "semantic": result.semantic,
+            "legal": result.legal,
             "items": {
-                str(item.claim.id): {"rank": item.rank, "signals": item.signals}
+                str(item.claim.id): {
+                    "rank": item.rank,
+                    "signals": item.signals,
+                    "chars": len(item.claim.text),
+                }
                 for item in result.items
             },
+            # The ranked candidates that were not returned, best first, and why.
+            "cut": [
+                {
+                    "id": str(cut.claim.id),
+                    "rank": cut.rank,
+                    "reason": cut.reason,
+                    "chars": len(cut.claim.text),
+                    "signals": cut.signals,
+                }
+                for cut in result.cut
+            ],
         },
         "recalled_at": recalled_at.isoformat(),
+        "kind": TraceKind.RECALL,
     }
+    trace_write_out(trace=trace, trace_write=trace_write)
+    return result, trace_id
+
+
+def trace_write_out(*, trace: dict[str, Any], trace_write: str | None = None) -> None:
+    """Write `trace` now (`inline`) or have a worker write it after commit (`worker`)."""
     if (trace_write or settings.RECALL_TRACE_WRITE) == "inline":
         recall_trace_record(trace=trace)
     else:
         # robust: the answer goes out whatever happens to the broker; a lost
         # message loses this trace and its use counts, nothing else.
         transaction.on_commit(lambda: _enqueue(trace), robust=True)
-    return result, trace_id
 
 
 def _enqueue(trace: dict[str, Any]) -> None:
@@ -135,13 +158,13 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
             ), inserted AS (
                 INSERT INTO {_TRACE} (id, tenant_id, subject_id, subject_key, token_id, query,
                                       filters, excluded, chosen, budget_chars, used_chars,
-                                      duration_ms, ranking, created_at, redacted_at)
+                                      duration_ms, ranking, created_at, redacted_at, kind)
                 SELECT %(id)s, %(tenant)s, %(subject)s, %(subject_key)s, %(token)s,
                        CASE WHEN erasing THEN '' ELSE %(query)s END,
                        CASE WHEN erasing THEN '{{}}'::jsonb ELSE %(filters)s::jsonb END,
                        %(excluded)s::jsonb, %(chosen)s::uuid[], %(budget)s, %(used)s,
                        %(duration)s, %(ranking)s::jsonb, %(recalled_at)s,
-                       CASE WHEN erasing THEN now() END
+                       CASE WHEN erasing THEN now() END, %(kind)s
                 FROM erasure
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id
@@ -150,7 +173,7 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 UPDATE {_CLAIM} SET last_used_at = GREATEST(last_used_at, %(recalled_at)s),
                                     use_count = use_count + 1
                 WHERE tenant_id = %(tenant)s AND id = ANY(%(chosen)s::uuid[])
-                  AND EXISTS (SELECT 1 FROM inserted)
+                  AND EXISTS (SELECT 1 FROM inserted) AND %(counts_use)s
                 RETURNING 1
             )
             SELECT count(*) FROM inserted
@@ -170,7 +193,40 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 "duration": trace["duration_ms"],
                 "ranking": json.dumps(trace["ranking"]),
                 "recalled_at": datetime.fromisoformat(trace["recalled_at"]),
+                # A message enqueued before traces had kinds was a recall's.
+                "kind": trace.get("kind", TraceKind.RECALL),
+                # Hot memory orders its block by use: counting its own reads would
+                # feed the block back into itself.
+                "counts_use": trace.get("kind", TraceKind.RECALL) == TraceKind.RECALL,
             },
         )
         recorded: bool = cursor.fetchone()[0] == 1
         return recorded
+
+
+def hot_memory_trace(
+    *, tenant: Tenant, actor: Actor, subject: Subject, claim_ids: Sequence[str], budget_chars: int
+) -> uuid.UUID:
+    """Trace a hot-memory block handed to an agent, like a recall's answer, so its uses can
+    be reported the same way. It counts no use: the block is ordered by use."""
+    trace_id = uuid.uuid4()
+    trace_write_out(
+        trace={
+            "id": str(trace_id),
+            "tenant_id": tenant.pk,
+            "subject_id": subject.pk,
+            "subject_key": subject.key,
+            "token_id": int(actor.id) if actor.kind == ActorKind.AGENT else None,
+            "query": "",
+            "filters": {"budget_chars": budget_chars},
+            "excluded": {},
+            "chosen": list(claim_ids),
+            "budget_chars": budget_chars,
+            "used_chars": 0,
+            "duration_ms": 0,
+            "ranking": {"items": {}, "cut": []},
+            "recalled_at": timezone.now().isoformat(),
+            "kind": TraceKind.HOT_MEMORY,
+        }
+    )
+    return trace_id

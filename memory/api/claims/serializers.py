@@ -286,6 +286,7 @@ class RecallOut(serializers.Serializer):
     items = RecallItemOut(many=True)
     excluded = serializers.DictField(child=serializers.IntegerField())
     trace_id = serializers.UUIDField()
+    trace_url = serializers.CharField(help_text="Where to read the trace (and report uses).")
 
 
 class HotMemoryOut(serializers.Serializer):
@@ -294,6 +295,10 @@ class HotMemoryOut(serializers.Serializer):
     budget_chars = serializers.IntegerField()
     chars = serializers.IntegerField()
     claims = serializers.ListField(child=serializers.UUIDField())
+    trace_id = serializers.UUIDField(
+        help_text="This block's trace: report what went into the context at "
+        "`/recall/traces/{id}/used`. A `304` keeps the trace of the block you hold."
+    )
 
 
 class GateRuleOut(serializers.Serializer):

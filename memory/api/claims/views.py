@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.db.models import QuerySet
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -50,7 +51,7 @@ from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
 from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
-from memory.services.recall import recall_run
+from memory.services.recall import hot_memory_trace, recall_run
 from memory.services.subjects import parse_subject_key
 
 EVENTS_WRITE = capability_required("events:write")
@@ -470,7 +471,14 @@ class RecallView(APIView):
             }
             for item in result.items
         ]
-        return Response({"items": items, "excluded": result.excluded, "trace_id": str(trace_id)})
+        return Response(
+            {
+                "items": items,
+                "excluded": result.excluded,
+                "trace_id": str(trace_id),
+                "trace_url": reverse("recall-trace", kwargs={"trace_id": trace_id}),
+            }
+        )
 
 
 class HotMemoryView(APIView):
@@ -503,11 +511,19 @@ class HotMemoryView(APIView):
         etag = f'"{block.etag}"'
         if request.headers.get("If-None-Match") == etag:
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        trace_id = hot_memory_trace(
+            tenant=context.tenant,
+            actor=context.actor,
+            subject=found,
+            claim_ids=block.claim_ids,
+            budget_chars=budget,
+        )
         body = {
             "subject": subject,
             "text": block.text,
             "budget_chars": budget,
             "chars": len(block.text),
             "claims": list(block.claim_ids),
+            "trace_id": str(trace_id),
         }
         return Response(body, headers={"ETag": etag, "Cache-Control": "private, no-cache"})
