@@ -155,6 +155,33 @@ def claim_recall_traces(*, tenant: Tenant, claim_id: Any, limit: int = 50) -> Qu
 
 
 @dataclass(frozen=True)
+class ClaimRecall:
+    """One trace that returned a claim, and what the agent reported doing with it."""
+
+    trace: RecallTrace
+    position: int  # the claim's place in the answer, 0 first
+    reported: bool  # the agent reported uses for this trace
+    use: RecallUse | None  # its report of this claim, if any
+
+
+def claim_recall_rows(*, tenant: Tenant, claim_id: Any, limit: int = 50) -> list[ClaimRecall]:
+    """The newest traces that returned the claim, each with its use; two queries."""
+    traces = list(claim_recall_traces(tenant=tenant, claim_id=claim_id, limit=limit))
+    uses = RecallUse.objects.filter(tenant=tenant, trace__in=traces)
+    reported = {use.trace_id for use in uses}
+    mine = {use.trace_id: use for use in uses if str(use.claim_id) == str(claim_id)}
+    return [
+        ClaimRecall(
+            trace=trace,
+            position=[str(c) for c in trace.chosen].index(str(claim_id)),
+            reported=trace.pk in reported,
+            use=mine.get(trace.pk),
+        )
+        for trace in traces
+    ]
+
+
+@dataclass(frozen=True)
 class ClaimValue:
     """What a claim was worth to the agents that recalled it."""
 

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from memory import desk_views
+
+app_name = "desk"
+urlpatterns = [
+    path("traces/<uuid:trace_id>/", desk_views.trace_view, name="trace"),
+    path("claims/<uuid:claim_id>/", desk_views.claim_usage_view, name="claim"),
+]

@@ -1,0 +1,79 @@
+"""The editors' memory desk: recall traces, where a claim was used, and what it was worth.
+
+Read-only pages for the console's readers (editors, admins, auditors); they
+read through the same selectors as `GET /api/v1/recall/traces/{id}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from accounts.access import CONSOLE_READERS, console_context
+from common.htmx import render_page
+from memory.selectors.claims import EXCLUSION_REASONS, claim_get
+from memory.selectors.traces import (
+    claim_recall_rows,
+    claim_value,
+    recall_trace_detail,
+    recall_trace_get,
+)
+
+SIGNAL_ORDER = ("fulltext", "ngram", "vector", "recency", "authority")
+
+
+def signal_list(signals: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """A claim's ranking signals in a fixed order, for a compact row of chips."""
+    return [
+        {"name": name, "rank": signals[name].get("rank"), "score": signals[name].get("score")}
+        for name in SIGNAL_ORDER
+        if name in signals
+    ]
+
+
+@login_required
+@require_GET
+def trace_view(request: HttpRequest, trace_id: Any) -> HttpResponse:
+    membership = console_context(request, roles=CONSOLE_READERS)
+    trace = recall_trace_get(tenant=membership.tenant, trace_id=trace_id, allowed_subjects=None)
+    if trace is None:
+        raise Http404("No such trace.")
+    detail = recall_trace_detail(tenant=membership.tenant, trace=trace)
+    for entry in [*detail["returned"], *detail["cut"]]:
+        entry["signal_list"] = signal_list(entry["signals"])
+    counts = detail["legal_set"]["excluded"]
+    # The legal-set rules that excluded something; `no_match` and `over_budget` count
+    # claims inside the legal set and are shown where they belong.
+    excluded = [(reason, counts[reason]) for reason in EXCLUSION_REASONS if counts.get(reason)]
+    return render_page(
+        request,
+        "memory/desk/trace.html",
+        {
+            "trace": detail,
+            "excluded": excluded,
+            "no_match": counts.get("no_match"),
+            "raw": trace,
+        },
+    )
+
+
+@login_required
+@require_GET
+def claim_usage_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
+    membership = console_context(request, roles=CONSOLE_READERS)
+    claim = claim_get(tenant=membership.tenant, claim_id=claim_id, allowed_subjects=None)
+    if claim is None:
+        raise Http404("No such claim.")
+    rows = claim_recall_rows(tenant=membership.tenant, claim_id=claim.pk)
+    return render_page(
+        request,
+        "memory/desk/claim.html",
+        {
+            "claim": claim,
+            "value": claim_value(tenant=membership.tenant, claim_id=claim.pk),
+            "rows": rows,
+        },
+    )
