@@ -6,4 +6,5 @@ app_name = "desk"
 urlpatterns = [
     path("traces/<uuid:trace_id>/", desk_views.trace_view, name="trace"),
     path("claims/<uuid:claim_id>/", desk_views.claim_usage_view, name="claim"),
+    path("ledger/", desk_views.ledger_view, name="ledger"),
 ]

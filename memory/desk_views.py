@@ -14,13 +14,22 @@ from django.views.decorators.http import require_GET
 
 from accounts.access import CONSOLE_READERS, console_context
 from common.htmx import render_page
-from memory.selectors.claims import EXCLUSION_REASONS, claim_get
+from common.problems import Problem
+from memory.forms import LedgerSearchForm
+from memory.selectors.claims import EXCLUSION_REASONS, claim_get, subject_get
+from memory.selectors.ledger_search import (
+    LedgerScope,
+    ledger_browse,
+    ledger_discover,
+    ledger_scroll,
+)
 from memory.selectors.traces import (
     claim_recall_rows,
     claim_value,
     recall_trace_detail,
     recall_trace_get,
 )
+from memory.services.subjects import parse_subject_key
 
 SIGNAL_ORDER = ("fulltext", "ngram", "vector", "recency", "authority")
 
@@ -77,3 +86,41 @@ def claim_usage_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
             "rows": rows,
         },
     )
+
+
+LEDGER_PAGE = 100
+
+
+@login_required
+@require_GET
+def ledger_view(request: HttpRequest) -> HttpResponse:
+    """Session search for editors: the selectors behind `GET /api/v1/events/search`."""
+    membership = console_context(request, roles=CONSOLE_READERS)
+    form = LedgerSearchForm(request.GET or None)
+    context: dict[str, Any] = {"form": form, "searched": False}
+    if form.is_valid():
+        values = form.cleaned_data
+        mode = values["mode"] or ("discovery" if values["q"] else "browse")
+        try:
+            parse_subject_key(values["subject"])
+        except Problem as problem:
+            form.add_error("subject", str(problem.detail))
+            return render_page(request, "memory/desk/ledger.html", context, partial="results")
+        subject = subject_get(tenant=membership.tenant, key=values["subject"])
+        scope = LedgerScope(tenant=membership.tenant, subjects=[subject] if subject else [])
+        context.update({"searched": True, "mode": mode, "values": values})
+        if mode == "discovery" and values["q"].strip():
+            context["runs"] = ledger_discover(scope=scope, query=values["q"])
+        elif mode == "scroll" and values["run_id"]:
+            after = values["after"] or 0
+            events, more = ledger_scroll(
+                scope=scope, run_id=values["run_id"], after=after, limit=LEDGER_PAGE
+            )
+            context.update({"events": events, "more": more})
+            if more and events:
+                following = request.GET.copy()
+                following["after"] = str(events[-1].position)
+                context["next_query"] = following.urlencode()
+        else:
+            context.update({"mode": "browse", "summaries": ledger_browse(scope=scope)})
+    return render_page(request, "memory/desk/ledger.html", context, partial="results")

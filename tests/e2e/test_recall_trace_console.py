@@ -64,3 +64,35 @@ def test_an_editor_reads_a_trace_and_where_a_claim_was_used(sign_in):
     screenshot(page, "claim-where-used")
     where.get_by_role("link").first.click()
     page.wait_for_url(f"**/memory/traces/{trace_id}/")
+
+
+def test_an_editor_finds_a_run_in_the_ledger_and_reads_it(sign_in):
+    agent = demo_agent()
+    for n in range(1, 31):
+        text = "Dana asked to move the dentist visit" if n == 15 else f"step {n}: routine check"
+        agent.post(
+            "/api/v1/events",
+            {
+                "subject": "user:dana",
+                "kind": "agent_step",
+                "text": text,
+                "run_id": "run-dana-7",
+                "agent": "planner",
+                "observed_at": f"2026-11-30T10:{n:02d}:00Z",
+            },
+            format="json",
+        )
+    page = sign_in("editor")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Ledger").click()
+    page.wait_for_url("**/memory/ledger/")
+    page.get_by_label("Subject").fill("user:dana")
+    page.get_by_label("Mentions").fill("dentist")
+    page.get_by_role("button", name="Search").click()
+    run = page.get_by_role("article", name="Run run-dana-7")
+    run.wait_for()
+    assert "Dana asked to move the dentist visit" in run.inner_text()
+    assert "… 10 events …" in run.inner_text()
+    screenshot(page, "ledger-discovery")
+    run.get_by_role("link", name="run-dana-7").click()
+    page.wait_for_url("**mode=scroll**")
+    assert page.locator("#ledger-results li").count() == 30

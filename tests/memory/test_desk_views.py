@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from tests.memory.helpers import recall, submit
+from tests.memory.test_ledger_search import seed_run
 
 
 @pytest.fixture
@@ -87,3 +88,33 @@ def test_the_dashboard_shows_context_redundancy(editor, login, agent, recalled):
     # The second reported answer returned three claims and used one.
     assert 'data-metric="context_redundancy">0.50<' in html
     assert reverse("desk:claim", args=[other["id"]]) in html
+
+
+@pytest.mark.django_db
+def test_the_ledger_page_finds_runs_with_their_bookends_and_scrolls_one(editor, login, acme):
+    seed_run(acme, "run-200", 200, {120: "Alice asked about the Zanzibar ferry"})
+    client = login(editor)
+    html = client.get(reverse("desk:ledger"), {"subject": "user:alice", "q": "zanzibar"}).content
+    page = html.decode()
+    assert "<strong>Alice asked about the Zanzibar ferry</strong>" in page
+    assert "#1 agent_step" in page and "#200 agent_step" in page and "#118 agent_step" in page
+    assert "#117 agent_step" not in page and "… 114 events …" in page
+    # The htmx request gets the results alone.
+    partial = client.get(
+        reverse("desk:ledger"), {"subject": "user:alice", "q": "zanzibar"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "<html" not in partial and 'id="ledger-results"' in partial
+    scroll = client.get(
+        reverse("desk:ledger"), {"subject": "user:alice", "mode": "scroll", "run_id": "run-200"}
+    ).content.decode()
+    assert "#100 agent_step" in scroll and "#101 agent_step" not in scroll
+    assert "after=100" in scroll
+    browse = client.get(reverse("desk:ledger"), {"subject": "user:alice"}).content.decode()
+    assert ">run-200</a>" in browse
+    bad = client.get(reverse("desk:ledger"), {"subject": "alice"}).content.decode()
+    assert 'role="alert"' in bad
+
+
+@pytest.mark.django_db
+def test_end_users_have_no_ledger_page(alice, login):
+    assert login(alice).get(reverse("desk:ledger")).status_code == 403
