@@ -29,6 +29,7 @@ from memory.models import (
     Subject,
 )
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
+from reviews.models import ItemStatus, Queue, ReviewItem
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,8 @@ class RecalledClaim:
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
     # `pgvector` or `sql` when meaning ranked the claim, else `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
+    # The open conflict on the claim's identity, if any: {"id", "other", "other_side_summary"}.
+    conflict: dict[str, Any] | None = None
 
     @property
     def lexical(self) -> bool:
@@ -423,6 +426,9 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         )
     # The sources of what is returned, in one query.
     prefetch_related_objects([item.claim for item in items], "sources")
+    conflicts = open_conflicts(tenant=tenant, claims=[item.claim for item in items])
+    for item in items:
+        item.conflict = conflicts.get(item.claim.id)
     if q.budget_chars is not None:
         excluded["over_budget"] = over_budget
     return RecallResult(
@@ -433,6 +439,52 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         legal=legal_count,
         cut=cut,
     )
+
+
+CONFLICT_SUMMARY_CHARS = 200
+
+
+def open_conflicts(*, tenant: Tenant, claims: Sequence[Claim]) -> dict[Any, dict[str, Any]]:
+    """For each claim with an unresolved contradiction on its identity: the open review
+    item that holds it (`id`, null when no person has been asked yet), the other side's
+    claim id (`other`) and what the other side says (`other_side_summary`).
+
+    No query unless a claim has a conflict; then two, whatever the number of claims.
+    """
+    contested = [claim for claim in claims if claim.conflicts_with]
+    if not contested:
+        return {}
+    other_ids = {other for claim in contested for other in claim.conflicts_with}
+    others = {
+        other.id: other
+        for other in Claim.objects.filter(tenant=tenant, pk__in=other_ids)
+        .exclude(status=ClaimStatus.ERASED)
+        .only("id", "predicate", "value", "text")
+    }
+    targets = {str(claim.id) for claim in contested} | {str(other) for other in other_ids}
+    items = dict(
+        ReviewItem.objects.filter(
+            tenant=tenant,
+            queue=Queue.CONFLICTS,
+            target_type="claim",
+            target_id__in=targets,
+            status__in=[ItemStatus.OPEN, ItemStatus.CLAIMED],
+        ).values_list("target_id", "id")
+    )
+    found: dict[Any, dict[str, Any]] = {}
+    for claim in contested:
+        other_id = next((o for o in claim.conflicts_with if o in others), None)
+        if other_id is None:
+            continue  # the other side was erased: nothing left to contradict it
+        other = others[other_id]
+        summary = other.text or f"{other.predicate}: {other.value}"
+        item_id = items.get(str(other_id)) or items.get(str(claim.id))
+        found[claim.id] = {
+            "id": str(item_id) if item_id is not None else None,
+            "other": str(other_id),
+            "other_side_summary": summary[:CONFLICT_SUMMARY_CHARS],
+        }
+    return found
 
 
 @dataclass(frozen=True)
@@ -452,17 +504,31 @@ def _hot_memory_version(*, tenant: Tenant, subject: Subject) -> str:
     return f"{latest}:{row['n']}"
 
 
-def _render_hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+def _render_hot_memory(
+    *, tenant: Tenant, subject: Subject, budget_chars: int, scope: dict[str, str] | None
+) -> HotMemory:
     now = timezone.now()
-    claims = (
-        Claim.objects.filter(tenant=tenant, subject=subject, status=ClaimStatus.ACTIVE)
-        .filter(
-            Q(valid_from__isnull=True) | Q(valid_from__lte=now),
-            Q(valid_to__isnull=True) | Q(valid_to__gt=now),
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
-            Q(refresh_after__isnull=True) | Q(refresh_after__gt=now),
+    current = Claim.objects.filter(
+        Q(valid_from__isnull=True) | Q(valid_from__lte=now),
+        Q(valid_to__isnull=True) | Q(valid_to__gt=now),
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+        Q(refresh_after__isnull=True) | Q(refresh_after__gt=now),
+        tenant=tenant,
+        subject=subject,
+        status=ClaimStatus.ACTIVE,
+    )
+    if scope is not None:
+        # Fail closed: only claims whose scope the asked-for scope contains (global
+        # claims always); of those on one predicate, only the most specific — a
+        # project's own setting replaces the global one instead of standing beside it.
+        current = Claim.objects.filter(
+            pk__in=current.filter(scope__contained_by=scope)
+            .order_by("predicate", "-scope_size", "-recorded_at")
+            .distinct("predicate")
+            .values("id")
         )
-        .annotate(authority_rank=AUTHORITY_RANK_SQL)
+    claims = (
+        current.annotate(authority_rank=AUTHORITY_RANK_SQL)
         .order_by("-authority_rank", "-use_count", "-recorded_at")
         .only("id", "predicate", "text", "value", "scope")[:200]
     )
@@ -489,13 +555,29 @@ def hot_memory_cache_prefix(*, tenant_id: int, subject_id: int) -> str:
     return f"hot-memory:{tenant_id}:{subject_id}:"
 
 
-def hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+EVERY_SCOPE = None
+
+
+def hot_memory(
+    *,
+    tenant: Tenant,
+    subject: Subject,
+    budget_chars: int,
+    scope: dict[str, str] | None = EVERY_SCOPE,
+) -> HotMemory:
+    """The subject's block for `scope` (`{}`: global claims only). `EVERY_SCOPE` mixes
+    every scope's claims: what the deletion probes and consolidation's rebuild read,
+    never what an agent is handed."""
     version = _hot_memory_version(tenant=tenant, subject=subject)
     prefix = hot_memory_cache_prefix(tenant_id=tenant.pk, subject_id=subject.pk)
-    key = f"{prefix}{budget_chars}:{version}"
+    scope_digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode()).hexdigest()[:16]
+    # json.dumps(None) is "null": the every-scope block never shares a key with a scope's.
+    key = f"{prefix}{budget_chars}:{scope_digest}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return HotMemory(**cached)
-    block = _render_hot_memory(tenant=tenant, subject=subject, budget_chars=budget_chars)
+    block = _render_hot_memory(
+        tenant=tenant, subject=subject, budget_chars=budget_chars, scope=scope
+    )
     cache.set(key, {"text": block.text, "etag": block.etag, "claim_ids": block.claim_ids}, 3600)
     return block

@@ -101,7 +101,9 @@ def plant(agent, editor_api) -> dict[str, str]:
     assert used.status_code == 201, used.json()
     post_event(agent, subject="project:shed", text=f"Minutes: Alice's {CANARY} stays here")
     recall(agent, subject="project:shed", query=f"{CANARY} location")
-    hot = agent.get("/api/v1/subjects/user:alice/hot-memory?budget_chars=4000")
+    hot = agent.get(
+        f"/api/v1/subjects/user:alice/hot-memory?budget_chars=4000&scope=place=shed-{CANARY}"
+    )
     assert CANARY in hot.json()["text"]
     assert redis_holding(CANARY)
 

@@ -266,6 +266,14 @@ class RecallIn(serializers.Serializer):
     include_stale = serializers.BooleanField(required=False, default=False)
 
 
+class RecallConflictOut(serializers.Serializer):
+    id = serializers.CharField(
+        allow_null=True, help_text="The open `conflicts` review item; null when none is open."
+    )
+    other = serializers.UUIDField(help_text="The claim on the other side.")
+    other_side_summary = serializers.CharField(help_text="What the other side says.")
+
+
 class RecallItemOut(serializers.Serializer):
     id = serializers.UUIDField()
     kind = serializers.CharField()
@@ -279,6 +287,11 @@ class RecallItemOut(serializers.Serializer):
     available_at = serializers.DateTimeField()
     stale = serializers.BooleanField()
     sources = SourceOut(many=True)
+    conflict = RecallConflictOut(
+        allow_null=True,
+        help_text="The open conflict on the claim's identity, or null: another claim says "
+        "otherwise and a person has not settled it yet.",
+    )
     why = serializers.DictField()
 
 

@@ -461,6 +461,7 @@ class RecallView(APIView):
                     }
                     for s in item.claim.sources.all()
                 ],
+                "conflict": item.conflict,
                 "why": {
                     "rank": item.rank,
                     "matched": item.matched,
@@ -481,11 +482,44 @@ class RecallView(APIView):
         )
 
 
+def _hot_memory_scope(pairs: list[str]) -> dict[str, str]:
+    """`scope=project=crm&scope=team=a` as a scope; a malformed pair is a problem."""
+    scope: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value or len(pair) > 300 or key in scope:
+            raise Problem(
+                "validation_error",
+                "Give each scope entry once, as key=value (e.g. scope=project=crm).",
+                errors={"scope": [f"Not a key=value pair: {pair[:50]!r}."]},
+            )
+        scope[key] = value
+    if len(scope) > 20:
+        raise Problem(
+            "validation_error",
+            "A scope has at most 20 entries.",
+            errors={"scope": ["Give at most 20 key=value pairs."]},
+        )
+    return scope
+
+
 class HotMemoryView(APIView):
     permission_classes = [RECALL]
 
     @extend_schema(
-        parameters=[OpenApiParameter("budget_chars", int, required=False)],
+        parameters=[
+            OpenApiParameter("budget_chars", int, required=False),
+            OpenApiParameter(
+                "scope",
+                str,
+                required=False,
+                many=True,
+                description="The scope the block is for, one `key=value` per parameter "
+                "(`scope=project=crm`). Only claims the scope contains are in the block "
+                "(global claims always), and of those on one predicate only the most "
+                "specific. Without it, only global claims.",
+            ),
+        ],
         responses={200: HotMemoryOut, 304: None, 404: NOT_FOUND},
         summary="A compact, budgeted block of the subject's most important active claims",
         description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
@@ -504,10 +538,11 @@ class HotMemoryView(APIView):
                 "budget_chars must be an integer from 1 to 100000.",
                 errors={"budget_chars": ["Give 1 to 100000."]},
             )
+        scope = _hot_memory_scope(request.query_params.getlist("scope"))
         found = subject_get(tenant=context.tenant, key=subject)
         if found is None:
             raise not_found("subject")
-        block = hot_memory(tenant=context.tenant, subject=found, budget_chars=budget)
+        block = hot_memory(tenant=context.tenant, subject=found, budget_chars=budget, scope=scope)
         etag = f'"{block.etag}"'
         if request.headers.get("If-None-Match") == etag:
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
