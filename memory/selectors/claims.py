@@ -538,8 +538,8 @@ def _render_hot_memory(
     used = len(header)
     for claim in claims:
         statement = claim.text or f"{claim.predicate}: {claim.value}"
-        scope = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
-        line = f"- {statement}" + (f" [{scope}]" if scope else "")
+        label = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
+        line = f"- {statement}" + (f" [{label}]" if label else "")
         if used + 1 + len(line) > budget_chars:
             continue
         used += 1 + len(line)
