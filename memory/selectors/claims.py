@@ -87,6 +87,8 @@ def claim_history(*, claim: Claim) -> QuerySet[Claim]:
 @dataclass
 class RecallQuery:
     subject: Subject | None
+    # A cross-subject recall names every subject here (`subject` is then the first).
+    subjects: list[Subject] = field(default_factory=list)
     scope: dict[str, str] = field(default_factory=dict)
     query: str = ""
     as_of: datetime | None = None
@@ -142,6 +144,9 @@ class RecallResult:
     # How many claims of the subject were legal, and the ranked candidates not returned.
     legal: int = 0
     cut: list[CutCandidate] = field(default_factory=list)
+    # Per subject id, for a cross-subject recall: its exclusion counts and legal claims.
+    excluded_by_subject: dict[int, dict[str, int]] = field(default_factory=dict)
+    legal_by_subject: dict[int, int] = field(default_factory=dict)
 
 
 def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
@@ -237,10 +242,10 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     similarity = _SIMILARITY.get(mode, "NULL::float8")
     return f"""
     WITH subject_claims AS (
-        SELECT c.id, c.authority, c.scope_size, c.recorded_at, c.search_vector, c.ngrams,
-               CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
+        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at, c.search_vector,
+               c.ngrams, CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
         FROM {_CLAIM} c
-        WHERE c.tenant_id = %(tenant)s AND c.subject_id = %(subject)s
+        WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
           AND c.status <> 'erased' {kinds}
     ), legal AS (
         SELECT s.id, s.scope_size, s.recorded_at,
@@ -267,12 +272,14 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         ORDER BY fused DESC, r.scope_size DESC, r.recorded_at DESC, r.id
         LIMIT %(candidates)s
     ), counts AS (
-        SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims
-        FROM (SELECT exclusion, count(*) AS n FROM subject_claims GROUP BY exclusion) g
+        SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims,
+               array_agg(subject_id) AS subject_ids
+        FROM (SELECT subject_id, exclusion, count(*) AS n FROM subject_claims
+              GROUP BY subject_id, exclusion) g
     ), matching AS (
         SELECT count(*) FILTER (WHERE text_hit OR gram_hits >= %(needed)s) AS n FROM legal
     )
-    SELECT counts.reasons, counts.claims, matching.n,
+    SELECT counts.reasons, counts.claims, matching.n, counts.subject_ids,
            top.fused, top.recency_rank, top.authority_pos, top.authority_rank,
            top.fulltext_rank, top.text_rank, top.ngram_rank, top.gram_hits,
            top.vector_rank, top.similarity,
@@ -285,15 +292,21 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
 
-def _recalled_claim(values: Sequence[Any], subject: Subject | None) -> Claim:
+def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Claim:
     values = list(values)
     for position, f in _CONVERTERS:
         values[position] = f.from_db_value(values[position], None, connection)
     claim = Claim.from_db(connection.alias, _RECALLED_ATTNAMES, values)
-    # Without a subject the statement matches no claim, so no row gets here.
-    if subject is not None:
-        claim.subject = subject
+    # Only the asked-for subjects' claims reach here; without one, no row does.
+    claim.subject = subjects[claim.subject_id]
     return claim
+
+
+def recall_subjects(q: RecallQuery) -> list[Subject]:
+    """The subjects a recall reads: every one named, or its one subject."""
+    if q.subjects:
+        return list(q.subjects)
+    return [q.subject] if q.subject is not None else []
 
 
 def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
@@ -314,7 +327,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     mode = SEMANTIC_UNAVAILABLE
     params: dict[str, Any] = {
         "tenant": tenant.pk,
-        "subject": q.subject.pk if q.subject else None,
+        "subjects": [subject.pk for subject in recall_subjects(q)],
         "scope": json.dumps(q.scope),
         "as_of": as_of,
         "cutoff": q.cutoff,
@@ -338,9 +351,15 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
         rows = cursor.fetchall()
+    subjects_by_id = {subject.pk: subject for subject in recall_subjects(q)}
 
     reasons, claim_counts, matching = rows[0][0] or [], rows[0][1] or [], rows[0][2]
-    counts = dict(zip(reasons, claim_counts, strict=True))
+    counted_subjects = rows[0][3] or []
+    counts: dict[str, int] = {}
+    by_subject: dict[int, dict[str, int]] = {}
+    for reason, n, subject_id in zip(reasons, claim_counts, counted_subjects, strict=True):
+        counts[reason] = counts.get(reason, 0) + n
+        by_subject.setdefault(subject_id, {})[reason] = n
     excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
     legal_count = counts.get("legal", 0)
     if query_grams:
@@ -353,11 +372,11 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     similar: set[Any] = set()
     candidates: list[Claim] = []
     for row in rows:
-        score, recency, authority, authority_rank = row[3:7]
-        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[7:14]
+        score, recency, authority, authority_rank = row[4:8]
+        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[8:15]
         if score is None:
             continue  # the counts' row of an empty legal set
-        claim = _recalled_claim(row[14:], q.subject)
+        claim = _recalled_claim(row[15:], subjects_by_id)
         # Not a column: whether the recalled claim is past its refresh time, for the answer.
         claim.stale = stale  # type: ignore[attr-defined]
         placed: dict[str, dict[str, float]] = {
@@ -438,6 +457,13 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         semantic=mode,
         legal=legal_count,
         cut=cut,
+        excluded_by_subject={
+            subject_id: {reason: per_reason.get(reason, 0) for reason in EXCLUSION_REASONS}
+            for subject_id, per_reason in by_subject.items()
+        },
+        legal_by_subject={
+            subject_id: per_reason.get("legal", 0) for subject_id, per_reason in by_subject.items()
+        },
     )
 
 

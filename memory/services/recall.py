@@ -32,7 +32,14 @@ from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from common.screen import find_secrets_in_text, find_secrets_in_value
 from memory.models import Claim, DeletionRequest, RecallTrace, Subject, TraceKind
-from memory.selectors.claims import EXCLUSION_REASONS, RecallQuery, RecallResult, claims_recall
+from memory.selectors.claims import (
+    EXCLUSION_REASONS,
+    CutCandidate,
+    RecalledClaim,
+    RecallQuery,
+    RecallResult,
+    claims_recall,
+)
 
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table
@@ -54,9 +61,79 @@ def recall_run(
     """
     started = time.perf_counter()
     recalled_at = timezone.now()
+    _refuse_secrets(subject_keys=[subject_key], q=q)
+    if q.subject is None:
+        result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
+    else:
+        result = claims_recall(tenant=tenant, q=q)
+    trace_id = uuid.uuid4()
+    trace = _trace(
+        trace_id=trace_id,
+        tenant=tenant,
+        actor=actor,
+        subject=q.subject,
+        subject_key=subject_key,
+        q=q,
+        items=result.items,
+        cut=result.cut,
+        excluded=result.excluded,
+        legal=result.legal,
+        result=result,
+        started=started,
+        recalled_at=recalled_at,
+    )
+    trace_write_out(trace=trace, trace_write=trace_write)
+    return result, trace_id
+
+
+def recall_run_across(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    subjects: list[Subject],
+    q: RecallQuery,
+    trace_write: str | None = None,
+) -> tuple[RecallResult, dict[str, uuid.UUID]]:
+    """One recall over several subjects: a single legal set and ranking across them.
+
+    Each subject gets a trace of its own (its returned claims, its cut candidates, its
+    exclusion counts), so a deletion of one subject finds and redacts exactly what is
+    about it, as for a one-subject recall. Returns the result and each subject's trace id.
+    """
+    started = time.perf_counter()
+    recalled_at = timezone.now()
+    _refuse_secrets(subject_keys=[subject.key for subject in subjects], q=q)
+    q.subjects = list(subjects)
+    q.subject = subjects[0] if subjects else None
+    result = claims_recall(tenant=tenant, q=q)
+    trace_ids: dict[str, uuid.UUID] = {}
+    for subject in subjects:
+        trace_ids[subject.key] = uuid.uuid4()
+        trace = _trace(
+            trace_id=trace_ids[subject.key],
+            tenant=tenant,
+            actor=actor,
+            subject=subject,
+            subject_key=subject.key,
+            q=q,
+            items=[item for item in result.items if item.claim.subject_id == subject.pk],
+            cut=[cut for cut in result.cut if cut.claim.subject_id == subject.pk],
+            excluded=result.excluded_by_subject.get(
+                subject.pk, dict.fromkeys(EXCLUSION_REASONS, 0)
+            ),
+            legal=result.legal_by_subject.get(subject.pk, 0),
+            result=result,
+            started=started,
+            recalled_at=recalled_at,
+        )
+        trace_write_out(trace=trace, trace_write=trace_write)
+    return result, trace_ids
+
+
+def _refuse_secrets(*, subject_keys: list[str], q: RecallQuery) -> None:
     # The trace keeps the query and the filters, so a credential in them is refused.
     if (
-        find_secrets_in_text(subject_key)
+        any(find_secrets_in_text(key) for key in subject_keys)
         or find_secrets_in_text(q.query)
         or find_secrets_in_value(q.scope)
     ):
@@ -65,15 +142,29 @@ def recall_run(
             "The recall query, subject or scope contains what looks like a credential. "
             "Nothing was recalled or stored; memdesk never stores secrets.",
         )
-    if q.subject is None:
-        result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
-    else:
-        result = claims_recall(tenant=tenant, q=q)
-    trace_id = uuid.uuid4()
-    trace = {
+
+
+def _trace(
+    *,
+    trace_id: uuid.UUID,
+    tenant: Tenant,
+    actor: Actor,
+    subject: Subject | None,
+    subject_key: str,
+    q: RecallQuery,
+    items: list[RecalledClaim],
+    cut: list[CutCandidate],
+    excluded: dict[str, int],
+    legal: int,
+    result: RecallResult,
+    started: float,
+    recalled_at: datetime,
+) -> dict[str, Any]:
+    """The trace row of one subject's part of a recall, as the worker's message carries it."""
+    return {
         "id": str(trace_id),
         "tenant_id": tenant.pk,
-        "subject_id": q.subject.pk if q.subject else None,
+        "subject_id": subject.pk if subject else None,
         "subject_key": subject_key,
         "token_id": int(actor.id) if actor.kind == ActorKind.AGENT else None,
         "query": q.query,
@@ -85,39 +176,37 @@ def recall_run(
             "limit": q.limit,
             "include_stale": q.include_stale,
         },
-        "excluded": result.excluded,
-        "chosen": [str(item.claim.id) for item in result.items],
+        "excluded": excluded,
+        "chosen": [str(item.claim.id) for item in items],
         "budget_chars": q.budget_chars,
-        "used_chars": result.used_chars,
+        "used_chars": sum(len(item.claim.text) for item in items),
         "duration_ms": round((time.perf_counter() - started) * 1000, 2),
         "ranking": {
             "semantic": result.semantic,
-            "legal": result.legal,
+            "legal": legal,
             "items": {
                 str(item.claim.id): {
                     "rank": item.rank,
                     "signals": item.signals,
                     "chars": len(item.claim.text),
                 }
-                for item in result.items
+                for item in items
             },
             # The ranked candidates that were not returned, best first, and why.
             "cut": [
                 {
-                    "id": str(cut.claim.id),
-                    "rank": cut.rank,
-                    "reason": cut.reason,
-                    "chars": len(cut.claim.text),
-                    "signals": cut.signals,
+                    "id": str(entry.claim.id),
+                    "rank": entry.rank,
+                    "reason": entry.reason,
+                    "chars": len(entry.claim.text),
+                    "signals": entry.signals,
                 }
-                for cut in result.cut
+                for entry in cut
             ],
         },
         "recalled_at": recalled_at.isoformat(),
         "kind": TraceKind.RECALL,
     }
-    trace_write_out(trace=trace, trace_write=trace_write)
-    return result, trace_id
 
 
 def trace_write_out(*, trace: dict[str, Any], trace_write: str | None = None) -> None:

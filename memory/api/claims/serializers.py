@@ -252,6 +252,15 @@ class InvalidateIn(serializers.Serializer):
 
 class RecallIn(serializers.Serializer):
     subject = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    subjects = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="Cross-subject recall, instead of `subject`: only for a token that lists "
+        "these subjects. One legal set and one ranking across them; each item says its "
+        "`subject`, and each subject gets its own trace (`traces`).",
+    )
     scope = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
@@ -276,6 +285,7 @@ class RecallConflictOut(serializers.Serializer):
 
 class RecallItemOut(serializers.Serializer):
     id = serializers.UUIDField()
+    subject = serializers.CharField(help_text="The subject the claim is about.")
     kind = serializers.CharField()
     predicate = serializers.CharField()
     value = serializers.JSONField()
@@ -300,6 +310,11 @@ class RecallOut(serializers.Serializer):
     excluded = serializers.DictField(child=serializers.IntegerField())
     trace_id = serializers.UUIDField()
     trace_url = serializers.CharField(help_text="Where to read the trace (and report uses).")
+    traces = serializers.DictField(
+        child=serializers.UUIDField(),
+        help_text="Each subject's trace id (one entry unless the recall was cross-subject; "
+        "`trace_id` is the first).",
+    )
 
 
 class HotMemoryOut(serializers.Serializer):

@@ -51,7 +51,7 @@ from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
 from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
-from memory.services.recall import hot_memory_trace, recall_run
+from memory.services.recall import hot_memory_trace, recall_run, recall_run_across
 from memory.services.subjects import parse_subject_key
 
 EVENTS_WRITE = capability_required("events:write")
@@ -405,11 +405,12 @@ class RecallView(APIView):
     @extend_schema(
         request=RecallIn,
         responses={200: RecallOut, 400: OpenApiResponse(description="subject_required")},
-        summary="Recall what the agent may use about one subject",
+        summary="Recall what the agent may use about one subject (or several)",
         description="Builds the legal set (tenant, subject, scope, status, validity, cutoff, "
         "expiry, staleness) before ranking; `excluded` counts what each rule removed. "
         "Errors: `subject_required`, `subject_invalid`, `validation_error`, `not_found` "
-        "(subject outside the token).",
+        "(subject outside the token), `cross_subject_not_allowed` (403: `subjects` from a "
+        "token not limited to named subjects).",
     )
     def post(self, request: Request) -> Response:
         context = api_context(request)
@@ -417,13 +418,30 @@ class RecallView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         key = values.get("subject") or ""
-        if not key:
+        across = list(dict.fromkeys(values["subjects"]))
+        if key and across:
+            raise Problem(
+                "validation_error",
+                "Give `subject` or `subjects`, not both.",
+                errors={"subjects": ["Leave out `subject` when naming several subjects."]},
+            )
+        if not key and not across:
             raise Problem(
                 "subject_required",
-                "Recall needs a subject; there is no cross-subject recall.",
+                "Recall needs a subject; recall across subjects needs `subjects` and a token "
+                "that lists them.",
                 errors={"subject": ["Name the subject, e.g. user:alice."]},
             )
-        _check_subject(context, key)
+        for subject_key in across or [key]:
+            _check_subject(context, subject_key)
+        if len(across) > 1 and context.allowed_subjects is None:
+            raise Problem(
+                "cross_subject_not_allowed",
+                "Recall across subjects is only for a token that lists its subjects; this "
+                "token is not limited to named subjects. Recall one subject at a time.",
+                status_code=403,
+            )
+        key = key or across[0]
         q = RecallQuery(
             subject=subject_get(tenant=context.tenant, key=key),
             scope=values["scope"],
@@ -435,12 +453,25 @@ class RecallView(APIView):
             budget_chars=values["budget_chars"],
             include_stale=values["include_stale"],
         )
-        result, trace_id = recall_run(
-            tenant=context.tenant, actor=context.actor, subject_key=key, q=q
-        )
+        known = [
+            subject
+            for subject in (subject_get(tenant=context.tenant, key=k) for k in across)
+            if subject is not None
+        ]
+        if len(across) > 1 and known:
+            result, traces = recall_run_across(
+                tenant=context.tenant, actor=context.actor, subjects=known, q=q
+            )
+            trace_id = next(iter(traces.values()))
+        else:
+            result, trace_id = recall_run(
+                tenant=context.tenant, actor=context.actor, subject_key=key, q=q
+            )
+            traces = {key: trace_id}
         items = [
             {
                 "id": str(item.claim.id),
+                "subject": item.claim.subject.key,
                 "kind": item.claim.kind,
                 "predicate": item.claim.predicate,
                 "value": item.claim.value,
@@ -478,6 +509,7 @@ class RecallView(APIView):
                 "excluded": result.excluded,
                 "trace_id": str(trace_id),
                 "trace_url": reverse("recall-trace", kwargs={"trace_id": trace_id}),
+                "traces": {subject_key: str(value) for subject_key, value in traces.items()},
             }
         )
 
