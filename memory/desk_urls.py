@@ -5,6 +5,11 @@ from memory import desk_views
 app_name = "desk"
 urlpatterns = [
     path("traces/<uuid:trace_id>/", desk_views.trace_view, name="trace"),
+    path(
+        "traces/<uuid:trace_id>/counterfactual",
+        desk_views.counterfactual_view,
+        name="counterfactual",
+    ),
     path("claims/<uuid:claim_id>/", desk_views.claim_usage_view, name="claim"),
     path("ledger/", desk_views.ledger_view, name="ledger"),
 ]

@@ -7,6 +7,7 @@ read through the same selectors as `GET /api/v1/recall/traces/{id}`.
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,6 +18,7 @@ from common.htmx import render_page
 from common.problems import Problem
 from memory.forms import LedgerSearchForm
 from memory.selectors.claims import EXCLUSION_REASONS, claim_get, subject_get
+from memory.selectors.counterfactual import recall_counterfactual, replayable
 from memory.selectors.ledger_search import (
     LedgerScope,
     ledger_browse,
@@ -124,3 +126,45 @@ def ledger_view(request: HttpRequest) -> HttpResponse:
         else:
             context.update({"mode": "browse", "summaries": ledger_browse(scope=scope)})
     return render_page(request, "memory/desk/ledger.html", context, partial="results")
+
+
+@login_required
+@require_GET
+def counterfactual_view(request: HttpRequest, trace_id: Any) -> HttpResponse:
+    """What the agent would have seen without a claim (or with it stale): the trace replayed
+    twice, side by side. Read-only, like the API's counterfactual."""
+    membership = console_context(request, roles=CONSOLE_READERS)
+    trace = recall_trace_get(tenant=membership.tenant, trace_id=trace_id, allowed_subjects=None)
+    if trace is None:
+        raise Http404("No such trace.")
+    change = request.GET.get("change", "hide")
+    claim = None
+    claim_id = request.GET.get("claim", "")
+    try:
+        claim = claim_get(tenant=membership.tenant, claim_id=UUID(claim_id), allowed_subjects=None)
+    except ValueError:
+        claim = None
+    if claim is None or claim.subject_id != trace.subject_id or change not in ("hide", "stale"):
+        raise Http404("Choose a claim of the trace's subject, and hide or stale.")
+    try:
+        replayable(trace)
+    except Problem as problem:
+        return render_page(
+            request,
+            "memory/desk/counterfactual.html",
+            {"trace": trace, "claim": claim, "problem": problem.detail},
+            status=409,
+        )
+    found = recall_counterfactual(tenant=membership.tenant, trace=trace, claim=claim, change=change)
+    removed, added = set(found.removed), set(found.added)
+    return render_page(
+        request,
+        "memory/desk/counterfactual.html",
+        {
+            "trace": trace,
+            "claim": claim,
+            "found": found,
+            "baseline": [(item, str(item.claim.id) in removed) for item in found.baseline.items],
+            "changed": [(item, str(item.claim.id) in added) for item in found.changed.items],
+        },
+    )

@@ -28,7 +28,7 @@ from memory.models import (
     ClaimStatus,
     Subject,
 )
-from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
+from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
 from reviews.models import ItemStatus, Queue, ReviewItem
 
 logger = logging.getLogger(__name__)
@@ -97,6 +97,11 @@ class RecallQuery:
     limit: int = 10
     budget_chars: int | None = None
     include_stale: bool = False
+    # Counterfactuals, read-only: claims treated as absent, as past their refresh time,
+    # or as saying something else ({id: (text, value)}); nothing is written.
+    hidden: list[Any] = field(default_factory=list)
+    made_stale: list[Any] = field(default_factory=list)
+    corrected: dict[Any, tuple[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,6 +222,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     the best candidates with their columns, and the counts (on every row, and on the one
     row an empty legal set answers)."""
     rules = [
+        *(["WHEN c.id = ANY(%(hidden)s::uuid[]) THEN 'hidden'"] if q.hidden else []),
         "WHEN c.status <> 'active' THEN 'inactive'",
         "WHEN NOT (c.scope <@ %(scope)s::jsonb) THEN 'out_of_scope'",
         "WHEN c.valid_from > %(as_of)s THEN 'not_yet_valid'",
@@ -227,6 +233,20 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     rules.append("WHEN c.expires_at <= %(as_of)s THEN 'expired'")
     if not q.include_stale:
         rules.append("WHEN c.refresh_after <= %(as_of)s THEN 'stale'")
+        if q.made_stale:
+            rules.append("WHEN c.id = ANY(%(made_stale)s::uuid[]) THEN 'stale'")
+    # A corrected claim is searched by what the correction says (its stored vector
+    # still holds the old meaning, so meaning does not rank it).
+    search_vector, claim_ngrams = "c.search_vector", "c.ngrams"
+    if q.corrected:
+        search_vector = (
+            "CASE WHEN c.id = %(corrected)s::uuid THEN "
+            "to_tsvector('english'::regconfig, %(corrected_document)s) ELSE c.search_vector END"
+        )
+        claim_ngrams = (
+            "CASE WHEN c.id = %(corrected)s::uuid THEN %(corrected_grams)s::varchar[] "
+            "ELSE c.ngrams END"
+        )
     kinds = "AND c.kind = ANY(%(kinds)s)" if q.kinds else ""
     if lexical:
         text = (
@@ -240,10 +260,13 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     else:
         text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
     similarity = _SIMILARITY.get(mode, "NULL::float8")
+    if q.corrected and mode in _SIMILARITY:
+        similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
     return f"""
     WITH subject_claims AS (
-        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at, c.search_vector,
-               c.ngrams, CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
+        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
+               {search_vector} AS search_vector, {claim_ngrams} AS ngrams,
+               CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
         FROM {_CLAIM} c
         WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
           AND c.status <> 'erased' {kinds}
@@ -283,7 +306,8 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
            top.fused, top.recency_rank, top.authority_pos, top.authority_rank,
            top.fulltext_rank, top.text_rank, top.ngram_rank, top.gram_hits,
            top.vector_rank, top.similarity,
-           COALESCE(c.refresh_after <= %(as_of)s, false) AS stale,
+           COALESCE(c.refresh_after <= %(as_of)s, false)
+               OR c.id = ANY(%(made_stale)s::uuid[]) AS stale,
            {_RECALLED_COLUMNS}
     FROM counts CROSS JOIN matching
     LEFT JOIN top ON true
@@ -337,9 +361,22 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         # Below the match threshold, shared n-grams are noise ("the", "her").
         "needed": max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD)),
         "candidates": max(q.limit * 4, q.limit),
+        "hidden": [str(claim_id) for claim_id in q.hidden],
+        "made_stale": [str(claim_id) for claim_id in q.made_stale],
         "k": settings.RECALL_RRF_K,
         **{f"w_{name}": weight for name, weight in settings.RECALL_WEIGHTS.items()},
     }
+    for claim_id, (text, value) in q.corrected.items():
+        predicate = (
+            Claim.objects.filter(tenant=tenant, pk=claim_id)
+            .values_list("predicate", flat=True)
+            .first()
+            or ""
+        )
+        document = searchable_text(predicate=predicate, text=text, value=value)
+        params.update(
+            corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
+        )
     if query_vector is not None:
         mode = "pgvector" if pgvector_installed() else "sql"
         params["model"] = model
@@ -361,6 +398,8 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         counts[reason] = counts.get(reason, 0) + n
         by_subject.setdefault(subject_id, {})[reason] = n
     excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
+    if q.hidden:
+        excluded["hidden"] = counts.get("hidden", 0)
     legal_count = counts.get("legal", 0)
     if query_grams:
         excluded["no_match"] = legal_count - matching
@@ -377,6 +416,8 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         if score is None:
             continue  # the counts' row of an empty legal set
         claim = _recalled_claim(row[15:], subjects_by_id)
+        if claim.id in q.corrected or str(claim.id) in q.corrected:
+            claim.text, claim.value = q.corrected.get(claim.id) or q.corrected[str(claim.id)]
         # Not a column: whether the recalled claim is past its refresh time, for the answer.
         claim.stale = stale  # type: ignore[attr-defined]
         placed: dict[str, dict[str, float]] = {

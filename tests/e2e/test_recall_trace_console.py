@@ -56,6 +56,14 @@ def test_an_editor_reads_a_trace_and_where_a_claim_was_used(sign_in):
     assert "run-demo-1" in page.locator("#uses").inner_text()
     screenshot(page, "recall-trace")
 
+    # What the agent would have seen without the first claim.
+    row.get_by_role("link", name="Without it").click()
+    page.wait_for_url("**/counterfactual?*")
+    assert "missing without it" in page.locator("#baseline").inner_text()
+    assert first["text"] not in page.locator("#counterfactual").inner_text()
+    screenshot(page, "recall-counterfactual")
+    page.go_back()
+
     row.get_by_role("link").first.click()
     page.wait_for_url(f"**/memory/claims/{first['id']}/")
     where = page.locator("#where-used")

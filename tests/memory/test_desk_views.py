@@ -118,3 +118,27 @@ def test_the_ledger_page_finds_runs_with_their_bookends_and_scrolls_one(editor, 
 @pytest.mark.django_db
 def test_end_users_have_no_ledger_page(alice, login):
     assert login(alice).get(reverse("desk:ledger")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_counterfactual_page_shows_what_the_agent_would_have_seen_without_a_claim(
+    editor, login, agent
+):
+    submit(agent, predicate="a_first", value="1", text="Alice fact one")
+    second = submit(agent, predicate="b_second", value="2", text="Alice fact two")
+    third = submit(agent, predicate="c_third", value="3", text="Alice fact three")
+    answer = recall(agent, limit=2)
+    client = login(editor)
+    trace_page = client.get(reverse("desk:trace", args=[answer["trace_id"]])).content.decode()
+    link = f"{reverse('desk:counterfactual', args=[answer['trace_id']])}?claim={second['id']}"
+    assert link in trace_page
+    html = client.get(link + "&change=hide").content.decode()
+    assert "<del>Alice fact two</del>" in html and "<ins>Alice fact three</ins>" in html
+    assert "1 claim would have been missing, and 1 other would have taken its place" in html
+    quiet = client.get(
+        reverse("desk:counterfactual", args=[answer["trace_id"]]),
+        {"claim": third["id"], "change": "hide"},
+    ).content.decode()
+    assert "would have seen the same answer" in quiet
+    bad = client.get(reverse("desk:counterfactual", args=[answer["trace_id"]]), {"claim": "x"})
+    assert bad.status_code == 404

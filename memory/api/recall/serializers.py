@@ -114,3 +114,61 @@ class UsesOut(serializers.Serializer):
         child=serializers.UUIDField(),
         help_text="Claims the trace returned that no report names.",
     )
+
+
+class CounterfactualIn(serializers.Serializer):
+    claim = serializers.UUIDField()
+    change = serializers.ChoiceField(
+        choices=["hide", "stale", "correct"],
+        help_text="`hide`: as if the claim did not exist; `stale`: as if past its refresh "
+        "time; `correct`: as if it said `text` (and `value`).",
+    )
+    text = serializers.CharField(required=False, allow_blank=False, max_length=2000)
+    value = serializers.JSONField(required=False, allow_null=True, default=None)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["change"] == "correct" and not attrs.get("text"):
+            raise serializers.ValidationError({"text": ["A correction says what the claim says."]})
+        return attrs
+
+
+class ReplayItemOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    subject = serializers.CharField()
+    predicate = serializers.CharField()
+    text = serializers.CharField()
+    rank = serializers.FloatField()
+    position = serializers.IntegerField()
+    stale = serializers.BooleanField()
+
+
+class ReplayOut(serializers.Serializer):
+    items = ReplayItemOut(many=True)
+    excluded = serializers.DictField(child=serializers.IntegerField())
+
+
+class MovedOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    before = serializers.IntegerField()
+    after = serializers.IntegerField()
+
+
+class DifferenceOut(serializers.Serializer):
+    removed = serializers.ListField(child=serializers.UUIDField())
+    added = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Returned only with the change: what came next."
+    )
+    moved = MovedOut(many=True)
+    unchanged = serializers.BooleanField()
+
+
+class CounterfactualOut(serializers.Serializer):
+    trace_id = serializers.UUIDField()
+    claim = serializers.UUIDField()
+    change = serializers.CharField()
+    recorded = serializers.ListField(
+        child=serializers.UUIDField(), help_text="What the trace returned when it was asked."
+    )
+    baseline = ReplayOut(help_text="The trace replayed against memory as it is now.")
+    counterfactual = ReplayOut(help_text="The same replay with the change.")
+    difference = DifferenceOut()

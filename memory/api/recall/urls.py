@@ -9,4 +9,9 @@ urlpatterns = [
         views.RecallTraceUsedView.as_view(),
         name="recall-trace-used",
     ),
+    path(
+        "recall/traces/<uuid:trace_id>/counterfactual",
+        views.RecallCounterfactualView.as_view(),
+        name="recall-trace-counterfactual",
+    ),
 ]
