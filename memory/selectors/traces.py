@@ -138,6 +138,7 @@ def recall_trace_detail(*, tenant: Tenant, trace: RecallTrace) -> dict[str, Any]
                 "claim": claim_id,
                 "position": use.position,
                 "cited": use.cited,
+                "harmful": use.harmful,
                 "run_id": use.run_id,
                 "task_id": use.task_id,
                 "reported_at": use.reported_at,
@@ -190,6 +191,7 @@ class ClaimValue:
     used: int  # reported as put into the context
     cited: int  # reported as cited in the output
     unused: int  # returned in a reported trace and left out
+    harmful: int = 0  # reported as wrong or misleading once in the context
 
     @property
     def unused_rate(self) -> float | None:
@@ -204,7 +206,8 @@ def claim_value(*, tenant: Tenant, claim_id: Any) -> ClaimValue:
             SELECT count(*),
                    count(*) FILTER (WHERE EXISTS (SELECT 1 FROM {_USE} r
                                     WHERE r.tenant_id = t.tenant_id AND r.trace_id = t.id)),
-                   count(u.id), count(u.id) FILTER (WHERE u.cited)
+                   count(u.id), count(u.id) FILTER (WHERE u.cited),
+                   count(u.id) FILTER (WHERE u.harmful)
             FROM {_TRACE} t
             LEFT JOIN {_USE} u ON u.tenant_id = t.tenant_id AND u.trace_id = t.id
                               AND u.claim_id = %(claim)s
@@ -212,9 +215,14 @@ def claim_value(*, tenant: Tenant, claim_id: Any) -> ClaimValue:
             """,  # noqa: S608 - table names are constants; every value is a parameter
             {"tenant": tenant.pk, "claim": str(claim_id)},
         )
-        returned, reported, used, cited = cursor.fetchone()
+        returned, reported, used, cited, harmful = cursor.fetchone()
     return ClaimValue(
-        returned=returned, reported=reported, used=used, cited=cited, unused=reported - used
+        returned=returned,
+        reported=reported,
+        used=used,
+        cited=cited,
+        unused=reported - used,
+        harmful=harmful,
     )
 
 

@@ -26,6 +26,7 @@ class UseReport:
     claim_id: str
     position: int | None
     cited: bool
+    harmful: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def recall_uses_report(
                     claim_id=item.claim_id,
                     position=item.position,
                     cited=item.cited,
+                    harmful=item.harmful,
                     run_id=run_id,
                     task_id=task_id,
                     token_id=token_id,

@@ -216,12 +216,13 @@ def test_unused_recalls_per_claim_and_for_the_tenant(acme, agent, four_legal):
         answer = recall(agent, limit=3)
         agent.post(
             f"/api/v1/recall/traces/{answer['trace_id']}/used",
-            {"items": [{"id": ids["home"], "cited": cited}]},
+            {"items": [{"id": ids["home"], "cited": cited, "harmful": not cited}]},
             format="json",
         )
     recall(agent, limit=3)  # nothing reported: neither used nor unused
     home = claim_value(tenant=acme, claim_id=ids["home"])
     assert (home.returned, home.reported, home.used, home.cited, home.unused) == (3, 2, 2, 1, 0)
+    assert home.harmful == 1
     food = claim_value(tenant=acme, claim_id=ids["food"])
     assert (food.returned, food.reported, food.used, food.unused) == (3, 2, 0, 2)
     assert food.unused_rate == 1.0

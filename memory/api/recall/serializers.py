@@ -58,6 +58,7 @@ class TraceUseOut(serializers.Serializer):
     claim = serializers.UUIDField()
     position = serializers.IntegerField(allow_null=True)
     cited = serializers.BooleanField()
+    harmful = serializers.BooleanField()
     run_id = serializers.CharField()
     task_id = serializers.CharField()
     reported_at = serializers.DateTimeField()
@@ -88,6 +89,11 @@ class UseItemIn(serializers.Serializer):
         min_value=0, max_value=100_000, required=False, allow_null=True, default=None
     )
     cited = serializers.BooleanField(required=False, default=False)
+    harmful = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="The claim turned out wrong or misleading once it was in the context.",
+    )
 
 
 class UsesIn(serializers.Serializer):

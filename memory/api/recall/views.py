@@ -78,7 +78,12 @@ class RecallTraceUsedView(APIView):
             trace_id=trace_id,
             allowed_subjects=context.allowed_subjects,
             items=[
-                UseReport(claim_id=str(item["id"]), position=item["position"], cited=item["cited"])
+                UseReport(
+                    claim_id=str(item["id"]),
+                    position=item["position"],
+                    cited=item["cited"],
+                    harmful=item["harmful"],
+                )
                 for item in values["items"]
             ],
             run_id=values["run_id"],
