@@ -11,5 +11,6 @@ urlpatterns = [
         name="counterfactual",
     ),
     path("claims/<uuid:claim_id>/", desk_views.claim_usage_view, name="claim"),
+    path("claims/<uuid:claim_id>/archive", desk_views.claim_archive_view, name="archive"),
     path("ledger/", desk_views.ledger_view, name="ledger"),
 ]

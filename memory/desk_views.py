@@ -9,11 +9,15 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import CONSOLE_READERS, console_context
+from accounts.actors import Actor
+from accounts.models import Role
 from common.htmx import render_page
 from common.problems import Problem
 from memory.forms import LedgerSearchForm
@@ -31,6 +35,7 @@ from memory.selectors.traces import (
     recall_trace_detail,
     recall_trace_get,
 )
+from memory.services.archive import claim_archive, claim_restore
 from memory.services.subjects import parse_subject_key
 
 SIGNAL_ORDER = ("fulltext", "ngram", "vector", "recency", "authority")
@@ -168,3 +173,22 @@ def counterfactual_view(request: HttpRequest, trace_id: Any) -> HttpResponse:
             "changed": [(item, str(item.claim.id) in added) for item in found.changed.items],
         },
     )
+
+
+@login_required
+@require_POST
+def claim_archive_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
+    """Archive (`action=archive`) or restore (`action=restore`) a claim, then show its page."""
+    membership = console_context(request, roles=[Role.EDITOR])
+    claim = claim_get(tenant=membership.tenant, claim_id=claim_id, allowed_subjects=None)
+    if claim is None:
+        raise Http404("No such claim.")
+    actor = Actor.for_user(request.user, membership.role)
+    move = claim_restore if request.POST.get("action") == "restore" else claim_archive
+    try:
+        moved = move(tenant=membership.tenant, actor=actor, claim_id=claim.pk)
+    except Problem as problem:
+        messages.error(request, str(problem.detail))
+    else:
+        messages.success(request, f"The claim is {moved.status}.")
+    return redirect("desk:claim", claim_id=claim.pk)

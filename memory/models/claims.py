@@ -52,6 +52,8 @@ class ClaimStatus(models.TextChoices):
     CONFLICTED = "conflicted"
     QUARANTINED = "quarantined"
     REJECTED = "rejected"
+    # Kept and restorable, never recalled: an editor took it out of use.
+    ARCHIVED = "archived"
     ERASED = "erased"
 
 
@@ -119,6 +121,14 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         # Beyond the diagram: resolving a conflict, a reviewer may find the
         # standing side was never true; superseded would say it once was.
         _C.REJECTED: frozenset({_W.REVIEWER}),
+        # Beyond the diagram: an editor archives a claim nobody needs any more; it
+        # stays, out of recall and hot memory, until restored or erased.
+        _C.ARCHIVED: frozenset({_W.REVIEWER}),
+        **_ERASE,
+    },
+    _C.ARCHIVED: {
+        # Restored by an editor (when no other claim has taken its identity).
+        _C.ACTIVE: frozenset({_W.REVIEWER}),
         **_ERASE,
     },
     _C.CONFLICTED: {
