@@ -53,6 +53,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("review/", include("reviews.urls")),
     path("me/", include("memory.urls")),
+    path("memory/", include("memory.desk_urls")),
     path("skills/", include("skills.urls")),
     path("platforms/", include("memory.platform_urls")),
     path("tokens/", include("accounts.urls")),

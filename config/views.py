@@ -14,6 +14,7 @@ from config.charts import bar_chart, column_chart, milliseconds, percent
 from config.dashboard import dashboard_data
 from memory.metrics.agents import AgentReliability
 from memory.selectors.retention import retention_overview
+from memory.selectors.traces import unused_recalls
 from reviews.selectors import queue_depths
 
 
@@ -58,6 +59,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "oldest": oldest,
         "figures": figures,
         "retention": retention_overview(tenant=membership.tenant, sweeps=1),
+        "unused": unused_recalls(tenant=membership.tenant),
     }
     return render_page(request, "console/dashboard.html", context, partial="charts")
 

@@ -11,6 +11,8 @@ from memory.models.claims import (
     ClaimStatus,
     GateDecision,
     RecallTrace,
+    RecallUse,
+    TraceKind,
     allowed_claim_targets,
     claim_sources_for,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "OperationPolicy",
     "Platform",
     "RecallTrace",
+    "RecallUse",
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
@@ -77,6 +80,7 @@ __all__ = [
     "Tombstone",
     "TombstoneAction",
     "TombstoneTarget",
+    "TraceKind",
     "allowed_claim_targets",
     "claim_sources_for",
 ]

@@ -52,6 +52,8 @@ class ClaimStatus(models.TextChoices):
     CONFLICTED = "conflicted"
     QUARANTINED = "quarantined"
     REJECTED = "rejected"
+    # Kept and restorable, never recalled: an editor took it out of use.
+    ARCHIVED = "archived"
     ERASED = "erased"
 
 
@@ -119,6 +121,14 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         # Beyond the diagram: resolving a conflict, a reviewer may find the
         # standing side was never true; superseded would say it once was.
         _C.REJECTED: frozenset({_W.REVIEWER}),
+        # Beyond the diagram: an editor archives a claim nobody needs any more; it
+        # stays, out of recall and hot memory, until restored or erased.
+        _C.ARCHIVED: frozenset({_W.REVIEWER}),
+        **_ERASE,
+    },
+    _C.ARCHIVED: {
+        # Restored by an editor (when no other claim has taken its identity).
+        _C.ACTIVE: frozenset({_W.REVIEWER}),
         **_ERASE,
     },
     _C.CONFLICTED: {
@@ -294,6 +304,13 @@ class ClaimSource(models.Model):
         return f"source of {self.claim_id}: {self.event_id or self.uri}"
 
 
+class TraceKind(models.TextChoices):
+    """What produced a trace: a recall, or a read of the subject's hot-memory block."""
+
+    RECALL = "recall"
+    HOT_MEMORY = "hot_memory"
+
+
 class RecallTrace(models.Model):
     """What a recall asked, what the legal set excluded, and what was returned."""
 
@@ -316,12 +333,67 @@ class RecallTrace(models.Model):
     ranking = models.JSONField(default=dict, db_default=models.Value({}, models.JSONField()))
     created_at = models.DateTimeField(db_default=Now())
     redacted_at = models.DateTimeField(null=True, blank=True)
+    kind = models.CharField(
+        max_length=16, choices=TraceKind.choices, default=TraceKind.RECALL, db_default="recall"
+    )
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "subject", "-created_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "subject", "-created_at"]),
+            # "Where was this claim used": the traces whose answer held it.
+            GinIndex(fields=["chosen"], name="recall_trace_chosen"),
+        ]
 
     def __str__(self) -> str:
-        return f"recall {self.id}"
+        return f"{self.kind} {self.id}"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="recall_use_no_delete", operation=pgtrigger.Delete),
+    # A report is never rewritten; erasure alone may blank the run and task ids
+    # (the agent's words) of the uses of a redacted trace.
+    pgtrigger.Protect(
+        name="recall_use_only_redaction",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Condition(
+            "NEW.run_id <> '' OR NEW.task_id <> '' "
+            "OR (NEW.tenant_id, NEW.trace_id, NEW.claim_id, NEW.position, NEW.cited, "
+            "NEW.harmful, NEW.token_id, NEW.reported_at) IS DISTINCT FROM "
+            "(OLD.tenant_id, OLD.trace_id, OLD.claim_id, OLD.position, OLD.cited, "
+            "OLD.harmful, OLD.token_id, OLD.reported_at)"
+        ),
+    ),
+)
+class RecallUse(models.Model):
+    """An agent's report that a recalled claim went into a model's context (and was cited).
+
+    A claim a trace returned and no report names was recalled and not used:
+    context the agent paid for and did not need.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    trace = models.ForeignKey(RecallTrace, on_delete=models.PROTECT, related_name="uses")
+    claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="recall_uses")
+    # Where in the prompt the agent put it (0 first), when it says.
+    position = models.PositiveIntegerField(null=True, blank=True)
+    cited = models.BooleanField(default=False)
+    # The agent found it wrong or misleading once it was in the context.
+    harmful = models.BooleanField(default=False)
+    run_id = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=200, blank=True)
+    token_id = models.BigIntegerField(null=True, blank=True)
+    reported_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "trace", "claim"], name="recall_use_once_per_trace"
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "claim"], name="recall_use_by_claim")]
+
+    def __str__(self) -> str:
+        return f"use of {self.claim_id} in {self.trace_id}"
 
 
 AUTHORITY_RANK_SQL = models.Case(

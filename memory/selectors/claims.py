@@ -28,7 +28,8 @@ from memory.models import (
     ClaimStatus,
     Subject,
 )
-from memory.search import MATCH_THRESHOLD, matched_terms, ngrams
+from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
+from reviews.models import ItemStatus, Queue, ReviewItem
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ def claim_history(*, claim: Claim) -> QuerySet[Claim]:
 @dataclass
 class RecallQuery:
     subject: Subject | None
+    # A cross-subject recall names every subject here (`subject` is then the first).
+    subjects: list[Subject] = field(default_factory=list)
     scope: dict[str, str] = field(default_factory=dict)
     query: str = ""
     as_of: datetime | None = None
@@ -94,6 +97,11 @@ class RecallQuery:
     limit: int = 10
     budget_chars: int | None = None
     include_stale: bool = False
+    # Counterfactuals, read-only: claims treated as absent, as past their refresh time,
+    # or as saying something else ({id: (text, value)}); nothing is written.
+    hidden: list[Any] = field(default_factory=list)
+    made_stale: list[Any] = field(default_factory=list)
+    corrected: dict[Any, tuple[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,11 +115,28 @@ class RecalledClaim:
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
     # `pgvector` or `sql` when meaning ranked the claim, else `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
+    # The open conflict on the claim's identity, if any: {"id", "other", "other_side_summary"}.
+    conflict: dict[str, Any] | None = None
 
     @property
     def lexical(self) -> bool:
         """Whether the claim shares words or n-grams with the query (not only meaning)."""
         return "fulltext" in self.signals or "ngram" in self.signals
+
+
+# Why a ranked candidate of the legal set was not returned.
+CUT_OVER_BUDGET = "over_budget"  # its text did not fit in what was left of `budget_chars`
+CUT_BELOW_LIMIT = "below_limit"  # `limit` items ranked above it were returned
+
+
+@dataclass
+class CutCandidate:
+    """A legal claim that was ranked among the candidates but not returned, and why."""
+
+    claim: Claim
+    rank: float
+    reason: str
+    signals: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -121,6 +146,12 @@ class RecallResult:
     used_chars: int
     # How this recall compared meanings: `pgvector`, `sql` or `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
+    # How many claims of the subject were legal, and the ranked candidates not returned.
+    legal: int = 0
+    cut: list[CutCandidate] = field(default_factory=list)
+    # Per subject id, for a cross-subject recall: its exclusion counts and legal claims.
+    excluded_by_subject: dict[int, dict[str, int]] = field(default_factory=dict)
+    legal_by_subject: dict[int, int] = field(default_factory=dict)
 
 
 def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
@@ -191,6 +222,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     the best candidates with their columns, and the counts (on every row, and on the one
     row an empty legal set answers)."""
     rules = [
+        *(["WHEN c.id = ANY(%(hidden)s::uuid[]) THEN 'hidden'"] if q.hidden else []),
         "WHEN c.status <> 'active' THEN 'inactive'",
         "WHEN NOT (c.scope <@ %(scope)s::jsonb) THEN 'out_of_scope'",
         "WHEN c.valid_from > %(as_of)s THEN 'not_yet_valid'",
@@ -201,6 +233,20 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     rules.append("WHEN c.expires_at <= %(as_of)s THEN 'expired'")
     if not q.include_stale:
         rules.append("WHEN c.refresh_after <= %(as_of)s THEN 'stale'")
+        if q.made_stale:
+            rules.append("WHEN c.id = ANY(%(made_stale)s::uuid[]) THEN 'stale'")
+    # A corrected claim is searched by what the correction says (its stored vector
+    # still holds the old meaning, so meaning does not rank it).
+    search_vector, claim_ngrams = "c.search_vector", "c.ngrams"
+    if q.corrected:
+        search_vector = (
+            "CASE WHEN c.id = %(corrected)s::uuid THEN "
+            "to_tsvector('english'::regconfig, %(corrected_document)s) ELSE c.search_vector END"
+        )
+        claim_ngrams = (
+            "CASE WHEN c.id = %(corrected)s::uuid THEN %(corrected_grams)s::varchar[] "
+            "ELSE c.ngrams END"
+        )
     kinds = "AND c.kind = ANY(%(kinds)s)" if q.kinds else ""
     if lexical:
         text = (
@@ -214,12 +260,15 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     else:
         text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
     similarity = _SIMILARITY.get(mode, "NULL::float8")
+    if q.corrected and mode in _SIMILARITY:
+        similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
     return f"""
     WITH subject_claims AS (
-        SELECT c.id, c.authority, c.scope_size, c.recorded_at, c.search_vector, c.ngrams,
+        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
+               {search_vector} AS search_vector, {claim_ngrams} AS ngrams,
                CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
         FROM {_CLAIM} c
-        WHERE c.tenant_id = %(tenant)s AND c.subject_id = %(subject)s
+        WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
           AND c.status <> 'erased' {kinds}
     ), legal AS (
         SELECT s.id, s.scope_size, s.recorded_at,
@@ -246,16 +295,19 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         ORDER BY fused DESC, r.scope_size DESC, r.recorded_at DESC, r.id
         LIMIT %(candidates)s
     ), counts AS (
-        SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims
-        FROM (SELECT exclusion, count(*) AS n FROM subject_claims GROUP BY exclusion) g
+        SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims,
+               array_agg(subject_id) AS subject_ids
+        FROM (SELECT subject_id, exclusion, count(*) AS n FROM subject_claims
+              GROUP BY subject_id, exclusion) g
     ), matching AS (
         SELECT count(*) FILTER (WHERE text_hit OR gram_hits >= %(needed)s) AS n FROM legal
     )
-    SELECT counts.reasons, counts.claims, matching.n,
+    SELECT counts.reasons, counts.claims, matching.n, counts.subject_ids,
            top.fused, top.recency_rank, top.authority_pos, top.authority_rank,
            top.fulltext_rank, top.text_rank, top.ngram_rank, top.gram_hits,
            top.vector_rank, top.similarity,
-           COALESCE(c.refresh_after <= %(as_of)s, false) AS stale,
+           COALESCE(c.refresh_after <= %(as_of)s, false)
+               OR c.id = ANY(%(made_stale)s::uuid[]) AS stale,
            {_RECALLED_COLUMNS}
     FROM counts CROSS JOIN matching
     LEFT JOIN top ON true
@@ -264,15 +316,21 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
 
-def _recalled_claim(values: Sequence[Any], subject: Subject | None) -> Claim:
+def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Claim:
     values = list(values)
     for position, f in _CONVERTERS:
         values[position] = f.from_db_value(values[position], None, connection)
     claim = Claim.from_db(connection.alias, _RECALLED_ATTNAMES, values)
-    # Without a subject the statement matches no claim, so no row gets here.
-    if subject is not None:
-        claim.subject = subject
+    # Only the asked-for subjects' claims reach here; without one, no row does.
+    claim.subject = subjects[claim.subject_id]
     return claim
+
+
+def recall_subjects(q: RecallQuery) -> list[Subject]:
+    """The subjects a recall reads: every one named, or its one subject."""
+    if q.subjects:
+        return list(q.subjects)
+    return [q.subject] if q.subject is not None else []
 
 
 def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
@@ -293,7 +351,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     mode = SEMANTIC_UNAVAILABLE
     params: dict[str, Any] = {
         "tenant": tenant.pk,
-        "subject": q.subject.pk if q.subject else None,
+        "subjects": [subject.pk for subject in recall_subjects(q)],
         "scope": json.dumps(q.scope),
         "as_of": as_of,
         "cutoff": q.cutoff,
@@ -303,9 +361,22 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         # Below the match threshold, shared n-grams are noise ("the", "her").
         "needed": max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD)),
         "candidates": max(q.limit * 4, q.limit),
+        "hidden": [str(claim_id) for claim_id in q.hidden],
+        "made_stale": [str(claim_id) for claim_id in q.made_stale],
         "k": settings.RECALL_RRF_K,
         **{f"w_{name}": weight for name, weight in settings.RECALL_WEIGHTS.items()},
     }
+    for claim_id, (text, value) in q.corrected.items():
+        predicate = (
+            Claim.objects.filter(tenant=tenant, pk=claim_id)
+            .values_list("predicate", flat=True)
+            .first()
+            or ""
+        )
+        document = searchable_text(predicate=predicate, text=text, value=value)
+        params.update(
+            corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
+        )
     if query_vector is not None:
         mode = "pgvector" if pgvector_installed() else "sql"
         params["model"] = model
@@ -317,10 +388,18 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
         rows = cursor.fetchall()
+    subjects_by_id = {subject.pk: subject for subject in recall_subjects(q)}
 
     reasons, claim_counts, matching = rows[0][0] or [], rows[0][1] or [], rows[0][2]
-    counts = dict(zip(reasons, claim_counts, strict=True))
+    counted_subjects = rows[0][3] or []
+    counts: dict[str, int] = {}
+    by_subject: dict[int, dict[str, int]] = {}
+    for reason, n, subject_id in zip(reasons, claim_counts, counted_subjects, strict=True):
+        counts[reason] = counts.get(reason, 0) + n
+        by_subject.setdefault(subject_id, {})[reason] = n
     excluded = {reason: counts.get(reason, 0) for reason in EXCLUSION_REASONS}
+    if q.hidden:
+        excluded["hidden"] = counts.get("hidden", 0)
     legal_count = counts.get("legal", 0)
     if query_grams:
         excluded["no_match"] = legal_count - matching
@@ -332,11 +411,13 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     similar: set[Any] = set()
     candidates: list[Claim] = []
     for row in rows:
-        score, recency, authority, authority_rank = row[3:7]
-        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[7:14]
+        score, recency, authority, authority_rank = row[4:8]
+        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[8:15]
         if score is None:
             continue  # the counts' row of an empty legal set
-        claim = _recalled_claim(row[14:], q.subject)
+        claim = _recalled_claim(row[15:], subjects_by_id)
+        if claim.id in q.corrected or str(claim.id) in q.corrected:
+            claim.text, claim.value = q.corrected.get(claim.id) or q.corrected[str(claim.id)]
         # Not a column: whether the recalled claim is past its refresh time, for the answer.
         claim.stale = stale  # type: ignore[attr-defined]
         placed: dict[str, dict[str, float]] = {
@@ -367,14 +448,26 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     )
 
     items: list[RecalledClaim] = []
+    cut: list[CutCandidate] = []
     used = 0
     over_budget = 0
     for claim in candidates:
-        if len(items) >= q.limit:
-            break
+        reason = None
         size = len(claim.text)
-        if q.budget_chars is not None and used + size > q.budget_chars:
+        if len(items) >= q.limit:
+            reason = CUT_BELOW_LIMIT
+        elif q.budget_chars is not None and used + size > q.budget_chars:
             over_budget += 1
+            reason = CUT_OVER_BUDGET
+        if reason is not None:
+            cut.append(
+                CutCandidate(
+                    claim=claim,
+                    rank=round(fused[claim.id], 4),
+                    reason=reason,
+                    signals=signals[claim.id],
+                )
+            )
             continue
         used += size
         items.append(
@@ -393,9 +486,72 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         )
     # The sources of what is returned, in one query.
     prefetch_related_objects([item.claim for item in items], "sources")
+    conflicts = open_conflicts(tenant=tenant, claims=[item.claim for item in items])
+    for item in items:
+        item.conflict = conflicts.get(item.claim.id)
     if q.budget_chars is not None:
         excluded["over_budget"] = over_budget
-    return RecallResult(items=items, excluded=excluded, used_chars=used, semantic=mode)
+    return RecallResult(
+        items=items,
+        excluded=excluded,
+        used_chars=used,
+        semantic=mode,
+        legal=legal_count,
+        cut=cut,
+        excluded_by_subject={
+            subject_id: {reason: per_reason.get(reason, 0) for reason in EXCLUSION_REASONS}
+            for subject_id, per_reason in by_subject.items()
+        },
+        legal_by_subject={
+            subject_id: per_reason.get("legal", 0) for subject_id, per_reason in by_subject.items()
+        },
+    )
+
+
+CONFLICT_SUMMARY_CHARS = 200
+
+
+def open_conflicts(*, tenant: Tenant, claims: Sequence[Claim]) -> dict[Any, dict[str, Any]]:
+    """For each claim with an unresolved contradiction on its identity: the open review
+    item that holds it (`id`, null when no person has been asked yet), the other side's
+    claim id (`other`) and what the other side says (`other_side_summary`).
+
+    No query unless a claim has a conflict; then two, whatever the number of claims.
+    """
+    contested = [claim for claim in claims if claim.conflicts_with]
+    if not contested:
+        return {}
+    other_ids = {other for claim in contested for other in claim.conflicts_with}
+    others = {
+        other.id: other
+        for other in Claim.objects.filter(tenant=tenant, pk__in=other_ids)
+        .exclude(status=ClaimStatus.ERASED)
+        .only("id", "predicate", "value", "text")
+    }
+    targets = {str(claim.id) for claim in contested} | {str(other) for other in other_ids}
+    items = dict(
+        ReviewItem.objects.filter(
+            tenant=tenant,
+            queue=Queue.CONFLICTS,
+            target_type="claim",
+            target_id__in=targets,
+            status__in=[ItemStatus.OPEN, ItemStatus.CLAIMED],
+        ).values_list("target_id", "id")
+    )
+    found: dict[Any, dict[str, Any]] = {}
+    for claim in contested:
+        other_id = next((o for o in claim.conflicts_with if o in others), None)
+        if other_id is None:
+            continue  # the other side was erased: nothing left to contradict it
+        other = others[other_id]
+        summary = other.text or f"{other.predicate}: {other.value}"
+        item_id = items.get(str(other_id)) or items.get(str(claim.id))
+        found[claim.id] = {
+            "id": str(item_id) if item_id is not None else None,
+            "other": str(other_id),
+            "other_side_summary": summary[:CONFLICT_SUMMARY_CHARS],
+        }
+    return found
 
 
 @dataclass(frozen=True)
@@ -415,17 +571,31 @@ def _hot_memory_version(*, tenant: Tenant, subject: Subject) -> str:
     return f"{latest}:{row['n']}"
 
 
-def _render_hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+def _render_hot_memory(
+    *, tenant: Tenant, subject: Subject, budget_chars: int, scope: dict[str, str] | None
+) -> HotMemory:
     now = timezone.now()
-    claims = (
-        Claim.objects.filter(tenant=tenant, subject=subject, status=ClaimStatus.ACTIVE)
-        .filter(
-            Q(valid_from__isnull=True) | Q(valid_from__lte=now),
-            Q(valid_to__isnull=True) | Q(valid_to__gt=now),
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
-            Q(refresh_after__isnull=True) | Q(refresh_after__gt=now),
+    current = Claim.objects.filter(
+        Q(valid_from__isnull=True) | Q(valid_from__lte=now),
+        Q(valid_to__isnull=True) | Q(valid_to__gt=now),
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+        Q(refresh_after__isnull=True) | Q(refresh_after__gt=now),
+        tenant=tenant,
+        subject=subject,
+        status=ClaimStatus.ACTIVE,
+    )
+    if scope is not None:
+        # Fail closed: only claims whose scope the asked-for scope contains (global
+        # claims always); of those on one predicate, only the most specific — a
+        # project's own setting replaces the global one instead of standing beside it.
+        current = Claim.objects.filter(
+            pk__in=current.filter(scope__contained_by=scope)
+            .order_by("predicate", "-scope_size", "-recorded_at")
+            .distinct("predicate")
+            .values("id")
         )
-        .annotate(authority_rank=AUTHORITY_RANK_SQL)
+    claims = (
+        current.annotate(authority_rank=AUTHORITY_RANK_SQL)
         .order_by("-authority_rank", "-use_count", "-recorded_at")
         .only("id", "predicate", "text", "value", "scope")[:200]
     )
@@ -435,8 +605,8 @@ def _render_hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -
     used = len(header)
     for claim in claims:
         statement = claim.text or f"{claim.predicate}: {claim.value}"
-        scope = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
-        line = f"- {statement}" + (f" [{scope}]" if scope else "")
+        label = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
+        line = f"- {statement}" + (f" [{label}]" if label else "")
         if used + 1 + len(line) > budget_chars:
             continue
         used += 1 + len(line)
@@ -452,13 +622,29 @@ def hot_memory_cache_prefix(*, tenant_id: int, subject_id: int) -> str:
     return f"hot-memory:{tenant_id}:{subject_id}:"
 
 
-def hot_memory(*, tenant: Tenant, subject: Subject, budget_chars: int) -> HotMemory:
+EVERY_SCOPE = None
+
+
+def hot_memory(
+    *,
+    tenant: Tenant,
+    subject: Subject,
+    budget_chars: int,
+    scope: dict[str, str] | None = EVERY_SCOPE,
+) -> HotMemory:
+    """The subject's block for `scope` (`{}`: global claims only). `EVERY_SCOPE` mixes
+    every scope's claims: what the deletion probes and consolidation's rebuild read,
+    never what an agent is handed."""
     version = _hot_memory_version(tenant=tenant, subject=subject)
     prefix = hot_memory_cache_prefix(tenant_id=tenant.pk, subject_id=subject.pk)
-    key = f"{prefix}{budget_chars}:{version}"
+    scope_digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode()).hexdigest()[:16]
+    # json.dumps(None) is "null": the every-scope block never shares a key with a scope's.
+    key = f"{prefix}{budget_chars}:{scope_digest}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return HotMemory(**cached)
-    block = _render_hot_memory(tenant=tenant, subject=subject, budget_chars=budget_chars)
+    block = _render_hot_memory(
+        tenant=tenant, subject=subject, budget_chars=budget_chars, scope=scope
+    )
     cache.set(key, {"text": block.text, "etag": block.etag, "claim_ids": block.claim_ids}, 3600)
     return block

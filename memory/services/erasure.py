@@ -35,6 +35,7 @@ from memory.models import (
     ClaimStatus,
     Event,
     RecallTrace,
+    RecallUse,
     Tombstone,
     TombstoneAction,
     TombstoneTarget,
@@ -47,6 +48,7 @@ LINEAGE_TABLE = Claim.derived_from.through._meta.db_table
 SOURCE_TABLE = ClaimSource._meta.db_table
 EVENT_TABLE = Event._meta.db_table
 TRACE_TABLE = RecallTrace._meta.db_table
+_USE = RecallUse._meta.db_table
 _TOMBSTONE = Tombstone._meta.db_table
 _IDEMPOTENCY = IdempotencyRecord._meta.db_table
 _REVIEW_ITEM = REVIEW_TOPIC_CONTENT.table
@@ -251,14 +253,26 @@ def redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     )
 
 
+# The run and task ids agents reported with their uses of the traces just redacted
+# (uses are refused once a trace is redacted, so nothing is reported after this).
+_BLANK_USES = (
+    f"uses AS (UPDATE {_USE} SET run_id = '', task_id = '' "  # noqa: S608
+    "WHERE tenant_id = %s AND trace_id IN (SELECT id FROM redacted) "
+    "AND (run_id <> '' OR task_id <> '') RETURNING 1)"
+)
+
+
 def redact_traces(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     where, params = rows.match("id")
-    return sql_execute(
-        f"UPDATE {TRACE_TABLE} SET query = '', filters = '{{}}'::jsonb, ranking = '{{}}'::jsonb, "  # noqa: S608
+    redacted: int = sql_rows(
+        f"WITH redacted AS (UPDATE {TRACE_TABLE} SET query = '', filters = '{{}}'::jsonb, "  # noqa: S608
+        "ranking = '{}'::jsonb, "
         "redacted_at = COALESCE(redacted_at, %s) WHERE tenant_id = %s "
-        f"AND {TRACE_CONTENT.sql()} AND {where}",
-        [now, tenant_id, *params],
-    )
+        f"AND {TRACE_CONTENT.sql()} AND {where} RETURNING id), {_BLANK_USES} "
+        "SELECT count(*) FROM redacted",
+        [now, tenant_id, *params, tenant_id],
+    )[0][0]
+    return redacted
 
 
 def redact_traces_choosing(
@@ -274,7 +288,7 @@ def redact_traces_choosing(
             WHERE tenant_id = %s AND subject_id = ANY(%s) AND redacted_at IS NULL
               AND chosen && %s::uuid[]
             RETURNING id, chosen
-        ), tombstoned AS (
+        ), {_BLANK_USES}, tombstoned AS (
             INSERT INTO {_TOMBSTONE} (tenant_id, deletion_id, target_type, target_id, action,
                                       digest, created_at)
             SELECT DISTINCT ON (r.id) %s, t.deletion_id, %s, r.id, %s, '', %s
@@ -291,6 +305,7 @@ def redact_traces_choosing(
             tenant_id,
             subject_ids,
             claim_ids,
+            tenant_id,
             tenant_id,
             TombstoneTarget.RECALL_TRACE,
             TombstoneAction.REDACTED,

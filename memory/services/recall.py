@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -30,8 +31,15 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from common.screen import find_secrets_in_text, find_secrets_in_value
-from memory.models import Claim, DeletionRequest, RecallTrace
-from memory.selectors.claims import EXCLUSION_REASONS, RecallQuery, RecallResult, claims_recall
+from memory.models import Claim, DeletionRequest, RecallTrace, Subject, TraceKind
+from memory.selectors.claims import (
+    EXCLUSION_REASONS,
+    CutCandidate,
+    RecalledClaim,
+    RecallQuery,
+    RecallResult,
+    claims_recall,
+)
 
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table
@@ -53,9 +61,79 @@ def recall_run(
     """
     started = time.perf_counter()
     recalled_at = timezone.now()
+    _refuse_secrets(subject_keys=[subject_key], q=q)
+    if q.subject is None:
+        result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
+    else:
+        result = claims_recall(tenant=tenant, q=q)
+    trace_id = uuid.uuid4()
+    trace = _trace(
+        trace_id=trace_id,
+        tenant=tenant,
+        actor=actor,
+        subject=q.subject,
+        subject_key=subject_key,
+        q=q,
+        items=result.items,
+        cut=result.cut,
+        excluded=result.excluded,
+        legal=result.legal,
+        result=result,
+        started=started,
+        recalled_at=recalled_at,
+    )
+    trace_write_out(trace=trace, trace_write=trace_write)
+    return result, trace_id
+
+
+def recall_run_across(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    subjects: list[Subject],
+    q: RecallQuery,
+    trace_write: str | None = None,
+) -> tuple[RecallResult, dict[str, uuid.UUID]]:
+    """One recall over several subjects: a single legal set and ranking across them.
+
+    Each subject gets a trace of its own (its returned claims, its cut candidates, its
+    exclusion counts), so a deletion of one subject finds and redacts exactly what is
+    about it, as for a one-subject recall. Returns the result and each subject's trace id.
+    """
+    started = time.perf_counter()
+    recalled_at = timezone.now()
+    _refuse_secrets(subject_keys=[subject.key for subject in subjects], q=q)
+    q.subjects = list(subjects)
+    q.subject = subjects[0] if subjects else None
+    result = claims_recall(tenant=tenant, q=q)
+    trace_ids: dict[str, uuid.UUID] = {}
+    for subject in subjects:
+        trace_ids[subject.key] = uuid.uuid4()
+        trace = _trace(
+            trace_id=trace_ids[subject.key],
+            tenant=tenant,
+            actor=actor,
+            subject=subject,
+            subject_key=subject.key,
+            q=q,
+            items=[item for item in result.items if item.claim.subject_id == subject.pk],
+            cut=[cut for cut in result.cut if cut.claim.subject_id == subject.pk],
+            excluded=result.excluded_by_subject.get(
+                subject.pk, dict.fromkeys(EXCLUSION_REASONS, 0)
+            ),
+            legal=result.legal_by_subject.get(subject.pk, 0),
+            result=result,
+            started=started,
+            recalled_at=recalled_at,
+        )
+        trace_write_out(trace=trace, trace_write=trace_write)
+    return result, trace_ids
+
+
+def _refuse_secrets(*, subject_keys: list[str], q: RecallQuery) -> None:
     # The trace keeps the query and the filters, so a credential in them is refused.
     if (
-        find_secrets_in_text(subject_key)
+        any(find_secrets_in_text(key) for key in subject_keys)
         or find_secrets_in_text(q.query)
         or find_secrets_in_value(q.scope)
     ):
@@ -64,15 +142,29 @@ def recall_run(
             "The recall query, subject or scope contains what looks like a credential. "
             "Nothing was recalled or stored; memdesk never stores secrets.",
         )
-    if q.subject is None:
-        result = RecallResult(items=[], excluded=dict.fromkeys(EXCLUSION_REASONS, 0), used_chars=0)
-    else:
-        result = claims_recall(tenant=tenant, q=q)
-    trace_id = uuid.uuid4()
-    trace = {
+
+
+def _trace(
+    *,
+    trace_id: uuid.UUID,
+    tenant: Tenant,
+    actor: Actor,
+    subject: Subject | None,
+    subject_key: str,
+    q: RecallQuery,
+    items: list[RecalledClaim],
+    cut: list[CutCandidate],
+    excluded: dict[str, int],
+    legal: int,
+    result: RecallResult,
+    started: float,
+    recalled_at: datetime,
+) -> dict[str, Any]:
+    """The trace row of one subject's part of a recall, as the worker's message carries it."""
+    return {
         "id": str(trace_id),
         "tenant_id": tenant.pk,
-        "subject_id": q.subject.pk if q.subject else None,
+        "subject_id": subject.pk if subject else None,
         "subject_key": subject_key,
         "token_id": int(actor.id) if actor.kind == ActorKind.AGENT else None,
         "query": q.query,
@@ -84,27 +176,47 @@ def recall_run(
             "limit": q.limit,
             "include_stale": q.include_stale,
         },
-        "excluded": result.excluded,
-        "chosen": [str(item.claim.id) for item in result.items],
+        "excluded": excluded,
+        "chosen": [str(item.claim.id) for item in items],
         "budget_chars": q.budget_chars,
-        "used_chars": result.used_chars,
+        "used_chars": sum(len(item.claim.text) for item in items),
         "duration_ms": round((time.perf_counter() - started) * 1000, 2),
         "ranking": {
             "semantic": result.semantic,
+            "legal": legal,
             "items": {
-                str(item.claim.id): {"rank": item.rank, "signals": item.signals}
-                for item in result.items
+                str(item.claim.id): {
+                    "rank": item.rank,
+                    "signals": item.signals,
+                    "chars": len(item.claim.text),
+                }
+                for item in items
             },
+            # The ranked candidates that were not returned, best first, and why.
+            "cut": [
+                {
+                    "id": str(entry.claim.id),
+                    "rank": entry.rank,
+                    "reason": entry.reason,
+                    "chars": len(entry.claim.text),
+                    "signals": entry.signals,
+                }
+                for entry in cut
+            ],
         },
         "recalled_at": recalled_at.isoformat(),
+        "kind": TraceKind.RECALL,
     }
+
+
+def trace_write_out(*, trace: dict[str, Any], trace_write: str | None = None) -> None:
+    """Write `trace` now (`inline`) or have a worker write it after commit (`worker`)."""
     if (trace_write or settings.RECALL_TRACE_WRITE) == "inline":
         recall_trace_record(trace=trace)
     else:
         # robust: the answer goes out whatever happens to the broker; a lost
         # message loses this trace and its use counts, nothing else.
         transaction.on_commit(lambda: _enqueue(trace), robust=True)
-    return result, trace_id
 
 
 def _enqueue(trace: dict[str, Any]) -> None:
@@ -135,13 +247,13 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
             ), inserted AS (
                 INSERT INTO {_TRACE} (id, tenant_id, subject_id, subject_key, token_id, query,
                                       filters, excluded, chosen, budget_chars, used_chars,
-                                      duration_ms, ranking, created_at, redacted_at)
+                                      duration_ms, ranking, created_at, redacted_at, kind)
                 SELECT %(id)s, %(tenant)s, %(subject)s, %(subject_key)s, %(token)s,
                        CASE WHEN erasing THEN '' ELSE %(query)s END,
                        CASE WHEN erasing THEN '{{}}'::jsonb ELSE %(filters)s::jsonb END,
                        %(excluded)s::jsonb, %(chosen)s::uuid[], %(budget)s, %(used)s,
                        %(duration)s, %(ranking)s::jsonb, %(recalled_at)s,
-                       CASE WHEN erasing THEN now() END
+                       CASE WHEN erasing THEN now() END, %(kind)s
                 FROM erasure
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id
@@ -150,7 +262,7 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 UPDATE {_CLAIM} SET last_used_at = GREATEST(last_used_at, %(recalled_at)s),
                                     use_count = use_count + 1
                 WHERE tenant_id = %(tenant)s AND id = ANY(%(chosen)s::uuid[])
-                  AND EXISTS (SELECT 1 FROM inserted)
+                  AND EXISTS (SELECT 1 FROM inserted) AND %(counts_use)s
                 RETURNING 1
             )
             SELECT count(*) FROM inserted
@@ -170,7 +282,40 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 "duration": trace["duration_ms"],
                 "ranking": json.dumps(trace["ranking"]),
                 "recalled_at": datetime.fromisoformat(trace["recalled_at"]),
+                # A message enqueued before traces had kinds was a recall's.
+                "kind": trace.get("kind", TraceKind.RECALL),
+                # Hot memory orders its block by use: counting its own reads would
+                # feed the block back into itself.
+                "counts_use": trace.get("kind", TraceKind.RECALL) == TraceKind.RECALL,
             },
         )
         recorded: bool = cursor.fetchone()[0] == 1
         return recorded
+
+
+def hot_memory_trace(
+    *, tenant: Tenant, actor: Actor, subject: Subject, claim_ids: Sequence[str], budget_chars: int
+) -> uuid.UUID:
+    """Trace a hot-memory block handed to an agent, like a recall's answer, so its uses can
+    be reported the same way. It counts no use: the block is ordered by use."""
+    trace_id = uuid.uuid4()
+    trace_write_out(
+        trace={
+            "id": str(trace_id),
+            "tenant_id": tenant.pk,
+            "subject_id": subject.pk,
+            "subject_key": subject.key,
+            "token_id": int(actor.id) if actor.kind == ActorKind.AGENT else None,
+            "query": "",
+            "filters": {"budget_chars": budget_chars},
+            "excluded": {},
+            "chosen": list(claim_ids),
+            "budget_chars": budget_chars,
+            "used_chars": 0,
+            "duration_ms": 0,
+            "ranking": {"items": {}, "cut": []},
+            "recalled_at": timezone.now().isoformat(),
+            "kind": TraceKind.HOT_MEMORY,
+        }
+    )
+    return trace_id

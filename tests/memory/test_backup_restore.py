@@ -101,8 +101,9 @@ def test_reapply_tombstones_after_restoring_a_backup_leaves_the_probes_clean(age
     (line,) = out.getvalue().splitlines()
     counts = json.loads(line)
     assert counts["claims_erased"] == 2 and counts["claims_invalidated"] == 1
-    # The restored trace, and the one a recall wrote while the ghost was back.
-    assert counts["events_redacted"] == 1 and counts["recall_traces_redacted"] == 2
+    # The restored recall and hot-memory traces, and the two a recall and a hot-memory
+    # read wrote while the ghost was back.
+    assert counts["events_redacted"] == 1 and counts["recall_traces_redacted"] == 4
     assert counts["hot_memory_keys_purged"] >= 1
     assert_forgotten(agent, acme, deletion)
     assert Claim.objects.get(pk=ids["other"]).status == "active"

@@ -118,6 +118,8 @@ def test_the_table_is_the_design_state_machine():
         ("active", "invalidated", "worker"),
         ("active", "invalidated", "deletion"),
         ("active", "rejected", "reviewer"),
+        ("active", "archived", "reviewer"),
+        ("archived", "active", "reviewer"),
         ("conflicted", "active", "reviewer"),
         ("conflicted", "active", "worker"),
         ("conflicted", "superseded", "reviewer"),

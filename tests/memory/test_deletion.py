@@ -186,7 +186,8 @@ def test_canary_is_gone_from_every_probe_recall_redis_and_a_full_dump(
     assert artifacts["claims"] == {"erased": 1}
     assert artifacts["derived_claims"] == {"erased": 1, "invalidated": 1}
     assert artifacts["events"]["redacted"] == 1
-    assert artifacts["recall_traces"]["redacted"] == 1
+    # The recall and the hot-memory read, both traced with the claim in their answer.
+    assert artifacts["recall_traces"]["redacted"] == 2
     assert artifacts["idempotency_replies"]["redacted"] == 1
     assert artifacts["hot_memory"]["cache_keys_purged"] >= 1
     assert artifacts["full_text_index"]["entries_cleared"] == 2

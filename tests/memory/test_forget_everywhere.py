@@ -120,10 +120,23 @@ def plant(agent, editor_api) -> dict[str, str]:
     assert Claim.objects.get(pk=claim_id).status == ClaimStatus.ACTIVE
 
     # Recalls asking for it, on Alice and on a project that quotes her.
-    recall(agent, query=f"where is the {CANARY}", scope={"place": f"shed-{CANARY}"})
+    asked = recall(agent, query=f"where is the {CANARY}", scope={"place": f"shed-{CANARY}"})
+    # The agent reports putting it into its context, naming the run and task in its words.
+    used = agent.post(
+        f"/api/v1/recall/traces/{asked['trace_id']}/used",
+        {
+            "items": [{"id": claim_id, "position": 0, "cited": True}],
+            "run_id": f"run-{CANARY}",
+            "task_id": f"task-{CANARY}",
+        },
+        format="json",
+    )
+    assert used.status_code == 201, used.json()
     post_event(agent, subject="project:shed", text=f"Minutes: Alice's {CANARY} stays here")
     recall(agent, subject="project:shed", query=f"{CANARY} location")
-    hot = agent.get("/api/v1/subjects/user:alice/hot-memory?budget_chars=4000")
+    hot = agent.get(
+        f"/api/v1/subjects/user:alice/hot-memory?budget_chars=4000&scope=place=shed-{CANARY}"
+    )
     assert CANARY in hot.json()["text"]
     assert redis_holding(CANARY)
 
@@ -182,6 +195,7 @@ def plant(agent, editor_api) -> dict[str, str]:
         "memory_event",
         "memory_claim",
         "memory_recalltrace",
+        "memory_recalluse",
         "memory_receipt",
         "memory_receipttransition",
         "memory_claimsource",

@@ -252,6 +252,15 @@ class InvalidateIn(serializers.Serializer):
 
 class RecallIn(serializers.Serializer):
     subject = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    subjects = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="Cross-subject recall, instead of `subject`: only for a token that lists "
+        "these subjects. One legal set and one ranking across them; each item says its "
+        "`subject`, and each subject gets its own trace (`traces`).",
+    )
     scope = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
@@ -266,8 +275,17 @@ class RecallIn(serializers.Serializer):
     include_stale = serializers.BooleanField(required=False, default=False)
 
 
+class RecallConflictOut(serializers.Serializer):
+    id = serializers.CharField(
+        allow_null=True, help_text="The open `conflicts` review item; null when none is open."
+    )
+    other = serializers.UUIDField(help_text="The claim on the other side.")
+    other_side_summary = serializers.CharField(help_text="What the other side says.")
+
+
 class RecallItemOut(serializers.Serializer):
     id = serializers.UUIDField()
+    subject = serializers.CharField(help_text="The subject the claim is about.")
     kind = serializers.CharField()
     predicate = serializers.CharField()
     value = serializers.JSONField()
@@ -279,6 +297,11 @@ class RecallItemOut(serializers.Serializer):
     available_at = serializers.DateTimeField()
     stale = serializers.BooleanField()
     sources = SourceOut(many=True)
+    conflict = RecallConflictOut(
+        allow_null=True,
+        help_text="The open conflict on the claim's identity, or null: another claim says "
+        "otherwise and a person has not settled it yet.",
+    )
     why = serializers.DictField()
 
 
@@ -286,6 +309,12 @@ class RecallOut(serializers.Serializer):
     items = RecallItemOut(many=True)
     excluded = serializers.DictField(child=serializers.IntegerField())
     trace_id = serializers.UUIDField()
+    trace_url = serializers.CharField(help_text="Where to read the trace (and report uses).")
+    traces = serializers.DictField(
+        child=serializers.UUIDField(),
+        help_text="Each subject's trace id (one entry unless the recall was cross-subject; "
+        "`trace_id` is the first).",
+    )
 
 
 class HotMemoryOut(serializers.Serializer):
@@ -294,6 +323,10 @@ class HotMemoryOut(serializers.Serializer):
     budget_chars = serializers.IntegerField()
     chars = serializers.IntegerField()
     claims = serializers.ListField(child=serializers.UUIDField())
+    trace_id = serializers.UUIDField(
+        help_text="This block's trace: report what went into the context at "
+        "`/recall/traces/{id}/used`. A `304` keeps the trace of the block you hold."
+    )
 
 
 class GateRuleOut(serializers.Serializer):

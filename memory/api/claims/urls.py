@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api.claims import views
+from memory.api.claims import archive, views
 
 urlpatterns = [
     path("events", views.EventCreateView.as_view(), name="event-create"),
@@ -14,6 +14,12 @@ urlpatterns = [
         name="claim-invalidate",
     ),
     path("claims/<uuid:claim_id>/derive", views.ClaimDeriveView.as_view(), name="claim-derive"),
+    path(
+        "claims/<uuid:claim_id>/archive", archive.ClaimArchiveView.as_view(), name="claim-archive"
+    ),
+    path(
+        "claims/<uuid:claim_id>/restore", archive.ClaimRestoreView.as_view(), name="claim-restore"
+    ),
     path("gate/rules", views.GateRulesView.as_view(), name="gate-rules"),
     path("recall", views.RecallView.as_view(), name="recall"),
     path("subjects/<str:subject>/hot-memory", views.HotMemoryView.as_view(), name="hot-memory"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.db.models import QuerySet
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -50,7 +51,7 @@ from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
 from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
-from memory.services.recall import recall_run
+from memory.services.recall import hot_memory_trace, recall_run, recall_run_across
 from memory.services.subjects import parse_subject_key
 
 EVENTS_WRITE = capability_required("events:write")
@@ -404,11 +405,12 @@ class RecallView(APIView):
     @extend_schema(
         request=RecallIn,
         responses={200: RecallOut, 400: OpenApiResponse(description="subject_required")},
-        summary="Recall what the agent may use about one subject",
+        summary="Recall what the agent may use about one subject (or several)",
         description="Builds the legal set (tenant, subject, scope, status, validity, cutoff, "
         "expiry, staleness) before ranking; `excluded` counts what each rule removed. "
         "Errors: `subject_required`, `subject_invalid`, `validation_error`, `not_found` "
-        "(subject outside the token).",
+        "(subject outside the token), `cross_subject_not_allowed` (403: `subjects` from a "
+        "token not limited to named subjects).",
     )
     def post(self, request: Request) -> Response:
         context = api_context(request)
@@ -416,13 +418,30 @@ class RecallView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         key = values.get("subject") or ""
-        if not key:
+        across = list(dict.fromkeys(values["subjects"]))
+        if key and across:
+            raise Problem(
+                "validation_error",
+                "Give `subject` or `subjects`, not both.",
+                errors={"subjects": ["Leave out `subject` when naming several subjects."]},
+            )
+        if not key and not across:
             raise Problem(
                 "subject_required",
-                "Recall needs a subject; there is no cross-subject recall.",
+                "Recall needs a subject; recall across subjects needs `subjects` and a token "
+                "that lists them.",
                 errors={"subject": ["Name the subject, e.g. user:alice."]},
             )
-        _check_subject(context, key)
+        for subject_key in across or [key]:
+            _check_subject(context, subject_key)
+        if len(across) > 1 and context.allowed_subjects is None:
+            raise Problem(
+                "cross_subject_not_allowed",
+                "Recall across subjects is only for a token that lists its subjects; this "
+                "token is not limited to named subjects. Recall one subject at a time.",
+                status_code=403,
+            )
+        key = key or across[0]
         q = RecallQuery(
             subject=subject_get(tenant=context.tenant, key=key),
             scope=values["scope"],
@@ -434,12 +453,25 @@ class RecallView(APIView):
             budget_chars=values["budget_chars"],
             include_stale=values["include_stale"],
         )
-        result, trace_id = recall_run(
-            tenant=context.tenant, actor=context.actor, subject_key=key, q=q
-        )
+        known = [
+            subject
+            for subject in (subject_get(tenant=context.tenant, key=k) for k in across)
+            if subject is not None
+        ]
+        if len(across) > 1 and known:
+            result, traces = recall_run_across(
+                tenant=context.tenant, actor=context.actor, subjects=known, q=q
+            )
+            trace_id = next(iter(traces.values()))
+        else:
+            result, trace_id = recall_run(
+                tenant=context.tenant, actor=context.actor, subject_key=key, q=q
+            )
+            traces = {key: trace_id}
         items = [
             {
                 "id": str(item.claim.id),
+                "subject": item.claim.subject.key,
                 "kind": item.claim.kind,
                 "predicate": item.claim.predicate,
                 "value": item.claim.value,
@@ -460,6 +492,7 @@ class RecallView(APIView):
                     }
                     for s in item.claim.sources.all()
                 ],
+                "conflict": item.conflict,
                 "why": {
                     "rank": item.rank,
                     "matched": item.matched,
@@ -470,14 +503,55 @@ class RecallView(APIView):
             }
             for item in result.items
         ]
-        return Response({"items": items, "excluded": result.excluded, "trace_id": str(trace_id)})
+        return Response(
+            {
+                "items": items,
+                "excluded": result.excluded,
+                "trace_id": str(trace_id),
+                "trace_url": reverse("recall-trace", kwargs={"trace_id": trace_id}),
+                "traces": {subject_key: str(value) for subject_key, value in traces.items()},
+            }
+        )
+
+
+def _hot_memory_scope(pairs: list[str]) -> dict[str, str]:
+    """`scope=project=crm&scope=team=a` as a scope; a malformed pair is a problem."""
+    scope: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value or len(pair) > 300 or key in scope:
+            raise Problem(
+                "validation_error",
+                "Give each scope entry once, as key=value (e.g. scope=project=crm).",
+                errors={"scope": [f"Not a key=value pair: {pair[:50]!r}."]},
+            )
+        scope[key] = value
+    if len(scope) > 20:
+        raise Problem(
+            "validation_error",
+            "A scope has at most 20 entries.",
+            errors={"scope": ["Give at most 20 key=value pairs."]},
+        )
+    return scope
 
 
 class HotMemoryView(APIView):
     permission_classes = [RECALL]
 
     @extend_schema(
-        parameters=[OpenApiParameter("budget_chars", int, required=False)],
+        parameters=[
+            OpenApiParameter("budget_chars", int, required=False),
+            OpenApiParameter(
+                "scope",
+                str,
+                required=False,
+                many=True,
+                description="The scope the block is for, one `key=value` per parameter "
+                "(`scope=project=crm`). Only claims the scope contains are in the block "
+                "(global claims always), and of those on one predicate only the most "
+                "specific. Without it, only global claims.",
+            ),
+        ],
         responses={200: HotMemoryOut, 304: None, 404: NOT_FOUND},
         summary="A compact, budgeted block of the subject's most important active claims",
         description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
@@ -496,18 +570,27 @@ class HotMemoryView(APIView):
                 "budget_chars must be an integer from 1 to 100000.",
                 errors={"budget_chars": ["Give 1 to 100000."]},
             )
+        scope = _hot_memory_scope(request.query_params.getlist("scope"))
         found = subject_get(tenant=context.tenant, key=subject)
         if found is None:
             raise not_found("subject")
-        block = hot_memory(tenant=context.tenant, subject=found, budget_chars=budget)
+        block = hot_memory(tenant=context.tenant, subject=found, budget_chars=budget, scope=scope)
         etag = f'"{block.etag}"'
         if request.headers.get("If-None-Match") == etag:
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        trace_id = hot_memory_trace(
+            tenant=context.tenant,
+            actor=context.actor,
+            subject=found,
+            claim_ids=block.claim_ids,
+            budget_chars=budget,
+        )
         body = {
             "subject": subject,
             "text": block.text,
             "budget_chars": budget,
             "chars": len(block.text),
             "claims": list(block.claim_ids),
+            "trace_id": str(trace_id),
         }
         return Response(body, headers={"ETag": etag, "Cache-Control": "private, no-cache"})

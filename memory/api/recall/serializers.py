@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+# What an agent may name a run or a task: an identifier, never prose.
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@#-]{0,199}$"
+
+
+class TraceClaimOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    rank = serializers.FloatField(allow_null=True)
+    signals = serializers.DictField(help_text="Each ranking signal's rank (and score).")
+    chars = serializers.IntegerField(allow_null=True)
+    predicate = serializers.CharField()
+    text = serializers.CharField(help_text="The claim as it stands now (empty once erased).")
+    status = serializers.CharField()
+    subject = serializers.CharField()
+
+
+class TraceReturnedOut(TraceClaimOut):
+    position = serializers.IntegerField(help_text="Its place in the answer, 0 first.")
+    used = serializers.BooleanField(
+        allow_null=True,
+        help_text="Whether the agent reported putting it into the context; null when the "
+        "agent reported nothing for this trace.",
+    )
+    cited = serializers.BooleanField()
+    prompt_position = serializers.IntegerField(allow_null=True)
+
+
+class TraceCutOut(TraceClaimOut):
+    reason = serializers.ChoiceField(
+        choices=["over_budget", "below_limit"],
+        help_text="`over_budget`: its text did not fit in what was left of `budget_chars`; "
+        "`below_limit`: `limit` better-ranked claims were returned.",
+    )
+
+
+class LegalSetOut(serializers.Serializer):
+    legal = serializers.IntegerField(
+        allow_null=True, help_text="Claims of the subject inside the legal set."
+    )
+    excluded = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Claims each rule excluded, by reason."
+    )
+
+
+class TraceBudgetOut(serializers.Serializer):
+    budget_chars = serializers.IntegerField(allow_null=True)
+    used_chars = serializers.IntegerField()
+    over_budget = serializers.IntegerField()
+    below_limit = serializers.IntegerField()
+
+
+class TraceUseOut(serializers.Serializer):
+    claim = serializers.UUIDField()
+    position = serializers.IntegerField(allow_null=True)
+    cited = serializers.BooleanField()
+    harmful = serializers.BooleanField()
+    run_id = serializers.CharField()
+    task_id = serializers.CharField()
+    reported_at = serializers.DateTimeField()
+
+
+class TraceOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.ChoiceField(choices=["recall", "hot_memory"])
+    subject = serializers.CharField()
+    query = serializers.CharField()
+    filters = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    redacted = serializers.BooleanField(
+        help_text="A deletion redacted the trace: query, filters and signals are gone."
+    )
+    duration_ms = serializers.FloatField()
+    semantic = serializers.CharField(allow_null=True)
+    legal_set = LegalSetOut()
+    budget = TraceBudgetOut()
+    returned = TraceReturnedOut(many=True)
+    cut = TraceCutOut(many=True)
+    uses = TraceUseOut(many=True)
+
+
+class UseItemIn(serializers.Serializer):
+    id = serializers.UUIDField()
+    position = serializers.IntegerField(
+        min_value=0, max_value=100_000, required=False, allow_null=True, default=None
+    )
+    cited = serializers.BooleanField(required=False, default=False)
+    harmful = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="The claim turned out wrong or misleading once it was in the context.",
+    )
+
+
+class UsesIn(serializers.Serializer):
+    items = serializers.ListField(child=UseItemIn(), allow_empty=False, max_length=500)
+    run_id = serializers.RegexField(
+        RUN_ID_PATTERN, required=False, allow_blank=True, default="", max_length=200
+    )
+    task_id = serializers.RegexField(
+        RUN_ID_PATTERN, required=False, allow_blank=True, default="", max_length=200
+    )
+
+    def validate_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        ids = [str(item["id"]) for item in items]
+        if len(set(ids)) != len(ids):
+            raise serializers.ValidationError("Name each claim once.")
+        return items
+
+
+class UsesOut(serializers.Serializer):
+    trace_id = serializers.UUIDField()
+    recorded = serializers.ListField(child=serializers.UUIDField())
+    already_reported = serializers.ListField(child=serializers.UUIDField())
+    unused = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="Claims the trace returned that no report names.",
+    )
+
+
+class CounterfactualIn(serializers.Serializer):
+    claim = serializers.UUIDField()
+    change = serializers.ChoiceField(
+        choices=["hide", "stale", "correct"],
+        help_text="`hide`: as if the claim did not exist; `stale`: as if past its refresh "
+        "time; `correct`: as if it said `text` (and `value`).",
+    )
+    text = serializers.CharField(required=False, allow_blank=False, max_length=2000)
+    value = serializers.JSONField(required=False, allow_null=True, default=None)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["change"] == "correct" and not attrs.get("text"):
+            raise serializers.ValidationError({"text": ["A correction says what the claim says."]})
+        return attrs
+
+
+class ReplayItemOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    subject = serializers.CharField()
+    predicate = serializers.CharField()
+    text = serializers.CharField()
+    rank = serializers.FloatField()
+    position = serializers.IntegerField()
+    stale = serializers.BooleanField()
+
+
+class ReplayOut(serializers.Serializer):
+    items = ReplayItemOut(many=True)
+    excluded = serializers.DictField(child=serializers.IntegerField())
+
+
+class MovedOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    before = serializers.IntegerField()
+    after = serializers.IntegerField()
+
+
+class DifferenceOut(serializers.Serializer):
+    removed = serializers.ListField(child=serializers.UUIDField())
+    added = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Returned only with the change: what came next."
+    )
+    moved = MovedOut(many=True)
+    unchanged = serializers.BooleanField()
+
+
+class CounterfactualOut(serializers.Serializer):
+    trace_id = serializers.UUIDField()
+    claim = serializers.UUIDField()
+    change = serializers.CharField()
+    recorded = serializers.ListField(
+        child=serializers.UUIDField(), help_text="What the trace returned when it was asked."
+    )
+    baseline = ReplayOut(help_text="The trace replayed against memory as it is now.")
+    counterfactual = ReplayOut(help_text="The same replay with the change.")
+    difference = DifferenceOut()
