@@ -204,6 +204,8 @@ def skill_version_upload(
         )
     except PackageError as exc:
         extra: dict[str, Any] = {"path": exc.path} if exc.path else {}
+        if exc.field is not None:
+            extra.update(field=exc.field, rule=exc.rule, errors={exc.field: [exc.detail]})
         status_code = PACKAGE_HTTP_STATUS.get(exc.code, 400)
         raise Problem(exc.code, exc.detail, status_code=status_code, **extra) from exc
     with transaction.atomic():
