@@ -351,3 +351,39 @@ class SkillPin(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance} on {self.version_id}"
+
+
+class LoadLevel(models.IntegerChoices):
+    """Progressive disclosure (Agent Skills): what an agent read of a version."""
+
+    CATALOG = 1, "Catalog entry"
+    BODY = 2, "Body"
+    FILE = 3, "File"
+
+
+class SkillLoad(models.Model):
+    """How often one agent (or person) loaded one version at one level; one row each."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.CASCADE, related_name="loads")
+    level = models.PositiveSmallIntegerField(choices=LoadLevel.choices)
+    loader_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    loader_id = models.CharField(max_length=64, blank=True)
+    loader_label = models.CharField(max_length=150, blank=True)
+    count = models.PositiveBigIntegerField(default=1)
+    first_at = models.DateTimeField(db_default=Now())
+    last_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "level", "loader_kind", "loader_id"],
+                name="skill_load_one_row_per_loader",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(level__in=LoadLevel.values), name="skill_load_level_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.loader_label} loaded {self.version_id} at level {self.level} x{self.count}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -41,6 +41,7 @@ from skills.models import (
     Skill,
     SkillFile,
     SkillLabel,
+    SkillLoad,
     SkillPin,
     SkillVersion,
     VersionStatus,
@@ -52,6 +53,8 @@ from skills.package.errors import HTTP_STATUS as PACKAGE_HTTP_STATUS
 from skills.package.errors import PackageError
 
 REVIEW_TARGET = "skill_version"
+# Paths under /api/v1/skills/ that are not skills.
+RESERVED_SLUGS = frozenset({"catalog", "drafts", "tools"})
 
 
 def allowed_next(status: str) -> list[str]:
@@ -157,6 +160,12 @@ def skill_create(*, tenant: Tenant, slug: str, name: str = "", actor: Actor) -> 
             "validation_error",
             "A skill slug is 1-64 lowercase letters, digits and single hyphens, e.g. pdf-tools.",
             errors={"slug": ["Use lowercase letters, digits and hyphens."]},
+        )
+    if slug in RESERVED_SLUGS:
+        raise Problem(
+            "validation_error",
+            f"{slug} names a part of the skills API; choose another slug.",
+            errors={"slug": [f"Reserved: {', '.join(sorted(RESERVED_SLUGS))}."]},
         )
     with transaction.atomic():
         try:
@@ -707,3 +716,26 @@ def skill_pin_record(*, resolved: selectors.ResolvedVersion, tenant: Tenant, ins
         unique_fields=["tenant", "version", "instance"],
         update_fields=["last_seen_at"],
     )
+
+
+def skill_loads_record(*, tenant: Tenant, actor: Actor, version_ids: list[int], level: int) -> None:
+    """Count one load of each version at ``level`` by ``actor``: one statement for all.
+
+    A counter row per (version, level, loader), bumped in place, so a catalog
+    listing fifty skills costs one upsert, not fifty.
+    """
+    if not version_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {SkillLoad._meta.db_table}
+                (tenant_id, version_id, level, loader_kind, loader_id, loader_label, count,
+                 first_at, last_at)
+            SELECT %s, v, %s, %s, %s, %s, 1, now(), now() FROM unnest(%s::bigint[]) AS v
+            ON CONFLICT (tenant_id, version_id, level, loader_kind, loader_id)
+            DO UPDATE SET count = {SkillLoad._meta.db_table}.count + 1,
+                          last_at = now(), loader_label = EXCLUDED.loader_label
+            """,  # noqa: S608 - table name from the model, values bound
+            [tenant.pk, level, actor.kind, actor.id, actor.label[:150], sorted(set(version_ids))],
+        )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -259,6 +261,9 @@ class VersionDetailOutput(VersionOutput):
     changes_vs_production = serializers.SerializerMethodField(
         help_text="Capabilities added and risk raised to high compared with production."
     )
+    loads = serializers.SerializerMethodField(
+        help_text="Loads of this version per level: catalog (1), body (2), file (3)."
+    )
 
     class Meta(VersionOutput.Meta):
         fields = [
@@ -268,7 +273,12 @@ class VersionDetailOutput(VersionOutput):
             "evaluation_matrix",
             "instances_last_24h",
             "changes_vs_production",
+            "loads",
         ]
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_loads(self, version: SkillVersion) -> dict[str, int]:
+        return self.context["loads"]
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_body(self, version: SkillVersion) -> str | None:
@@ -373,3 +383,145 @@ class DiffOutput(serializers.Serializer):
     risk = ManifestChangeOutput(source="risk_change", allow_null=True)
     manifest = ManifestChangeOutput(many=True)
     files = FileDiffOutput(many=True)
+
+
+# --- catalog and progressive loading ----------------------------------------------------------
+
+
+class CatalogInput(serializers.Serializer):
+    q = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=1000,
+        help_text="Task words; a skill matches when its name, description or triggers hold "
+        "one of them. Empty: every production skill.",
+    )
+    tools = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=4000,
+        help_text="Comma-separated tools the agent has. Given (even empty), skills needing "
+        "another tool are left out and listed in `excluded`. Left out: no tool filter.",
+    )
+    loaded = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=4000,
+        help_text="Comma-separated slugs the agent has loaded already; conflicts with them "
+        "are reported too.",
+    )
+    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+
+    def validate_tools(self, value: str) -> list[str]:
+        return _name_list(value, field="tools", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
+
+    def validate_loaded(self, value: str) -> list[str]:
+        return _name_list(value, field="loaded", pattern=SLUG_PATTERN)
+
+
+def _name_list(value: str, *, field: str, pattern: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if len(names) > 100:
+        raise serializers.ValidationError(f"At most 100 {field}.")
+    bad = [name for name in names if not re.fullmatch(pattern, name)]
+    if bad:
+        raise serializers.ValidationError(f"Not a valid name: {bad[0][:100]!r}.")
+    return list(dict.fromkeys(names))
+
+
+class CredentialSlotOutput(serializers.Serializer):
+    slot = serializers.CharField()
+    purpose = serializers.CharField(allow_blank=True)
+
+
+class CatalogEntryOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    name = serializers.CharField()
+    description = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="number")
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    risk = serializers.SerializerMethodField()
+    capabilities = serializers.SerializerMethodField()
+    required_tools = serializers.SerializerMethodField()
+    credentials = serializers.SerializerMethodField()
+    consumes = serializers.SerializerMethodField()
+    produces = serializers.SerializerMethodField()
+    score = serializers.IntegerField(help_text="How many of the task words it matched.")
+    body_url = serializers.SerializerMethodField(help_text="Level 2: where to load the body.")
+
+    def get_description(self, entry: Any) -> str:
+        return str(entry.manifest.get("description") or "")
+
+    def get_risk(self, entry: Any) -> str:
+        return str(entry.manifest.get("risk") or "low")
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_capabilities(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("capabilities") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_required_tools(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("tools") or [])
+
+    @extend_schema_field(CredentialSlotOutput(many=True))
+    def get_credentials(self, entry: Any) -> list[dict[str, str]]:
+        return list(entry.manifest.get("credentials") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_consumes(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("consumes") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_produces(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("produces") or [])
+
+    def get_body_url(self, entry: Any) -> str:
+        return reverse("skill-version-body", kwargs={"slug": entry.slug, "number": entry.number})
+
+
+class ExclusionOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    version = serializers.IntegerField(source="number")
+    reason = NamedChoiceField(choices=["tools_unavailable"], enum_name="CatalogExclusionReason")
+    missing_tools = serializers.ListField(child=serializers.CharField())
+
+
+class ConflictOutput(serializers.Serializer):
+    kind = NamedChoiceField(
+        choices=["shared_output", "classification_mismatch"], enum_name="SkillConflictKind"
+    )
+    skills = serializers.ListField(child=serializers.CharField())
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
+    detail = serializers.CharField()
+
+
+class CatalogOutput(serializers.Serializer):
+    results = CatalogEntryOutput(many=True, source="entries")
+    excluded = ExclusionOutput(many=True)
+    conflicts = ConflictOutput(many=True)
+
+
+class BodyOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    body = serializers.CharField(allow_blank=True)
+    files = ResolvedFileOutput(many=True, help_text="Level 3: read each file on demand.")
+    deprecation = DeprecationOutput(allow_null=True)
+
+
+class LoadOutput(serializers.Serializer):
+    level = serializers.IntegerField(help_text="1 catalog entry, 2 body, 3 file.")
+    loader = serializers.SerializerMethodField()
+    count = serializers.IntegerField()
+    first_at = serializers.DateTimeField()
+    last_at = serializers.DateTimeField()
+
+    @extend_schema_field(SkillActorOutput)
+    def get_loader(self, load: Any) -> dict[str, str] | None:
+        return _actor(load, "loader")

@@ -6,6 +6,7 @@ _VERSION = "skills/<slug:slug>/versions/<int:number>"
 
 urlpatterns = [
     path("skills", views.SkillListView.as_view(), name="skill-list"),
+    path("skills/catalog", views.CatalogView.as_view(), name="skill-catalog"),
     path("skills/<slug:slug>", views.SkillDetailView.as_view(), name="skill-detail"),
     path("skills/<slug:slug>/versions", views.VersionListView.as_view(), name="skill-version-list"),
     path(_VERSION, views.VersionDetailView.as_view(), name="skill-version-detail"),
@@ -17,6 +18,8 @@ urlpatterns = [
         views.EvaluationListView.as_view(),
         name="skill-version-evaluations",
     ),
+    path(f"{_VERSION}/body", views.BodyView.as_view(), name="skill-version-body"),
+    path(f"{_VERSION}/loads", views.LoadListView.as_view(), name="skill-version-loads"),
     path(f"{_VERSION}/submit", views.SubmitView.as_view(), name="skill-version-submit"),
     path(f"{_VERSION}/approve", views.ApproveView.as_view(), name="skill-version-approve"),
     path(f"{_VERSION}/reject", views.RejectView.as_view(), name="skill-version-reject"),

@@ -40,10 +40,14 @@ from common.schema import (
 )
 from skills import selectors, services
 from skills.api.serializers import (
+    BodyOutput,
+    CatalogInput,
+    CatalogOutput,
     DiffOutput,
     EvaluationInput,
     EvaluationOutput,
     LabelMoveOutput,
+    LoadOutput,
     ReasonInput,
     ResolveInput,
     ResolveOutput,
@@ -56,7 +60,15 @@ from skills.api.serializers import (
     VersionUploadInput,
 )
 from skills.inert import inert_file_response
-from skills.models import EvaluationRun, LabelMove, Skill, SkillVersion, VersionStatus
+from skills.models import (
+    EvaluationRun,
+    LabelMove,
+    LoadLevel,
+    Skill,
+    SkillLoad,
+    SkillVersion,
+    VersionStatus,
+)
 
 INSTANCE_HEADER = "X-Skill-Instance"
 INSTANCE_MAX_LENGTH = 200
@@ -81,6 +93,10 @@ class HistoryPage(CursorPage):
 
 
 class EvaluationPage(CursorPage):
+    ordering = "-id"
+
+
+class LoadPage(CursorPage):
     ordering = "-id"
 
 
@@ -217,6 +233,7 @@ class VersionDetailView(APIView):
             "changes": selectors.sensitive_changes_against_production(
                 tenant=tenant, version=version
             ),
+            "loads": selectors.version_load_totals(tenant=tenant, version=version),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -225,8 +242,9 @@ class VersionFileView(APIView):
     permission_classes = [READERS]
 
     @extend_schema(
-        summary="Read one file of a version on demand",
-        description="Any version but a revoked one, so evaluators can read drafts. The bytes "
+        summary="Level 3: read one file of a version on demand",
+        description="Any version but a revoked one, so evaluators can read drafts; each read "
+        "counts as a level-3 load of the version by the caller. The bytes "
         "come as an attachment, `text/plain; charset=utf-8` when they are UTF-8 and "
         "`application/octet-stream` otherwise (never a type guessed from the name), with "
         "`X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox; "
@@ -251,6 +269,12 @@ class VersionFileView(APIView):
         file = selectors.version_file_get(tenant=tenant, version=version, path=path)
         if file is None:
             raise Problem("not_found", "No such file in this version.", status_code=404)
+        services.skill_loads_record(
+            tenant=tenant,
+            actor=api_context(request).actor,
+            version_ids=[version.pk],
+            level=LoadLevel.FILE,
+        )
         return inert_file_response(path=file.path, content=bytes(file.content), sha256=file.sha256)
 
 
@@ -595,3 +619,91 @@ class LabelHistoryView(GenericAPIView):
         moves = selectors.label_history(tenant=tenant, skill=skill, label=label)
         page = self.paginate_queryset(moves)
         return self.get_paginated_response(LabelMoveOutput(page, many=True).data)
+
+
+# --- catalog and progressive loading ----------------------------------------------------------
+
+
+class CatalogView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Level 1: the production skills matching a task, without their bodies",
+        description="Name, description, version, capabilities, required tools, credential "
+        "slots and data labels of each production skill whose name, description or "
+        "triggers hold one of the task words (`q`), best match first. With `tools`, "
+        "skills needing another tool are left out and listed in `excluded` with the "
+        "missing tools. `conflicts` lists what two skills returned (or already `loaded`) "
+        "would do to each other's data. Each entry returned counts as a level-1 load.",
+        parameters=[CatalogInput],
+        responses={200: CatalogOutput, 400: VALIDATION_ERROR},
+    )
+    def get(self, request: Request) -> Response:
+        context = api_context(request)
+        params = CatalogInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        tools = data.get("tools")
+        catalog = selectors.skill_catalog(
+            tenant=context.tenant,
+            words=selectors.catalog_words(data["q"]),
+            tools=frozenset(tools) if tools is not None else None,
+            loaded=data["loaded"],
+            limit=data["limit"],
+        )
+        services.skill_loads_record(
+            tenant=context.tenant,
+            actor=context.actor,
+            version_ids=[entry.version_id for entry in catalog.entries],
+            level=LoadLevel.CATALOG,
+        )
+        return Response(CatalogOutput(catalog).data)
+
+
+class BodyView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Level 2: a version's SKILL.md body and its file listing",
+        description="Published and deprecated versions only (like resolve by version); counts "
+        "as a level-2 load by the caller. Files are listed, not sent: read them at their "
+        "`url` (level 3).",
+        responses={
+            200: BodyOutput,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="`version_not_published`"),
+            410: OpenApiResponse(description="`version_revoked`"),
+        },
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        resolved = selectors.skill_resolve(tenant=context.tenant, slug=slug, number=number)
+        services.skill_loads_record(
+            tenant=context.tenant,
+            actor=context.actor,
+            version_ids=[resolved.version_id],
+            level=LoadLevel.BODY,
+        )
+        headers = {"ETag": f'"{resolved.content_hash}"', "Cache-Control": "private, no-cache"}
+        if resolved.status == VersionStatus.DEPRECATED:
+            headers["Warning"] = (
+                f'299 - "deprecated: version {resolved.number} of {slug} is deprecated"'
+            )
+        return Response(BodyOutput(_resolved_body(resolved)).data, headers=headers)
+
+
+class LoadListView(GenericAPIView):
+    queryset = SkillLoad.objects.none()
+    permission_classes = [READERS]
+    pagination_class = LoadPage
+    serializer_class = LoadOutput
+
+    @extend_schema(
+        summary="Who loaded a version, at which level, how often",
+        responses={200: LoadOutput(many=True), 404: NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        version = _version(request, slug, number)
+        loads = selectors.version_loads(tenant=api_context(request).tenant, version=version)
+        page = self.paginate_queryset(loads)
+        return self.get_paginated_response(LoadOutput(page, many=True).data)
