@@ -30,6 +30,9 @@ class VersionStatus(models.TextChoices):
     # Turned down in review. Content is immutable and content-addressed, so a
     # rejected package stays rejected; a fix is a new upload with a new hash.
     REJECTED = "rejected", "Rejected"
+    # A tool it needs was retired (seed 004 §5.3): marked, never patched over
+    # with a compatibility branch. A version for the new tool is a new upload.
+    INCOMPATIBLE = "incompatible", "Incompatible"
 
 
 _V = VersionStatus
@@ -38,14 +41,19 @@ _V = VersionStatus
 # written down: from-status → the statuses it may move to. The services'
 # guard, the API's `allowed_next` and the database trigger below all read it.
 VERSION_TRANSITIONS: dict[str, frozenset[str]] = {
-    _V.DRAFT: frozenset({_V.IN_REVIEW, _V.REVOKED}),
-    _V.IN_REVIEW: frozenset({_V.APPROVED, _V.REJECTED, _V.REVOKED}),
-    _V.APPROVED: frozenset({_V.PUBLISHED, _V.REVOKED}),
-    _V.PUBLISHED: frozenset({_V.DEPRECATED, _V.REVOKED}),
-    _V.DEPRECATED: frozenset({_V.REVOKED}),
+    _V.DRAFT: frozenset({_V.IN_REVIEW, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.IN_REVIEW: frozenset({_V.APPROVED, _V.REJECTED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.APPROVED: frozenset({_V.PUBLISHED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.PUBLISHED: frozenset({_V.DEPRECATED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.DEPRECATED: frozenset({_V.REVOKED, _V.INCOMPATIBLE}),
+    _V.INCOMPATIBLE: frozenset({_V.REVOKED}),
     _V.REJECTED: frozenset(),
     _V.REVOKED: frozenset(),
 }
+# Where a retired tool moves a version from: everything not already final.
+INCOMPATIBLE_FROM = frozenset(
+    status for status, targets in VERSION_TRANSITIONS.items() if _V.INCOMPATIBLE in targets
+)
 
 
 def allowed_version_targets(status: str) -> list[str]:
@@ -150,6 +158,8 @@ class SkillVersion(models.Model):
     deprecate_reason = models.CharField(max_length=1000, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.CharField(max_length=1000, blank=True)
+    incompatible_at = models.DateTimeField(null=True, blank=True)
+    incompatible_reason = models.CharField(max_length=1000, blank=True)
 
     # Not a column: the console's skill page counts the pins of the last day for its table.
     instances_last_24h: int
@@ -193,6 +203,14 @@ class SkillVersion(models.Model):
                 condition=~models.Q(status="revoked")
                 | (models.Q(revoked_at__isnull=False) & models.Q(revoke_reason__regex=r"\S")),
                 name="skill_version_revoked_has_reason",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="incompatible")
+                | (
+                    models.Q(incompatible_at__isnull=False)
+                    & models.Q(incompatible_reason__regex=r"\S")
+                ),
+                name="skill_version_incompatible_has_reason",
             ),
         ]
         indexes = [
@@ -387,3 +405,29 @@ class SkillLoad(models.Model):
 
     def __str__(self) -> str:
         return f"{self.loader_label} loaded {self.version_id} at level {self.level} x{self.count}"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="retired_tool_kept", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class RetiredTool(models.Model):
+    """A tool the tenant's agents no longer have; versions needing it are incompatible."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=100)
+    reason = models.CharField(max_length=1000)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="retired_tool_once"),
+            models.CheckConstraint(
+                condition=models.Q(reason__regex=r"\S"), name="retired_tool_reason_required"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -25,6 +25,7 @@ from skills.models import (
     EvaluationRun,
     LabelMove,
     LoadLevel,
+    RetiredTool,
     Skill,
     SkillFile,
     SkillLabel,
@@ -327,6 +328,11 @@ class ResolvedVersion:
     deprecate_reason: str
 
 
+def version_revoked_problem(version: SkillVersion) -> Problem:
+    revoked_at = version.revoked_at.isoformat() if version.revoked_at else None
+    return _version_revoked(slug=version.skill.slug, number=version.number, revoked_at=revoked_at)
+
+
 def _version_revoked(*, slug: str, number: int, revoked_at: str | None) -> Problem:
     return Problem(
         "version_revoked",
@@ -389,6 +395,15 @@ def _resolve_uncached(
     if version.status == VersionStatus.REVOKED:
         revoked_at = version.revoked_at.isoformat() if version.revoked_at else None
         return {"revoked": {"slug": slug, "number": version.number, "revoked_at": revoked_at}}
+    if version.status == VersionStatus.INCOMPATIBLE:
+        raise Problem(
+            "version_incompatible",
+            f"Version {version.number} of {slug} needs a tool that was retired: "
+            f"{version.incompatible_reason}. Resolve the production label for a version "
+            "that runs.",
+            status_code=409,
+            status=version.status,
+        )
     if version.status not in LOADABLE_STATUSES:
         raise Problem(
             "version_not_published",
@@ -584,3 +599,7 @@ def version_load_totals(*, tenant: Tenant, version: SkillVersion) -> dict[str, i
         .values_list("level", "n")
     )
     return {level.name.lower(): int(totals.get(level.value, 0)) for level in LoadLevel}
+
+
+def retired_tools(*, tenant: Tenant) -> QuerySet[RetiredTool]:
+    return RetiredTool.objects.filter(tenant=tenant).order_by("-at", "-id")

@@ -25,12 +25,14 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
-from common.screen import find_secrets_in_value
+from common.screen import find_secrets_in_strings, find_secrets_in_value
 from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 from skills import selectors
 from skills.cache import pin_touch_due, resolve_generation_bump
+from skills.instantiation import Instantiation, check_instantiation
 from skills.models import (
+    INCOMPATIBLE_FROM,
     PRODUCTION,
     SLUG_PATTERN,
     VERSION_TRANSITIONS,
@@ -38,6 +40,7 @@ from skills.models import (
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
+    RetiredTool,
     Skill,
     SkillFile,
     SkillLabel,
@@ -51,6 +54,7 @@ from skills.package import parse_package
 from skills.package.budget import ScanBudget
 from skills.package.errors import HTTP_STATUS as PACKAGE_HTTP_STATUS
 from skills.package.errors import PackageError
+from skills.package.manifest import TOOL_NAME
 
 REVIEW_TARGET = "skill_version"
 # Paths under /api/v1/skills/ that are not skills.
@@ -58,7 +62,10 @@ RESERVED_SLUGS = frozenset({"catalog", "drafts", "tools"})
 
 
 def allowed_next(status: str) -> list[str]:
-    return allowed_version_targets(status)
+    """The moves a caller may ask for; `incompatible` only follows a retired tool."""
+    return [
+        target for target in allowed_version_targets(status) if target != VersionStatus.INCOMPATIBLE
+    ]
 
 
 def _package_limits() -> dict[str, int]:
@@ -217,6 +224,19 @@ def skill_version_upload(
             extra.update(field=exc.field, rule=exc.rule, errors={exc.field: [exc.detail]})
         status_code = PACKAGE_HTTP_STATUS.get(exc.code, 400)
         raise Problem(exc.code, exc.detail, status_code=status_code, **extra) from exc
+    retired = sorted(
+        RetiredTool.objects.filter(
+            tenant=tenant, name__in=parsed.manifest.get("tools") or []
+        ).values_list("name", flat=True)
+    )
+    if retired:
+        raise Problem(
+            "tool_retired",
+            f"The package needs {', '.join(retired)}, retired in this tenant; a version "
+            "written for the tools agents still have is welcome.",
+            status_code=409,
+            tools=retired,
+        )
     with transaction.atomic():
         locked = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
         existing = (
@@ -530,24 +550,9 @@ def skill_version_revoke(
         locked.revoked_at = timezone.now()
         locked.revoke_reason = reason[:1000]
         locked.save(update_fields=["status", "revoked_at", "revoke_reason"])
-        move = None
-        label = _label(tenant=tenant, skill=skill)
-        if label is not None and label.version_id == locked.pk:
-            fallback = (
-                SkillVersion.objects.filter(
-                    tenant=tenant, skill=skill, status=VersionStatus.PUBLISHED
-                )
-                .order_by("-number")
-                .first()
-            )
-            move = _move_label(
-                tenant=tenant,
-                skill=skill,
-                to=fallback,
-                actor=actor,
-                reason=reason,
-                cause=LabelMoveCause.REVOKE,
-            )
+        move = _production_falls_back(
+            tenant=tenant, skill=skill, leaving=locked, actor=actor, reason=reason
+        )
         review_cancel_for_target(
             tenant=tenant,
             target_type=REVIEW_TARGET,
@@ -597,6 +602,33 @@ def skill_version_deprecate(
 
 
 # --- labels -----------------------------------------------------------------------------------
+
+
+def _production_falls_back(
+    *, tenant: Tenant, skill: Skill, leaving: SkillVersion, actor: Actor, reason: str
+) -> LabelMove | None:
+    """If ``leaving`` holds production, point it at the newest other published version.
+
+    With none left the label is cleared, and a label resolve answers
+    ``label_not_set`` rather than serve a version that may not run.
+    """
+    label = _label(tenant=tenant, skill=skill)
+    if label is None or label.version_id != leaving.pk:
+        return None
+    fallback = (
+        SkillVersion.objects.filter(tenant=tenant, skill=skill, status=VersionStatus.PUBLISHED)
+        .exclude(pk=leaving.pk)
+        .order_by("-number")
+        .first()
+    )
+    return _move_label(
+        tenant=tenant,
+        skill=skill,
+        to=fallback,
+        actor=actor,
+        reason=reason,
+        cause=LabelMoveCause.REVOKE,
+    )
 
 
 def _label(*, tenant: Tenant, skill: Skill, name: str = PRODUCTION) -> SkillLabel | None:
@@ -739,3 +771,156 @@ def skill_loads_record(*, tenant: Tenant, actor: Actor, version_ids: list[int], 
             """,  # noqa: S608 - table name from the model, values bound
             [tenant.pk, level, actor.kind, actor.id, actor.label[:150], sorted(set(version_ids))],
         )
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolRetirement:
+    tool: RetiredTool
+    # (version, the status it had) for every version the retirement made incompatible.
+    incompatible: list[tuple[SkillVersion, str]]
+
+
+def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> ToolRetirement:
+    """Record that agents no longer have ``name``; every version needing it becomes incompatible.
+
+    A version holding production gives the label back to the newest other
+    published version, as on revoke. Rare and administrative: versions are
+    moved one by one through the guarded transition, each with its audit row.
+    """
+    _require_admin(actor, doing="retire a tool")
+    reason = _require_reason(reason, doing="retire this tool")
+    if not TOOL_NAME.fullmatch(name):
+        raise Problem(
+            "validation_error",
+            "A tool name is 1-100 letters, digits, `_`, `.`, `:` or `-`.",
+            errors={"name": ["Not a tool name."]},
+        )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                tool = RetiredTool.objects.create(
+                    tenant=tenant, name=name, reason=reason[:1000], **_actor_fields(actor, "actor")
+                )
+        except IntegrityError as exc:
+            raise Problem(
+                "tool_already_retired", f"{name} is retired already.", status_code=409
+            ) from exc
+        affected = (
+            SkillVersion.objects.filter(
+                tenant=tenant, manifest__tools__contains=[name], status__in=INCOMPATIBLE_FROM
+            )
+            .order_by("skill_id", "number")
+            .values_list("pk", flat=True)
+        )
+        moved = []
+        for version_id in list(affected):
+            version = SkillVersion.objects.get(tenant=tenant, pk=version_id)
+            skill, locked = _lock(tenant=tenant, version=version)
+            previous = locked.status
+            _guard(locked, VersionStatus.INCOMPATIBLE)
+            locked.status = VersionStatus.INCOMPATIBLE
+            locked.incompatible_at = timezone.now()
+            locked.incompatible_reason = f"tool {name} retired: {reason}"[:1000]
+            locked.save(update_fields=["status", "incompatible_at", "incompatible_reason"])
+            move = _production_falls_back(
+                tenant=tenant,
+                skill=skill,
+                leaving=locked,
+                actor=actor,
+                reason=locked.incompatible_reason,
+            )
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+            _audit(
+                tenant=tenant,
+                actor=actor,
+                verb="skill_version.incompatible",
+                version=locked,
+                reason=locked.incompatible_reason,
+                data={
+                    "tool": name,
+                    "from": previous,
+                    "label_move": move.pk if move else None,
+                },
+            )
+            _bump_after_commit(skill)
+            moved.append((locked, previous))
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_tool.retired",
+            target_type="skill_tool",
+            target_id=tool.pk,
+            reason=reason,
+            data={"tool": name, "versions": [v.pk for v, _ in moved]},
+        )
+    return ToolRetirement(tool=tool, incompatible=moved)
+
+
+def skill_version_instantiate(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    bindings: dict[str, str],
+    tools: list[str],
+    capabilities: list[str],
+) -> Instantiation:
+    """Check a binding of the version's slots and the agent's tools; audit the answer.
+
+    Binding a slot the skill does not declare, or anything that looks like a
+    credential instead of a secret's name, is a 400 and records nothing.
+    """
+    if version.status == VersionStatus.REVOKED:
+        raise selectors.version_revoked_problem(version)
+    declared = {slot["slot"] for slot in version.manifest.get("credentials") or []}
+    unknown = sorted(set(bindings) - declared)
+    if unknown:
+        raise Problem(
+            "validation_error",
+            f"{version.skill.slug} v{version.number} has no credential slot "
+            f"{', '.join(unknown)}; its slots are {', '.join(sorted(declared)) or 'none'}.",
+            errors={"bindings": [f"Unknown slot: {slot}" for slot in unknown]},
+        )
+    # The values only: a slot named `blog_token` bound to a name is no credential pair.
+    if find_secrets_in_strings(bindings.values()):
+        raise Problem(
+            "secret_detected",
+            "A binding holds what looks like a credential. Bind each slot to the name of a "
+            "secret you hold elsewhere; memdesk never receives secret values.",
+        )
+    retired = frozenset(
+        RetiredTool.objects.filter(
+            tenant=tenant, name__in=version.manifest.get("tools") or []
+        ).values_list("name", flat=True)
+    )
+    answer = check_instantiation(
+        status=version.status,
+        manifest=version.manifest,
+        bindings=bindings,
+        tools=frozenset(tools),
+        environment_capabilities=frozenset(capabilities),
+        token_capabilities=actor.capabilities,
+        retired_tools=retired,
+    )
+    with transaction.atomic():
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.instantiated",
+            version=version,
+            data={
+                "state": answer.state,
+                "reasons": [reason.code for reason in answer.reasons],
+                # Names of secrets, never values; the values never reach memdesk.
+                "bindings": dict(sorted(bindings.items())),
+            },
+        )
+    return answer

@@ -307,7 +307,10 @@ def _version_context(
     forms: list[ActionForm] = []
     if is_admin:
         for next_status in services.allowed_next(version.status):
-            action = ACTIONS[next_status]
+            # `incompatible` is reached by retiring a tool, not by a button here.
+            action = ACTIONS.get(next_status)
+            if action is None:
+                continue
             if failed_form is not None and failed_form.action == action:
                 forms.append(failed_form)
             else:

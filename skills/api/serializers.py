@@ -187,6 +187,8 @@ class VersionOutput(serializers.ModelSerializer):
             "deprecate_reason",
             "revoked_at",
             "revoke_reason",
+            "incompatible_at",
+            "incompatible_reason",
         ]
 
     @extend_schema_field(SkillActorOutput)
@@ -525,3 +527,92 @@ class LoadOutput(serializers.Serializer):
     @extend_schema_field(SkillActorOutput)
     def get_loader(self, load: Any) -> dict[str, str] | None:
         return _actor(load, "loader")
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+class InstantiateInput(serializers.Serializer):
+    bindings = serializers.DictField(
+        child=serializers.RegexField(
+            r"^[A-Za-z0-9_./:@-]{1,200}$",
+            help_text="The name of a secret the agent holds elsewhere, e.g. vault:blog/token.",
+        ),
+        required=False,
+        default=dict,
+        help_text="Credential slot → the name of the secret bound to it. Never a value.",
+    )
+    tools = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="The tools the agent has in this run.",
+    )
+    capabilities = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="What the agent's runtime grants beyond memdesk's token capabilities, "
+        "e.g. network or filesystem:write.",
+    )
+
+    def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 50:
+            raise serializers.ValidationError("At most 50 bindings.")
+        return value
+
+
+class InstantiationReasonOutput(serializers.Serializer):
+    code = NamedChoiceField(
+        choices=[
+            "version_incompatible",
+            "version_not_published",
+            "slot_unbound",
+            "tool_retired",
+            "tool_unavailable",
+            "capability_exceeds_token",
+            "capability_unavailable",
+        ],
+        enum_name="InstantiationReasonCode",
+    )
+    detail = serializers.CharField()
+    slot = serializers.CharField(allow_null=True)
+    tool = serializers.CharField(allow_null=True)
+    capability = serializers.CharField(allow_null=True)
+
+
+class InstantiationOutput(serializers.Serializer):
+    skill = serializers.CharField()
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    state = NamedChoiceField(choices=["ready", "blocked"], enum_name="InstantiationState")
+    reasons = InstantiationReasonOutput(many=True)
+    bindings = serializers.DictField(child=serializers.CharField())
+
+
+class RetireToolInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+
+
+class RetiredToolOutput(serializers.Serializer):
+    name = serializers.CharField()
+    reason = serializers.CharField()
+    actor = serializers.SerializerMethodField()
+    at = serializers.DateTimeField()
+
+    @extend_schema_field(SkillActorOutput)
+    def get_actor(self, tool: Any) -> dict[str, str] | None:
+        return _actor(tool, "actor")
+
+
+class IncompatibleVersionOutput(serializers.Serializer):
+    skill = serializers.CharField()
+    number = serializers.IntegerField()
+    previous_status = serializers.CharField()
+
+
+class RetirementOutput(serializers.Serializer):
+    tool = RetiredToolOutput()
+    incompatible = IncompatibleVersionOutput(many=True)

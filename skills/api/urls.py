@@ -7,6 +7,10 @@ _VERSION = "skills/<slug:slug>/versions/<int:number>"
 urlpatterns = [
     path("skills", views.SkillListView.as_view(), name="skill-list"),
     path("skills/catalog", views.CatalogView.as_view(), name="skill-catalog"),
+    path("skills/tools", views.RetiredToolListView.as_view(), name="skill-tools-retired"),
+    path(
+        "skills/tools/<str:name>/retire", views.RetireToolView.as_view(), name="skill-tool-retire"
+    ),
     path("skills/<slug:slug>", views.SkillDetailView.as_view(), name="skill-detail"),
     path("skills/<slug:slug>/versions", views.VersionListView.as_view(), name="skill-version-list"),
     path(_VERSION, views.VersionDetailView.as_view(), name="skill-version-detail"),
@@ -20,6 +24,9 @@ urlpatterns = [
     ),
     path(f"{_VERSION}/body", views.BodyView.as_view(), name="skill-version-body"),
     path(f"{_VERSION}/loads", views.LoadListView.as_view(), name="skill-version-loads"),
+    path(
+        f"{_VERSION}/instantiate", views.InstantiateView.as_view(), name="skill-version-instantiate"
+    ),
     path(f"{_VERSION}/submit", views.SubmitView.as_view(), name="skill-version-submit"),
     path(f"{_VERSION}/approve", views.ApproveView.as_view(), name="skill-version-approve"),
     path(f"{_VERSION}/reject", views.RejectView.as_view(), name="skill-version-reject"),

@@ -46,11 +46,16 @@ from skills.api.serializers import (
     DiffOutput,
     EvaluationInput,
     EvaluationOutput,
+    InstantiateInput,
+    InstantiationOutput,
     LabelMoveOutput,
     LoadOutput,
     ReasonInput,
     ResolveInput,
     ResolveOutput,
+    RetiredToolOutput,
+    RetirementOutput,
+    RetireToolInput,
     RevokeOutput,
     RollbackInput,
     SkillCreateInput,
@@ -64,6 +69,7 @@ from skills.models import (
     EvaluationRun,
     LabelMove,
     LoadLevel,
+    RetiredTool,
     Skill,
     SkillLoad,
     SkillVersion,
@@ -707,3 +713,108 @@ class LoadListView(GenericAPIView):
         loads = selectors.version_loads(tenant=api_context(request).tenant, version=version)
         page = self.paginate_queryset(loads)
         return self.get_paginated_response(LoadOutput(page, many=True).data)
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+class InstantiateView(APIView):
+    permission_classes = [capability_required("skills:read")]
+
+    @extend_schema(
+        summary="Check whether this agent may run a version with these bindings",
+        description="Binds each credential slot to the *name* of a secret the agent holds "
+        "elsewhere and checks: every slot bound, every required tool in `tools` and not "
+        "retired, every memdesk capability the skill declares held by the token, every "
+        "other capability granted by the runtime (`capabilities`), and the version "
+        "runnable. Answers 200 `ready` or `blocked` with every reason; the answer is "
+        "audited with the secret names, never values.",
+        request=InstantiateInput,
+        responses={
+            200: InstantiationOutput,
+            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            410: OpenApiResponse(description="`version_revoked`"),
+        },
+    )
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        version = _version(request, slug, number)
+        data = InstantiateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        answer = services.skill_version_instantiate(
+            tenant=context.tenant, version=version, actor=context.actor, **data.validated_data
+        )
+        return Response(
+            InstantiationOutput(
+                {
+                    "skill": slug,
+                    "number": version.number,
+                    "content_hash": version.content_hash,
+                    "state": answer.state,
+                    "reasons": answer.reasons,
+                    "bindings": data.validated_data["bindings"],
+                }
+            ).data
+        )
+
+
+class RetiredToolPage(CursorPage):
+    ordering = "-id"
+
+
+class RetiredToolListView(GenericAPIView):
+    queryset = RetiredTool.objects.none()
+    permission_classes = [READERS]
+    pagination_class = RetiredToolPage
+    serializer_class = RetiredToolOutput
+
+    @extend_schema(summary="Tools retired in this tenant", responses=RetiredToolOutput(many=True))
+    def get(self, request: Request) -> Response:
+        tools = selectors.retired_tools(tenant=api_context(request).tenant)
+        page = self.paginate_queryset(tools)
+        return self.get_paginated_response(RetiredToolOutput(page, many=True).data)
+
+
+class RetireToolView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Retire a tool: every version needing it becomes incompatible (admins)",
+        description="A version holding production gives the label back to the newest other "
+        "published version. New uploads needing the tool are refused with `409 tool_retired`.",
+        request=RetireToolInput,
+        responses={
+            200: RetirementOutput,
+            400: OpenApiResponse(description="`reason_required`, `validation_error`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            409: OpenApiResponse(description="`tool_already_retired`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, name: str) -> Response:
+        context = api_context(request)
+        data = RetireToolInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.tool_retire(
+            tenant=context.tenant,
+            name=name,
+            reason=data.validated_data["reason"],
+            actor=context.actor,
+        )
+        return Response(
+            RetirementOutput(
+                {
+                    "tool": result.tool,
+                    "incompatible": [
+                        {
+                            "skill": version.skill.slug,
+                            "number": version.number,
+                            "previous_status": previous,
+                        }
+                        for version, previous in result.incompatible
+                    ],
+                }
+            ).data
+        )

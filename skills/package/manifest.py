@@ -35,8 +35,9 @@ NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 _SPEC_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
 # `Bash(git:*)` grants a tool with an argument pattern; the tool is `Bash`.
-_ALLOWED_TOOL = re.compile(r"([A-Za-z0-9_.:-]{1,100})(?:\([^()\s]{0,200}\))?")
+_ALLOWED_TOOL = re.compile(TOOL_NAME.pattern + r"(?:\([^()\s]{0,200}\))?")
 SLOT_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # A data label: what the data is, and optionally how far it may travel.
 DATA_CLASSES = ("public", "internal", "private")

@@ -190,3 +190,25 @@ def abe_api(admin2: Any, session_api: Callable[[Any], APIClient]) -> APIClient:
 @pytest.fixture
 def globex_admin(globex: Tenant, make_member: Callable[..., Any]) -> Any:
     return make_member(globex, "gus", Role.ADMIN)
+
+
+@pytest.fixture
+def publish(
+    acme: Tenant, ada: Actor, abe: Actor, pass_all: Callable[..., None]
+) -> Callable[..., SkillVersion]:
+    """Create, upload, evaluate, approve and publish a skill; return its production version."""
+
+    def make(slug: str, **fields) -> SkillVersion:
+        skill = services.skill_create(tenant=acme, slug=slug, actor=ada)
+        version, _ = services.skill_version_upload(
+            tenant=acme,
+            skill=skill,
+            data=package(slug, files=fields.pop("files", None), **fields),
+            actor=ada,
+        )
+        pass_all(version)
+        services.skill_version_submit(tenant=acme, version=version, actor=ada)
+        services.skill_version_approve(tenant=acme, version=version, actor=abe)
+        return services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+    return make

@@ -2,40 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from accounts.actors import Actor
-from accounts.models import Tenant
-from skills import services
 from skills.models import LoadLevel, SkillLoad, SkillVersion
-from tests.skills.conftest import package
 
 BASE = "/api/v1/skills"
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def publish(acme: Tenant, ada: Actor, abe: Actor, pass_all) -> Callable[..., SkillVersion]:
-    """Create, upload, evaluate, approve and publish a skill; return its production version."""
-
-    def make(slug: str, **fields) -> SkillVersion:
-        skill = services.skill_create(tenant=acme, slug=slug, actor=ada)
-        version, _ = services.skill_version_upload(
-            tenant=acme,
-            skill=skill,
-            data=package(slug, files=fields.pop("files", None), **fields),
-            actor=ada,
-        )
-        pass_all(version)
-        services.skill_version_submit(tenant=acme, version=version, actor=ada)
-        services.skill_version_approve(tenant=acme, version=version, actor=abe)
-        return services.skill_version_publish(tenant=acme, version=version, actor=abe)
-
-    return make
 
 
 @pytest.fixture
