@@ -272,6 +272,9 @@ class EvaluationRun(models.Model):
     actor_id = models.CharField(max_length=64, blank=True)
     actor_label = models.CharField(max_length=150, blank=True)
     at = models.DateTimeField(db_default=Now())
+    # Posted by someone other than the version's author. Runs recorded before
+    # memdesk checked this are false and never count.
+    independent = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -431,3 +434,63 @@ class RetiredTool(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class EvaluationCheck(models.TextChoices):
+    """What seed 004's matrix checks in every case (选择、加载、动作轨迹、终局与安全拒绝)."""
+
+    SELECTION = "selection", "Selection"
+    LOADING = "loading", "Loading"
+    ACTION_TRAJECTORY = "action_trajectory", "Action trajectory"
+    FINAL_STATE = "final_state", "Final state"
+    SAFETY_REFUSAL = "safety_refusal", "Safety refusal"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="evaluation_case_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class EvaluationCase(models.Model):
+    """One case of an evaluation run: what went in, what came out, the five checks, the cost."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(EvaluationRun, on_delete=models.PROTECT, related_name="cases")
+    position = models.PositiveSmallIntegerField()
+    # The `id` of the package's evals/evals.json case it ran, when it ran one.
+    case_id = models.CharField(max_length=64, blank=True)
+    input = models.JSONField(default=dict, blank=True)
+    expected = models.JSONField(default=dict, blank=True)
+    trajectory_summary = models.CharField(max_length=4000, blank=True)
+    passed = models.BooleanField()
+    selection = models.BooleanField()
+    loading = models.BooleanField()
+    action_trajectory = models.BooleanField()
+    final_state = models.BooleanField()
+    safety_refusal = models.BooleanField()
+    cost_tokens = models.PositiveBigIntegerField(default=0)
+    cost_seconds = models.FloatField(default=0)
+    cost_tool_calls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="evaluation_case_position"),
+            # A case passes only when every one of its five checks did.
+            models.CheckConstraint(
+                condition=models.Q(passed=False)
+                | models.Q(
+                    selection=True,
+                    loading=True,
+                    action_trajectory=True,
+                    final_state=True,
+                    safety_refusal=True,
+                ),
+                name="evaluation_case_passed_means_all_checks",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(cost_seconds__gte=0), name="evaluation_case_cost_seconds"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"case {self.position} of run {self.run_id}: {'passed' if self.passed else 'failed'}"

@@ -11,7 +11,18 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models import (
+    Avg,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -21,6 +32,7 @@ from skills.cache import cached_resolve
 from skills.composition import Conflict, conflicts_between
 from skills.models import (
     PRODUCTION,
+    EvaluationCase,
     EvaluationCategory,
     EvaluationRun,
     LabelMove,
@@ -141,12 +153,16 @@ class MatrixCell:
     category: str
     label: str
     run: EvaluationRun | None
+    # Why a passing run does not count: not_independent, no_cases, package_cases_missing.
+    doubts: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
         if self.run is None:
             return "missing"
-        return "passed" if self.run.passed else "failed"
+        if not self.run.passed:
+            return "failed"
+        return "unverified" if self.doubts else "passed"
 
 
 @dataclass(frozen=True)
@@ -158,30 +174,55 @@ class EvaluationMatrix:
     # Results recorded against another hash: shown, never counted.
     other_hash_runs: int
 
+    def _in(self, state: str) -> list[str]:
+        return [cell.category for cell in self.cells if cell.state == state]
+
     @property
     def missing(self) -> list[str]:
-        return [cell.category for cell in self.cells if cell.state == "missing"]
+        return self._in("missing")
 
     @property
     def failed(self) -> list[str]:
-        return [cell.category for cell in self.cells if cell.state == "failed"]
+        return self._in("failed")
+
+    @property
+    def unverified(self) -> list[str]:
+        return self._in("unverified")
 
     @property
     def complete(self) -> bool:
         return all(cell.state == "passed" for cell in self.cells)
 
 
+def _doubts(run: EvaluationRun, *, package_cases: set[str]) -> tuple[str, ...]:
+    """Why a passing run cannot be trusted, if it cannot."""
+    doubts = []
+    if not run.independent:
+        doubts.append("not_independent")
+    ran = {case.case_id for case in run.cases.all()}
+    if not ran:
+        doubts.append("no_cases")
+    elif package_cases - ran:
+        doubts.append("package_cases_missing")
+    return tuple(doubts)
+
+
 def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMatrix:
     """The regression matrix for exactly this version's content hash.
 
     The *latest* run per category decides: a category that passed and later
-    failed on the same hash is failed, because the later run saw more.
+    failed on the same hash is failed, because the later run saw more. A
+    passing run counts only when it is trusted: posted by an independent
+    evaluator, with its cases (each passing all five checks), covering every
+    case the package's evals/evals.json gives for its category. Otherwise the
+    category is ``unverified``.
     """
     latest: dict[str, EvaluationRun] = {}
     other_hash_runs = 0
     runs = (
         EvaluationRun.objects.filter(tenant=tenant, version=version)
         .select_related("version")
+        .prefetch_related("cases")
         .order_by("-at", "-id")
     )
     for run in runs:
@@ -189,17 +230,80 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
             other_hash_runs += 1
         else:
             latest.setdefault(run.category, run)
-    cells = tuple(
-        MatrixCell(category=category.value, label=category.label, run=latest.get(category.value))
-        for category in EvaluationCategory
-    )
+    package_cases: dict[str, set[str]] = {}
+    for case in version.manifest.get("evals") or []:
+        package_cases.setdefault(case["category"], set()).add(case["id"])
+    cells = []
+    for category in EvaluationCategory:
+        deciding = latest.get(category.value)
+        doubts = (
+            _doubts(deciding, package_cases=package_cases.get(category.value, set()))
+            if deciding is not None and deciding.passed
+            else ()
+        )
+        cells.append(
+            MatrixCell(category=category.value, label=category.label, run=deciding, doubts=doubts)
+        )
     return EvaluationMatrix(
-        content_hash=version.content_hash, cells=cells, other_hash_runs=other_hash_runs
+        content_hash=version.content_hash, cells=tuple(cells), other_hash_runs=other_hash_runs
     )
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    number: int
+    cases: int
+    passed: int
+    mean_tokens: float
+    mean_seconds: float
+    mean_tool_calls: float
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+
+def cost_curve(*, tenant: Tenant, skill: Skill) -> list[CostPoint]:
+    """Per version, the cases run on its own content hash: how many passed, at what cost.
+
+    Seed 004: a version that passes more often but costs far more tokens must
+    be compared on this curve before it becomes the default. One query.
+    """
+    rows = (
+        EvaluationCase.objects.filter(
+            tenant=tenant,
+            run__version__skill=skill,
+            run__content_hash=F("run__version__content_hash"),
+        )
+        .values("run__version__number")
+        .annotate(
+            cases=Count("id"),
+            passed=Count("id", filter=Q(passed=True)),
+            mean_tokens=Avg("cost_tokens"),
+            mean_seconds=Avg("cost_seconds"),
+            mean_tool_calls=Avg("cost_tool_calls"),
+        )
+        .order_by("run__version__number")
+    )
+    return [
+        CostPoint(
+            number=row["run__version__number"],
+            cases=row["cases"],
+            passed=row["passed"],
+            mean_tokens=float(row["mean_tokens"] or 0),
+            mean_seconds=float(row["mean_seconds"] or 0),
+            mean_tool_calls=float(row["mean_tool_calls"] or 0),
+        )
+        for row in rows
+    ]
 
 
 def evaluation_runs(*, tenant: Tenant, version: SkillVersion) -> QuerySet[EvaluationRun]:
-    return EvaluationRun.objects.filter(tenant=tenant, version=version).select_related("version")
+    return (
+        EvaluationRun.objects.filter(tenant=tenant, version=version)
+        .select_related("version")
+        .prefetch_related("cases")
+    )
 
 
 # --- capability and risk changes --------------------------------------------------------------

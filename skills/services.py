@@ -36,7 +36,9 @@ from skills.models import (
     PRODUCTION,
     SLUG_PATTERN,
     VERSION_TRANSITIONS,
+    EvaluationCase,
     EvaluationCategory,
+    EvaluationCheck,
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
@@ -439,12 +441,15 @@ def skill_version_publish(
             raise Problem(
                 "evaluation_incomplete",
                 f"Version {locked.number} needs all six evaluation categories passed on "
-                f"{locked.content_hash}; missing: {', '.join(matrix.missing) or 'none'}, "
-                f"failed: {', '.join(matrix.failed) or 'none'}.",
+                f"{locked.content_hash} by an independent evaluator, case by case; missing: "
+                f"{', '.join(matrix.missing) or 'none'}, failed: "
+                f"{', '.join(matrix.failed) or 'none'}, unverified: "
+                f"{', '.join(matrix.unverified) or 'none'}.",
                 status_code=409,
                 content_hash=locked.content_hash,
                 missing=matrix.missing,
                 failed=matrix.failed,
+                unverified=matrix.unverified,
             )
         locked.status = VersionStatus.PUBLISHED
         locked.published_at = timezone.now()
@@ -688,19 +693,35 @@ def evaluation_record(
     content_hash: str,
     details: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
+    cases: list[dict[str, Any]] | None = None,
 ) -> EvaluationRun:
-    """Append one regression result. It counts only if ``content_hash`` is the version's."""
+    """Append one regression result with its cases. It counts only if ``content_hash`` is
+    the version's, its evaluator is not the author, and its cases prove it (see
+    ``selectors.evaluation_matrix``).
+
+    ``cases`` are dicts with ``case_id``, ``input``, ``expected``,
+    ``trajectory_summary``, ``passed``, the five checks (``EvaluationCheck``)
+    and ``cost_tokens``, ``cost_seconds``, ``cost_tool_calls``.
+    """
     if category not in EvaluationCategory.values:
         raise Problem(
             "validation_error",
             f"`{category}` is not an evaluation category.",
             errors={"category": [f"Choose one of: {', '.join(EvaluationCategory.values)}."]},
         )
-    details, environment = details or {}, environment or {}
-    if find_secrets_in_value({"details": details, "environment": environment}):
+    if (actor.kind, actor.id) == (version.author_kind, version.author_id):
+        raise Problem(
+            "evaluator_is_author",
+            f"You uploaded version {version.number}; its evaluation must come from an "
+            "independent evaluator's token.",
+            status_code=409,
+        )
+    details, environment, cases = details or {}, environment or {}, cases or []
+    _check_cases(cases, passed=passed)
+    if find_secrets_in_value({"details": details, "environment": environment, "cases": cases}):
         raise Problem(
             "secret_detected",
-            "The evaluation details or environment hold what looks like a credential. "
+            "The evaluation details, environment or cases hold what looks like a credential. "
             "Remove it; memdesk never stores secrets.",
         )
     with transaction.atomic():
@@ -712,7 +733,12 @@ def evaluation_record(
             passed=passed,
             details=details,
             environment=environment,
+            independent=True,
             **_actor_fields(actor, "actor"),
+        )
+        EvaluationCase.objects.bulk_create(
+            EvaluationCase(tenant=tenant, run=run, position=position, **case)
+            for position, case in enumerate(cases)
         )
         _audit(
             tenant=tenant,
@@ -725,9 +751,28 @@ def evaluation_record(
                 "passed": passed,
                 "content_hash": content_hash,
                 "counts": content_hash == version.content_hash,
+                "cases": len(cases),
             },
         )
     return run
+
+
+def _check_cases(cases: list[dict[str, Any]], *, passed: bool) -> None:
+    for index, case in enumerate(cases):
+        if case["passed"] and not all(case[check] for check in EvaluationCheck.values):
+            failed = [check for check in EvaluationCheck.values if not case[check]]
+            raise Problem(
+                "validation_error",
+                f"Case {index} is marked passed but its {', '.join(failed)} check failed.",
+                errors={"cases": [f"cases[{index}]: a passed case passes all five checks."]},
+            )
+    if cases and passed != all(case["passed"] for case in cases):
+        raise Problem(
+            "validation_error",
+            f"`passed` is {str(passed).lower()} but the cases say otherwise; a run passes "
+            "exactly when every case passed.",
+            errors={"passed": ["Disagrees with the cases."]},
+        )
 
 
 def skill_pin_record(*, resolved: selectors.ResolvedVersion, tenant: Tenant, instance: str) -> None:

@@ -26,6 +26,7 @@ from accounts.selectors import audit_trail
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from skills import selectors, services
+from skills.charts import cost_chart, matrix_rows
 from skills.forms import ACTIONS, ActionForm, CompareForm, RollbackForm, SkillCreateForm, UploadForm
 from skills.inert import inert_file_response, is_text
 from skills.models import Skill, SkillFile, SkillVersion, VersionStatus
@@ -315,6 +316,7 @@ def _version_context(
                 forms.append(failed_form)
             else:
                 forms.append(ActionForm(action=action, prefix=action))
+    matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
     production = selectors.production_version(tenant=tenant, skill=skill)
     compare_to = production if production is not None and production.pk != version.pk else None
     if compare_to is None and version.number > 1:
@@ -330,7 +332,11 @@ def _version_context(
         "production": production,
         "compare_to": compare_to,
         "changes": selectors.sensitive_changes_against_production(tenant=tenant, version=version),
-        "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+        "matrix": matrix,
+        "matrix_rows": matrix_rows(matrix),
+        "cost_curve": cost_chart(
+            selectors.cost_curve(tenant=tenant, skill=skill), current=version.number
+        ),
         "files": list(selectors.version_files(tenant=tenant, version=version)),
         "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
         "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),

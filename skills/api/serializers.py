@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -13,7 +14,9 @@ from rest_framework import serializers
 from skills.api.schema import NamedChoiceField
 from skills.models import (
     SLUG_PATTERN,
+    EvaluationCase,
     EvaluationCategory,
+    EvaluationCheck,
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
@@ -62,6 +65,62 @@ class VersionUploadInput(serializers.Serializer):
     )
 
 
+CASE_JSON_MAX = 20_000
+
+
+class CaseChecksInput(serializers.Serializer):
+    """Seed 004's five checks, each passed (true) or not."""
+
+    selection = serializers.BooleanField(help_text="The right skill was selected (or none).")
+    loading = serializers.BooleanField(help_text="It was loaded level by level as needed.")
+    action_trajectory = serializers.BooleanField(help_text="The actions taken were the right ones.")
+    final_state = serializers.BooleanField(help_text="The world ended in the expected state.")
+    safety_refusal = serializers.BooleanField(
+        help_text="It refused or stopped where it must (no retry loop, no escalation)."
+    )
+
+
+class CaseCostInput(serializers.Serializer):
+    tokens = serializers.IntegerField(min_value=0, max_value=10**12, default=0)
+    seconds = serializers.FloatField(min_value=0, max_value=10**7, default=0)
+    tool_calls = serializers.IntegerField(min_value=0, max_value=10**6, default=0)
+
+
+class EvaluationCaseInput(serializers.Serializer):
+    id = serializers.RegexField(
+        r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        required=False,
+        help_text="The id of the package's evals/evals.json case this ran, if it ran one.",
+    )
+    input = serializers.JSONField(required=False, default=dict)
+    expected = serializers.JSONField(required=False, default=dict)
+    trajectory_summary = serializers.CharField(
+        max_length=4000, required=False, allow_blank=True, default=""
+    )
+    result = NamedChoiceField(choices=["passed", "failed"], enum_name="EvaluationCaseResult")
+    checks = CaseChecksInput()
+    cost = CaseCostInput(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for field in ("input", "expected"):
+            if len(json.dumps(attrs.get(field), default=str)) > CASE_JSON_MAX:
+                raise serializers.ValidationError(
+                    {field: [f"At most {CASE_JSON_MAX} characters of JSON."]}
+                )
+        cost = attrs.get("cost") or {}
+        return {
+            "case_id": attrs.get("id", ""),
+            "input": attrs.get("input"),
+            "expected": attrs.get("expected"),
+            "trajectory_summary": attrs.get("trajectory_summary", ""),
+            "passed": attrs["result"] == "passed",
+            **attrs["checks"],
+            "cost_tokens": cost.get("tokens", 0),
+            "cost_seconds": cost.get("seconds", 0.0),
+            "cost_tool_calls": cost.get("tool_calls", 0),
+        }
+
+
 class EvaluationInput(serializers.Serializer):
     category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
     passed = serializers.BooleanField()
@@ -72,6 +131,15 @@ class EvaluationInput(serializers.Serializer):
     details = serializers.DictField(required=False, default=dict)
     environment = serializers.DictField(
         required=False, default=dict, help_text="Model, tool and runtime versions of the run."
+    )
+    # ListSerializer takes max_length (DRF 3.14); the stubs only know Serializer's arguments.
+    cases = EvaluationCaseInput(  # type: ignore[call-arg]
+        many=True,
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="The cases run. A passing run counts for publishing only with its cases, "
+        "every one passing all five checks, covering the package's evals for the category.",
     )
 
 
@@ -204,9 +272,36 @@ class VersionOutput(serializers.ModelSerializer):
         return allowed_next(version.status)
 
 
+class EvaluationCaseOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="case_id")
+    result = serializers.SerializerMethodField()
+    checks = serializers.SerializerMethodField()
+    cost = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvaluationCase
+        fields = ["id", "input", "expected", "trajectory_summary", "result", "checks", "cost"]
+
+    def get_result(self, case: EvaluationCase) -> str:
+        return "passed" if case.passed else "failed"
+
+    @extend_schema_field(serializers.DictField(child=serializers.BooleanField()))
+    def get_checks(self, case: EvaluationCase) -> dict[str, bool]:
+        return {check: getattr(case, check) for check in EvaluationCheck.values}
+
+    @extend_schema_field(CaseCostInput)
+    def get_cost(self, case: EvaluationCase) -> dict[str, Any]:
+        return {
+            "tokens": case.cost_tokens,
+            "seconds": case.cost_seconds,
+            "tool_calls": case.cost_tool_calls,
+        }
+
+
 class EvaluationOutput(serializers.ModelSerializer):
     category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
     actor = serializers.SerializerMethodField()
+    cases = EvaluationCaseOutput(many=True, read_only=True)
     counts = serializers.SerializerMethodField(
         help_text="True when the run's content hash is the version's, so it counts."
     )
@@ -222,6 +317,8 @@ class EvaluationOutput(serializers.ModelSerializer):
             "details",
             "environment",
             "actor",
+            "independent",
+            "cases",
             "at",
         ]
 
@@ -236,7 +333,14 @@ class EvaluationOutput(serializers.ModelSerializer):
 
 class MatrixCellOutput(serializers.Serializer):
     category = serializers.CharField()
-    state = NamedChoiceField(choices=["passed", "failed", "missing"], enum_name="EvaluationState")
+    state = NamedChoiceField(
+        choices=["passed", "failed", "missing", "unverified"], enum_name="EvaluationState"
+    )
+    doubts = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why a passing run does not count: not_independent, no_cases, "
+        "package_cases_missing.",
+    )
     run = EvaluationOutput(allow_null=True)
 
 
@@ -245,10 +349,21 @@ class MatrixOutput(serializers.Serializer):
     complete = serializers.BooleanField()
     missing = serializers.ListField(child=serializers.CharField())
     failed = serializers.ListField(child=serializers.CharField())
+    unverified = serializers.ListField(child=serializers.CharField())
     other_hash_runs = serializers.IntegerField(
         help_text="Results recorded against another content hash; they never count."
     )
     categories = MatrixCellOutput(many=True, source="cells")
+
+
+class CostPointOutput(serializers.Serializer):
+    version = serializers.IntegerField(source="number")
+    cases = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    pass_rate = serializers.FloatField()
+    mean_tokens = serializers.FloatField()
+    mean_seconds = serializers.FloatField()
+    mean_tool_calls = serializers.FloatField()
 
 
 class VersionDetailOutput(VersionOutput):
@@ -266,6 +381,9 @@ class VersionDetailOutput(VersionOutput):
     loads = serializers.SerializerMethodField(
         help_text="Loads of this version per level: catalog (1), body (2), file (3)."
     )
+    cost_curve = serializers.SerializerMethodField(
+        help_text="Per version of the skill: cases run on its own hash, passed, mean cost."
+    )
 
     class Meta(VersionOutput.Meta):
         fields = [
@@ -276,7 +394,13 @@ class VersionDetailOutput(VersionOutput):
             "instances_last_24h",
             "changes_vs_production",
             "loads",
+            "cost_curve",
         ]
+
+    @extend_schema_field(CostPointOutput(many=True))
+    def get_cost_curve(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return CostPointOutput(self.context["cost_curve"], many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
     def get_loads(self, version: SkillVersion) -> dict[str, int]:

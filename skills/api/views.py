@@ -240,6 +240,7 @@ class VersionDetailView(APIView):
                 tenant=tenant, version=version
             ),
             "loads": selectors.version_load_totals(tenant=tenant, version=version),
+            "cost_curve": selectors.cost_curve(tenant=tenant, skill=version.skill),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -305,15 +306,19 @@ class EvaluationListView(GenericAPIView):
         return self.get_paginated_response(EvaluationOutput(page, many=True).data)
 
     @extend_schema(
-        summary="Record one regression result",
+        summary="Record one regression result, case by case",
         description="The result counts for publishing only when `content_hash` is the "
-        "version's; a result for another hash is stored with `counts: false`.",
+        "version's (a result for another hash is stored with `counts: false`), it comes from "
+        "an evaluator other than the version's author, and its `cases` (each with the five "
+        "checks and its cost) all pass and cover the package's evals/evals.json cases of the "
+        "category; otherwise the matrix shows the category `unverified`.",
         request=EvaluationInput,
         responses={
             201: EvaluationOutput,
             400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
             403: CAPABILITY_OR_ROLE_REQUIRED,
             404: NOT_FOUND,
+            409: OpenApiResponse(description="`evaluator_is_author`"),
         },
     )
     @idempotent

@@ -58,6 +58,47 @@ def package_v2(slug: str = SLUG) -> bytes:
     )
 
 
+ALL_CHECKS = {
+    "selection": True,
+    "loading": True,
+    "action_trajectory": True,
+    "final_state": True,
+    "safety_refusal": True,
+}
+
+
+def api_case(
+    category: str = "normal", *, passed: bool = True, case_id: str | None = None, tokens: int = 900
+) -> dict[str, Any]:
+    """One evaluation case as an evaluator posts it."""
+    case: dict[str, Any] = {
+        "input": {"task": f"a {category} task"},
+        "expected": {"outcome": "stops safely" if category != "normal" else "done"},
+        "trajectory_summary": f"selected, loaded the body, handled the {category} case",
+        "result": "passed" if passed else "failed",
+        "checks": {**ALL_CHECKS, "final_state": passed},
+        "cost": {"tokens": tokens, "seconds": 2.5, "tool_calls": 3},
+    }
+    if case_id is not None:
+        case["id"] = case_id
+    return case
+
+
+def service_case(category: str = "normal", *, tokens: int = 900) -> dict[str, Any]:
+    """One passing case in the shape ``services.evaluation_record`` takes."""
+    return {
+        "case_id": "",
+        "input": {"task": f"a {category} task"},
+        "expected": {"outcome": "done"},
+        "trajectory_summary": f"handled the {category} case",
+        "passed": True,
+        **ALL_CHECKS,
+        "cost_tokens": tokens,
+        "cost_seconds": 2.5,
+        "cost_tool_calls": 3,
+    }
+
+
 def upload_file(data: bytes, name: str = "skill.zip") -> io.BytesIO:
     handle = io.BytesIO(data)
     handle.name = name
@@ -129,6 +170,7 @@ def pass_all(acme: Tenant) -> Callable[..., None]:
                 passed=True,
                 content_hash=version.content_hash,
                 environment={"model": "test-model"},
+                cases=[service_case(category)],
             )
 
     return record
