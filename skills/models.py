@@ -494,3 +494,30 @@ class EvaluationCase(models.Model):
 
     def __str__(self) -> str:
         return f"case {self.position} of run {self.run_id}: {'passed' if self.passed else 'failed'}"
+
+
+class DraftSource(models.Model):
+    """Lineage: an experience claim a drafted version was built from (seed 004, 技能提炼).
+
+    The claim is named by id only: memory owns claims and never learns about
+    skills. When a deletion erases or invalidates the claim, memory's
+    ``claims_forgotten`` signal stamps ``source_deleted_at`` here, and the
+    version can no longer move towards production.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="sources")
+    claim_id = models.UUIDField()
+    source_deleted_at = models.DateTimeField(null=True, blank=True)
+    deletion_id = models.UUIDField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "claim_id"], name="draft_source_once"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "claim_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} from claim {self.claim_id}"

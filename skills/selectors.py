@@ -7,6 +7,7 @@ from Redis (see ``skills.cache``) and touches PostgreSQL only on a miss.
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -28,10 +29,14 @@ from django.utils import timezone
 
 from accounts.models import Tenant
 from common.problems import Problem, not_found
+from memory.gate import experience_outcome
+from memory.models import Claim, ClaimKind, ClaimStatus
+from memory.selectors.claims import claims_visible
 from skills.cache import cached_resolve
 from skills.composition import Conflict, conflicts_between
 from skills.models import (
     PRODUCTION,
+    DraftSource,
     EvaluationCase,
     EvaluationCategory,
     EvaluationRun,
@@ -707,3 +712,53 @@ def version_load_totals(*, tenant: Tenant, version: SkillVersion) -> dict[str, i
 
 def retired_tools(*, tenant: Tenant) -> QuerySet[RetiredTool]:
     return RetiredTool.objects.filter(tenant=tenant).order_by("-at", "-id")
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+DRAFT_CANDIDATES_SHOWN = 200
+
+
+def experiences_for_draft(*, tenant: Tenant, claim_ids: list[str]) -> list[Claim]:
+    """The named claims of this tenant (any kind and status, to say why one is refused)."""
+    valid = []
+    for claim_id in claim_ids:
+        try:
+            valid.append(uuid.UUID(claim_id))
+        except ValueError:
+            continue
+    return list(
+        claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(pk__in=valid)
+        .exclude(status=ClaimStatus.ERASED)
+    )
+
+
+def draft_ineligibility(claim: Claim) -> str | None:
+    """Why a claim cannot seed a skill draft, or None when it can."""
+    if claim.kind != ClaimKind.EXPERIENCE:
+        return "not_an_experience"
+    if claim.status != ClaimStatus.ACTIVE:
+        return f"not_active ({claim.status})"
+    if experience_outcome(claim.value) != "success":
+        return "outcome_not_success"
+    return None
+
+
+def draft_candidates(*, tenant: Tenant) -> list[Claim]:
+    """Active experiences with a successful outcome, newest first: what an editor picks from."""
+    return list(
+        claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(kind=ClaimKind.EXPERIENCE, status=ClaimStatus.ACTIVE, value__outcome="success")
+        .order_by("-recorded_at")[:DRAFT_CANDIDATES_SHOWN]
+    )
+
+
+def draft_sources(*, tenant: Tenant, version: SkillVersion) -> QuerySet[DraftSource]:
+    return DraftSource.objects.filter(tenant=tenant, version=version).order_by("id")
+
+
+def sources_deleted(*, version: SkillVersion) -> bool:
+    return DraftSource.objects.filter(
+        tenant_id=version.tenant_id, version=version, source_deleted_at__isnull=False
+    ).exists()

@@ -356,6 +356,11 @@ class MatrixOutput(serializers.Serializer):
     categories = MatrixCellOutput(many=True, source="cells")
 
 
+class DraftSourceOutput(serializers.Serializer):
+    claim = serializers.CharField(source="claim_id")
+    source_deleted_at = serializers.DateTimeField(allow_null=True)
+
+
 class CostPointOutput(serializers.Serializer):
     version = serializers.IntegerField(source="number")
     cases = serializers.IntegerField()
@@ -384,6 +389,10 @@ class VersionDetailOutput(VersionOutput):
     cost_curve = serializers.SerializerMethodField(
         help_text="Per version of the skill: cases run on its own hash, passed, mean cost."
     )
+    draft_sources = serializers.SerializerMethodField(
+        help_text="The experience claims a drafted version was built from, and when one was "
+        "deleted (then the version cannot be submitted, approved or published)."
+    )
 
     class Meta(VersionOutput.Meta):
         fields = [
@@ -395,7 +404,13 @@ class VersionDetailOutput(VersionOutput):
             "changes_vs_production",
             "loads",
             "cost_curve",
+            "draft_sources",
         ]
+
+    @extend_schema_field(DraftSourceOutput(many=True))
+    def get_draft_sources(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return DraftSourceOutput(self.context["draft_sources"], many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(CostPointOutput(many=True))
     def get_cost_curve(self, version: SkillVersion) -> list[dict[str, Any]]:
@@ -740,3 +755,30 @@ class IncompatibleVersionOutput(serializers.Serializer):
 class RetirementOutput(serializers.Serializer):
     tool = RetiredToolOutput()
     incompatible = IncompatibleVersionOutput(many=True)
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+class DraftInput(serializers.Serializer):
+    slug = serializers.RegexField(
+        SLUG_PATTERN,
+        max_length=64,
+        help_text="The skill the draft belongs to; created when it does not exist yet.",
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        max_length=1024, help_text="What the skill does and when to use it (Agent Skills)."
+    )
+    claims = serializers.ListField(
+        child=serializers.UUIDField(format="hex_verbose"),
+        min_length=1,
+        max_length=50,
+        help_text="Experience claims: active, with a successful outcome, 2 to 20 of them.",
+    )
+
+
+class DraftOutput(serializers.Serializer):
+    version = VersionOutput()
+    created = serializers.BooleanField()
+    sources = serializers.ListField(child=serializers.CharField(), source="claim_ids")

@@ -7,6 +7,7 @@ _VERSION = "skills/<slug:slug>/versions/<int:number>"
 urlpatterns = [
     path("skills", views.SkillListView.as_view(), name="skill-list"),
     path("skills/catalog", views.CatalogView.as_view(), name="skill-catalog"),
+    path("skills/drafts", views.DraftView.as_view(), name="skill-drafts"),
     path("skills/tools", views.RetiredToolListView.as_view(), name="skill-tools-retired"),
     path(
         "skills/tools/<str:name>/retire", views.RetireToolView.as_view(), name="skill-tool-retire"

@@ -44,6 +44,8 @@ from skills.api.serializers import (
     CatalogInput,
     CatalogOutput,
     DiffOutput,
+    DraftInput,
+    DraftOutput,
     EvaluationInput,
     EvaluationOutput,
     InstantiateInput,
@@ -241,6 +243,7 @@ class VersionDetailView(APIView):
             ),
             "loads": selectors.version_load_totals(tenant=tenant, version=version),
             "cost_curve": selectors.cost_curve(tenant=tenant, skill=version.skill),
+            "draft_sources": list(selectors.draft_sources(tenant=tenant, version=version)),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -823,3 +826,43 @@ class RetireToolView(APIView):
                 }
             ).data
         )
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+class DraftView(APIView):
+    permission_classes = [role_required(Role.EDITOR)]
+
+    @extend_schema(
+        summary="Draft a skill version from experience claims (editors and admins)",
+        description="Builds a SKILL.md package from 2-20 active experiences with a successful "
+        "outcome (steps every run took become the procedure; the others are listed apart) "
+        "and uploads it as a draft of `slug` (created if new) with lineage to the claims. "
+        "It then goes through the normal lifecycle. Deleting a source claim later flags the "
+        "draft: `409 draft_source_deleted` on submit, approve and publish.",
+        request=DraftInput,
+        responses={
+            201: DraftOutput,
+            200: DraftOutput,
+            400: VALIDATION_ERROR,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="`claim_not_eligible` (with `claims`)"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = DraftInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        draft = services.skill_draft_from_experiences(
+            tenant=context.tenant,
+            actor=context.actor,
+            slug=values["slug"],
+            name=values["name"],
+            description=values["description"],
+            claim_ids=[str(claim) for claim in values["claims"]],
+        )
+        return Response(DraftOutput(draft).data, status=201 if draft.created else 200)
