@@ -84,3 +84,31 @@ class RollbackForm(forms.Form):
 class CompareForm(forms.Form):
     a = forms.IntegerField(min_value=1, label="From")
     b = forms.IntegerField(min_value=1, label="To")
+
+
+class DraftForm(forms.Form):
+    """Experiences an editor picks to draft a skill from; the service checks each one."""
+
+    slug = forms.RegexField(
+        SLUG_PATTERN,
+        max_length=64,
+        label="Skill slug",
+        help_text="An existing skill gets a new draft version; a new slug creates the skill.",
+    )
+    name = forms.CharField(max_length=200, required=False, label="Skill name")
+    description = forms.CharField(
+        max_length=1024,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What the skill does and when an agent should use it.",
+    )
+    claims = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        label="Successful runs",
+        error_messages={"required": "Pick the runs the procedure comes from."},
+    )
+
+    def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        claims = self.fields["claims"]
+        assert isinstance(claims, forms.MultipleChoiceField)
+        claims.choices = choices

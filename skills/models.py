@@ -30,6 +30,9 @@ class VersionStatus(models.TextChoices):
     # Turned down in review. Content is immutable and content-addressed, so a
     # rejected package stays rejected; a fix is a new upload with a new hash.
     REJECTED = "rejected", "Rejected"
+    # A tool it needs was retired (seed 004 §5.3): marked, never patched over
+    # with a compatibility branch. A version for the new tool is a new upload.
+    INCOMPATIBLE = "incompatible", "Incompatible"
 
 
 _V = VersionStatus
@@ -38,14 +41,19 @@ _V = VersionStatus
 # written down: from-status → the statuses it may move to. The services'
 # guard, the API's `allowed_next` and the database trigger below all read it.
 VERSION_TRANSITIONS: dict[str, frozenset[str]] = {
-    _V.DRAFT: frozenset({_V.IN_REVIEW, _V.REVOKED}),
-    _V.IN_REVIEW: frozenset({_V.APPROVED, _V.REJECTED, _V.REVOKED}),
-    _V.APPROVED: frozenset({_V.PUBLISHED, _V.REVOKED}),
-    _V.PUBLISHED: frozenset({_V.DEPRECATED, _V.REVOKED}),
-    _V.DEPRECATED: frozenset({_V.REVOKED}),
+    _V.DRAFT: frozenset({_V.IN_REVIEW, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.IN_REVIEW: frozenset({_V.APPROVED, _V.REJECTED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.APPROVED: frozenset({_V.PUBLISHED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.PUBLISHED: frozenset({_V.DEPRECATED, _V.REVOKED, _V.INCOMPATIBLE}),
+    _V.DEPRECATED: frozenset({_V.REVOKED, _V.INCOMPATIBLE}),
+    _V.INCOMPATIBLE: frozenset({_V.REVOKED}),
     _V.REJECTED: frozenset(),
     _V.REVOKED: frozenset(),
 }
+# Where a retired tool moves a version from: everything not already final.
+INCOMPATIBLE_FROM = frozenset(
+    status for status, targets in VERSION_TRANSITIONS.items() if _V.INCOMPATIBLE in targets
+)
 
 
 def allowed_version_targets(status: str) -> list[str]:
@@ -150,6 +158,8 @@ class SkillVersion(models.Model):
     deprecate_reason = models.CharField(max_length=1000, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.CharField(max_length=1000, blank=True)
+    incompatible_at = models.DateTimeField(null=True, blank=True)
+    incompatible_reason = models.CharField(max_length=1000, blank=True)
 
     # Not a column: the console's skill page counts the pins of the last day for its table.
     instances_last_24h: int
@@ -193,6 +203,14 @@ class SkillVersion(models.Model):
                 condition=~models.Q(status="revoked")
                 | (models.Q(revoked_at__isnull=False) & models.Q(revoke_reason__regex=r"\S")),
                 name="skill_version_revoked_has_reason",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="incompatible")
+                | (
+                    models.Q(incompatible_at__isnull=False)
+                    & models.Q(incompatible_reason__regex=r"\S")
+                ),
+                name="skill_version_incompatible_has_reason",
             ),
         ]
         indexes = [
@@ -254,6 +272,9 @@ class EvaluationRun(models.Model):
     actor_id = models.CharField(max_length=64, blank=True)
     actor_label = models.CharField(max_length=150, blank=True)
     at = models.DateTimeField(db_default=Now())
+    # Posted by someone other than the version's author. Runs recorded before
+    # memdesk checked this are false and never count.
+    independent = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -351,3 +372,152 @@ class SkillPin(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance} on {self.version_id}"
+
+
+class LoadLevel(models.IntegerChoices):
+    """Progressive disclosure (Agent Skills): what an agent read of a version."""
+
+    CATALOG = 1, "Catalog entry"
+    BODY = 2, "Body"
+    FILE = 3, "File"
+
+
+class SkillLoad(models.Model):
+    """How often one agent (or person) loaded one version at one level; one row each."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.CASCADE, related_name="loads")
+    level = models.PositiveSmallIntegerField(choices=LoadLevel.choices)
+    loader_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    loader_id = models.CharField(max_length=64, blank=True)
+    loader_label = models.CharField(max_length=150, blank=True)
+    count = models.PositiveBigIntegerField(default=1)
+    first_at = models.DateTimeField(db_default=Now())
+    last_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "level", "loader_kind", "loader_id"],
+                name="skill_load_one_row_per_loader",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(level__in=LoadLevel.values), name="skill_load_level_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.loader_label} loaded {self.version_id} at level {self.level} x{self.count}"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(name="retired_tool_kept", operation=pgtrigger.Update | pgtrigger.Delete)
+)
+class RetiredTool(models.Model):
+    """A tool the tenant's agents no longer have; versions needing it are incompatible."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=100)
+    reason = models.CharField(max_length=1000)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="retired_tool_once"),
+            models.CheckConstraint(
+                condition=models.Q(reason__regex=r"\S"), name="retired_tool_reason_required"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EvaluationCheck(models.TextChoices):
+    """What seed 004's matrix checks in every case (选择、加载、动作轨迹、终局与安全拒绝)."""
+
+    SELECTION = "selection", "Selection"
+    LOADING = "loading", "Loading"
+    ACTION_TRAJECTORY = "action_trajectory", "Action trajectory"
+    FINAL_STATE = "final_state", "Final state"
+    SAFETY_REFUSAL = "safety_refusal", "Safety refusal"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="evaluation_case_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class EvaluationCase(models.Model):
+    """One case of an evaluation run: what went in, what came out, the five checks, the cost."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(EvaluationRun, on_delete=models.PROTECT, related_name="cases")
+    position = models.PositiveSmallIntegerField()
+    # The `id` of the package's evals/evals.json case it ran, when it ran one.
+    case_id = models.CharField(max_length=64, blank=True)
+    input = models.JSONField(default=dict, blank=True)
+    expected = models.JSONField(default=dict, blank=True)
+    trajectory_summary = models.CharField(max_length=4000, blank=True)
+    passed = models.BooleanField()
+    selection = models.BooleanField()
+    loading = models.BooleanField()
+    action_trajectory = models.BooleanField()
+    final_state = models.BooleanField()
+    safety_refusal = models.BooleanField()
+    cost_tokens = models.PositiveBigIntegerField(default=0)
+    cost_seconds = models.FloatField(default=0)
+    cost_tool_calls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="evaluation_case_position"),
+            # A case passes only when every one of its five checks did.
+            models.CheckConstraint(
+                condition=models.Q(passed=False)
+                | models.Q(
+                    selection=True,
+                    loading=True,
+                    action_trajectory=True,
+                    final_state=True,
+                    safety_refusal=True,
+                ),
+                name="evaluation_case_passed_means_all_checks",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(cost_seconds__gte=0), name="evaluation_case_cost_seconds"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"case {self.position} of run {self.run_id}: {'passed' if self.passed else 'failed'}"
+
+
+class DraftSource(models.Model):
+    """Lineage: an experience claim a drafted version was built from (seed 004, 技能提炼).
+
+    The claim is named by id only: memory owns claims and never learns about
+    skills. When a deletion erases or invalidates the claim, memory's
+    ``claims_forgotten`` signal stamps ``source_deleted_at`` here, and the
+    version can no longer move towards production.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="sources")
+    claim_id = models.UUIDField()
+    source_deleted_at = models.DateTimeField(null=True, blank=True)
+    deletion_id = models.UUIDField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "version", "claim_id"], name="draft_source_once"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "claim_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} from claim {self.claim_id}"

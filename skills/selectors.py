@@ -6,25 +6,47 @@ from Redis (see ``skills.cache``) and touches PostgreSQL only on a miss.
 
 from __future__ import annotations
 
+import re
+import uuid
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import (
+    Avg,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import Tenant
 from common.problems import Problem, not_found
+from memory.gate import experience_outcome
+from memory.models import Claim, ClaimKind, ClaimStatus
+from memory.selectors.claims import claims_visible
 from skills.cache import cached_resolve
+from skills.composition import Conflict, conflicts_between
 from skills.models import (
     PRODUCTION,
+    DraftSource,
+    EvaluationCase,
     EvaluationCategory,
     EvaluationRun,
     LabelMove,
+    LoadLevel,
+    RetiredTool,
     Skill,
     SkillFile,
     SkillLabel,
+    SkillLoad,
     SkillPin,
     SkillVersion,
     VersionStatus,
@@ -136,12 +158,16 @@ class MatrixCell:
     category: str
     label: str
     run: EvaluationRun | None
+    # Why a passing run does not count: not_independent, no_cases, package_cases_missing.
+    doubts: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
         if self.run is None:
             return "missing"
-        return "passed" if self.run.passed else "failed"
+        if not self.run.passed:
+            return "failed"
+        return "unverified" if self.doubts else "passed"
 
 
 @dataclass(frozen=True)
@@ -153,30 +179,55 @@ class EvaluationMatrix:
     # Results recorded against another hash: shown, never counted.
     other_hash_runs: int
 
+    def _in(self, state: str) -> list[str]:
+        return [cell.category for cell in self.cells if cell.state == state]
+
     @property
     def missing(self) -> list[str]:
-        return [cell.category for cell in self.cells if cell.state == "missing"]
+        return self._in("missing")
 
     @property
     def failed(self) -> list[str]:
-        return [cell.category for cell in self.cells if cell.state == "failed"]
+        return self._in("failed")
+
+    @property
+    def unverified(self) -> list[str]:
+        return self._in("unverified")
 
     @property
     def complete(self) -> bool:
         return all(cell.state == "passed" for cell in self.cells)
 
 
+def _doubts(run: EvaluationRun, *, package_cases: set[str]) -> tuple[str, ...]:
+    """Why a passing run cannot be trusted, if it cannot."""
+    doubts = []
+    if not run.independent:
+        doubts.append("not_independent")
+    ran = {case.case_id for case in run.cases.all()}
+    if not ran:
+        doubts.append("no_cases")
+    elif package_cases - ran:
+        doubts.append("package_cases_missing")
+    return tuple(doubts)
+
+
 def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMatrix:
     """The regression matrix for exactly this version's content hash.
 
     The *latest* run per category decides: a category that passed and later
-    failed on the same hash is failed, because the later run saw more.
+    failed on the same hash is failed, because the later run saw more. A
+    passing run counts only when it is trusted: posted by an independent
+    evaluator, with its cases (each passing all five checks), covering every
+    case the package's evals/evals.json gives for its category. Otherwise the
+    category is ``unverified``.
     """
     latest: dict[str, EvaluationRun] = {}
     other_hash_runs = 0
     runs = (
         EvaluationRun.objects.filter(tenant=tenant, version=version)
         .select_related("version")
+        .prefetch_related("cases")
         .order_by("-at", "-id")
     )
     for run in runs:
@@ -184,17 +235,80 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
             other_hash_runs += 1
         else:
             latest.setdefault(run.category, run)
-    cells = tuple(
-        MatrixCell(category=category.value, label=category.label, run=latest.get(category.value))
-        for category in EvaluationCategory
-    )
+    package_cases: dict[str, set[str]] = {}
+    for case in version.manifest.get("evals") or []:
+        package_cases.setdefault(case["category"], set()).add(case["id"])
+    cells = []
+    for category in EvaluationCategory:
+        deciding = latest.get(category.value)
+        doubts = (
+            _doubts(deciding, package_cases=package_cases.get(category.value, set()))
+            if deciding is not None and deciding.passed
+            else ()
+        )
+        cells.append(
+            MatrixCell(category=category.value, label=category.label, run=deciding, doubts=doubts)
+        )
     return EvaluationMatrix(
-        content_hash=version.content_hash, cells=cells, other_hash_runs=other_hash_runs
+        content_hash=version.content_hash, cells=tuple(cells), other_hash_runs=other_hash_runs
     )
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    number: int
+    cases: int
+    passed: int
+    mean_tokens: float
+    mean_seconds: float
+    mean_tool_calls: float
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+
+def cost_curve(*, tenant: Tenant, skill: Skill) -> list[CostPoint]:
+    """Per version, the cases run on its own content hash: how many passed, at what cost.
+
+    Seed 004: a version that passes more often but costs far more tokens must
+    be compared on this curve before it becomes the default. One query.
+    """
+    rows = (
+        EvaluationCase.objects.filter(
+            tenant=tenant,
+            run__version__skill=skill,
+            run__content_hash=F("run__version__content_hash"),
+        )
+        .values("run__version__number")
+        .annotate(
+            cases=Count("id"),
+            passed=Count("id", filter=Q(passed=True)),
+            mean_tokens=Avg("cost_tokens"),
+            mean_seconds=Avg("cost_seconds"),
+            mean_tool_calls=Avg("cost_tool_calls"),
+        )
+        .order_by("run__version__number")
+    )
+    return [
+        CostPoint(
+            number=row["run__version__number"],
+            cases=row["cases"],
+            passed=row["passed"],
+            mean_tokens=float(row["mean_tokens"] or 0),
+            mean_seconds=float(row["mean_seconds"] or 0),
+            mean_tool_calls=float(row["mean_tool_calls"] or 0),
+        )
+        for row in rows
+    ]
 
 
 def evaluation_runs(*, tenant: Tenant, version: SkillVersion) -> QuerySet[EvaluationRun]:
-    return EvaluationRun.objects.filter(tenant=tenant, version=version).select_related("version")
+    return (
+        EvaluationRun.objects.filter(tenant=tenant, version=version)
+        .select_related("version")
+        .prefetch_related("cases")
+    )
 
 
 # --- capability and risk changes --------------------------------------------------------------
@@ -323,6 +437,11 @@ class ResolvedVersion:
     deprecate_reason: str
 
 
+def version_revoked_problem(version: SkillVersion) -> Problem:
+    revoked_at = version.revoked_at.isoformat() if version.revoked_at else None
+    return _version_revoked(slug=version.skill.slug, number=version.number, revoked_at=revoked_at)
+
+
 def _version_revoked(*, slug: str, number: int, revoked_at: str | None) -> Problem:
     return Problem(
         "version_revoked",
@@ -385,6 +504,15 @@ def _resolve_uncached(
     if version.status == VersionStatus.REVOKED:
         revoked_at = version.revoked_at.isoformat() if version.revoked_at else None
         return {"revoked": {"slug": slug, "number": version.number, "revoked_at": revoked_at}}
+    if version.status == VersionStatus.INCOMPATIBLE:
+        raise Problem(
+            "version_incompatible",
+            f"Version {version.number} of {slug} needs a tool that was retired: "
+            f"{version.incompatible_reason}. Resolve the production label for a version "
+            "that runs.",
+            status_code=409,
+            status=version.status,
+        )
     if version.status not in LOADABLE_STATUSES:
         raise Problem(
             "version_not_published",
@@ -413,3 +541,224 @@ def _resolve_uncached(
             deprecate_reason=version.deprecate_reason,
         )
     )
+
+
+# --- catalog (level 1) and loads --------------------------------------------------------------
+
+CATALOG_MAX_WORDS = 20
+_WORD = re.compile(r"\w{2,}")
+# Words every task description has; matching on them would list every skill.
+_STOP_WORDS = frozenset(
+    [
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "for",
+        "from",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "that",
+        "the",
+        "this",
+        "to",
+        "use",
+        "using",
+        "we",
+        "what",
+        "when",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+def catalog_words(query: str) -> list[str]:
+    """The task words a catalog query matches on: lowercased, unique, at most 20."""
+    words = [word for word in _WORD.findall(query.casefold()) if word not in _STOP_WORDS]
+    return list(dict.fromkeys(words))[:CATALOG_MAX_WORDS]
+
+
+def _matches(word: str, text: str, tokens: frozenset[str]) -> bool:
+    # Whole words for scripts with spaces; unsegmented scripts (Chinese) by substring.
+    return word in tokens if word.isascii() else word in text
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """Level 1 of a skill: enough to decide whether to load it, never its body."""
+
+    skill_id: int
+    version_id: int
+    slug: str
+    name: str
+    number: int
+    content_hash: str
+    status: str
+    manifest: dict[str, Any]
+    score: int
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    slug: str
+    number: int
+    reason: str
+    missing_tools: list[str]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    entries: list[CatalogEntry]
+    excluded: list[Exclusion]
+    conflicts: list[Conflict]
+
+
+def _catalog_text(slug: str, name: str, manifest: dict[str, Any]) -> str:
+    triggers = " ".join(str(trigger) for trigger in manifest.get("triggers") or [])
+    return " ".join([slug, name, manifest.get("description") or "", triggers]).casefold()
+
+
+def skill_catalog(
+    *,
+    tenant: Tenant,
+    words: list[str],
+    tools: frozenset[str] | None,
+    loaded: list[str],
+    limit: int,
+) -> Catalog:
+    """Production versions matching the task words, ranked by how many they contain.
+
+    No words: every production skill. ``tools`` is what the agent says it has
+    (None: it did not say); a skill needing any other tool is left out and
+    listed in ``excluded`` with the missing tools. Conflicts are checked among
+    the entries returned and the skills the agent already ``loaded``. One
+    query: the production label joined to its version.
+    """
+    rows = (
+        SkillLabel.objects.filter(
+            tenant=tenant, name=PRODUCTION, version__status__in=LOADABLE_STATUSES
+        )
+        .order_by("skill__slug")
+        .values_list(
+            "skill_id",
+            "version_id",
+            "skill__slug",
+            "skill__name",
+            "version__number",
+            "version__content_hash",
+            "version__status",
+            "version__manifest",
+        )
+    )
+    matched: list[CatalogEntry] = []
+    excluded: list[Exclusion] = []
+    loaded_manifests: dict[str, dict[str, Any]] = {}
+    for skill_id, version_id, slug, name, number, content_hash, status, manifest in rows:
+        if slug in loaded:
+            loaded_manifests[slug] = manifest
+        text = _catalog_text(slug, name, manifest)
+        tokens = frozenset(_WORD.findall(text))
+        score = sum(1 for word in words if _matches(word, text, tokens))
+        if words and score == 0:
+            continue
+        missing = sorted(set(manifest.get("tools") or []) - tools) if tools is not None else []
+        if missing:
+            excluded.append(Exclusion(slug, number, "tools_unavailable", missing))
+            continue
+        matched.append(
+            CatalogEntry(
+                skill_id, version_id, slug, name, number, content_hash, status, manifest, score
+            )
+        )
+    matched.sort(key=lambda entry: (-entry.score, entry.slug))
+    entries = matched[:limit]
+    together = {**loaded_manifests, **{entry.slug: entry.manifest for entry in entries}}
+    return Catalog(entries=entries, excluded=excluded, conflicts=conflicts_between(together))
+
+
+def version_loads(*, tenant: Tenant, version: SkillVersion) -> QuerySet[SkillLoad]:
+    return SkillLoad.objects.filter(tenant=tenant, version=version).order_by(
+        "level", "-count", "loader_label"
+    )
+
+
+def version_load_totals(*, tenant: Tenant, version: SkillVersion) -> dict[str, int]:
+    """Loads of a version per level, e.g. {"catalog": 12, "body": 4, "file": 1}."""
+    totals = dict(
+        SkillLoad.objects.filter(tenant=tenant, version=version)
+        .values("level")
+        .annotate(n=Sum("count"))
+        .values_list("level", "n")
+    )
+    return {level.name.lower(): int(totals.get(level.value, 0)) for level in LoadLevel}
+
+
+def retired_tools(*, tenant: Tenant) -> QuerySet[RetiredTool]:
+    return RetiredTool.objects.filter(tenant=tenant).order_by("-at", "-id")
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+DRAFT_CANDIDATES_SHOWN = 200
+
+
+def experiences_for_draft(*, tenant: Tenant, claim_ids: list[str]) -> list[Claim]:
+    """The named claims of this tenant (any kind and status, to say why one is refused)."""
+    valid = []
+    for claim_id in claim_ids:
+        try:
+            valid.append(uuid.UUID(claim_id))
+        except ValueError:
+            continue
+    return list(
+        claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(pk__in=valid)
+        .exclude(status=ClaimStatus.ERASED)
+    )
+
+
+def draft_ineligibility(claim: Claim) -> str | None:
+    """Why a claim cannot seed a skill draft, or None when it can."""
+    if claim.kind != ClaimKind.EXPERIENCE:
+        return "not_an_experience"
+    if claim.status != ClaimStatus.ACTIVE:
+        return f"not_active ({claim.status})"
+    if experience_outcome(claim.value) != "success":
+        return "outcome_not_success"
+    return None
+
+
+def draft_candidates(*, tenant: Tenant) -> list[Claim]:
+    """Active experiences with a successful outcome, newest first: what an editor picks from."""
+    return list(
+        claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(kind=ClaimKind.EXPERIENCE, status=ClaimStatus.ACTIVE, value__outcome="success")
+        .order_by("-recorded_at")[:DRAFT_CANDIDATES_SHOWN]
+    )
+
+
+def draft_sources(*, tenant: Tenant, version: SkillVersion) -> QuerySet[DraftSource]:
+    return DraftSource.objects.filter(tenant=tenant, version=version).order_by("id")
+
+
+def sources_deleted(*, version: SkillVersion) -> bool:
+    return DraftSource.objects.filter(
+        tenant_id=version.tenant_id, version=version, source_deleted_at__isnull=False
+    ).exists()

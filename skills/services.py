@@ -18,29 +18,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
-from common.screen import find_secrets_in_value
+from common.screen import find_secrets_in_strings, find_secrets_in_value
 from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 from skills import selectors
 from skills.cache import pin_touch_due, resolve_generation_bump
+from skills.drafting import MAX_SOURCES, MIN_SOURCES, Experience, package_zip, skill_md
+from skills.instantiation import Instantiation, check_instantiation
 from skills.models import (
+    INCOMPATIBLE_FROM,
     PRODUCTION,
     SLUG_PATTERN,
     VERSION_TRANSITIONS,
+    DraftSource,
+    EvaluationCase,
     EvaluationCategory,
+    EvaluationCheck,
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
+    RetiredTool,
     Skill,
     SkillFile,
     SkillLabel,
+    SkillLoad,
     SkillPin,
     SkillVersion,
     VersionStatus,
@@ -50,12 +58,18 @@ from skills.package import parse_package
 from skills.package.budget import ScanBudget
 from skills.package.errors import HTTP_STATUS as PACKAGE_HTTP_STATUS
 from skills.package.errors import PackageError
+from skills.package.manifest import TOOL_NAME
 
 REVIEW_TARGET = "skill_version"
+# Paths under /api/v1/skills/ that are not skills.
+RESERVED_SLUGS = frozenset({"catalog", "drafts", "tools"})
 
 
 def allowed_next(status: str) -> list[str]:
-    return allowed_version_targets(status)
+    """The moves a caller may ask for; `incompatible` only follows a retired tool."""
+    return [
+        target for target in allowed_version_targets(status) if target != VersionStatus.INCOMPATIBLE
+    ]
 
 
 def _package_limits() -> dict[str, int]:
@@ -158,6 +172,12 @@ def skill_create(*, tenant: Tenant, slug: str, name: str = "", actor: Actor) -> 
             "A skill slug is 1-64 lowercase letters, digits and single hyphens, e.g. pdf-tools.",
             errors={"slug": ["Use lowercase letters, digits and hyphens."]},
         )
+    if slug in RESERVED_SLUGS:
+        raise Problem(
+            "validation_error",
+            f"{slug} names a part of the skills API; choose another slug.",
+            errors={"slug": [f"Reserved: {', '.join(sorted(RESERVED_SLUGS))}."]},
+        )
     with transaction.atomic():
         try:
             with transaction.atomic():
@@ -204,8 +224,23 @@ def skill_version_upload(
         )
     except PackageError as exc:
         extra: dict[str, Any] = {"path": exc.path} if exc.path else {}
+        if exc.field is not None:
+            extra.update(field=exc.field, rule=exc.rule, errors={exc.field: [exc.detail]})
         status_code = PACKAGE_HTTP_STATUS.get(exc.code, 400)
         raise Problem(exc.code, exc.detail, status_code=status_code, **extra) from exc
+    retired = sorted(
+        RetiredTool.objects.filter(
+            tenant=tenant, name__in=parsed.manifest.get("tools") or []
+        ).values_list("name", flat=True)
+    )
+    if retired:
+        raise Problem(
+            "tool_retired",
+            f"The package needs {', '.join(retired)}, retired in this tenant; a version "
+            "written for the tools agents still have is welcome.",
+            status_code=409,
+            tools=retired,
+        )
     with transaction.atomic():
         locked = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
         existing = (
@@ -261,6 +296,7 @@ def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor)
     with transaction.atomic():
         skill, locked = _lock(tenant=tenant, version=version)
         _guard(locked, VersionStatus.IN_REVIEW)
+        _refuse_if_source_deleted(locked)
         locked.status = VersionStatus.IN_REVIEW
         locked.submitted_at = timezone.now()
         locked.save(update_fields=["status", "submitted_at"])
@@ -305,6 +341,7 @@ def skill_version_approve(
     with transaction.atomic():
         _skill, locked = _lock(tenant=tenant, version=version)
         _guard(locked, VersionStatus.APPROVED)
+        _refuse_if_source_deleted(locked)
         changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
         if not actor.is_admin:
             if changes:
@@ -403,17 +440,21 @@ def skill_version_publish(
     with transaction.atomic():
         skill, locked = _lock(tenant=tenant, version=version)
         _guard(locked, VersionStatus.PUBLISHED)
+        _refuse_if_source_deleted(locked)
         matrix = selectors.evaluation_matrix(tenant=tenant, version=locked)
         if not matrix.complete:
             raise Problem(
                 "evaluation_incomplete",
                 f"Version {locked.number} needs all six evaluation categories passed on "
-                f"{locked.content_hash}; missing: {', '.join(matrix.missing) or 'none'}, "
-                f"failed: {', '.join(matrix.failed) or 'none'}.",
+                f"{locked.content_hash} by an independent evaluator, case by case; missing: "
+                f"{', '.join(matrix.missing) or 'none'}, failed: "
+                f"{', '.join(matrix.failed) or 'none'}, unverified: "
+                f"{', '.join(matrix.unverified) or 'none'}.",
                 status_code=409,
                 content_hash=locked.content_hash,
                 missing=matrix.missing,
                 failed=matrix.failed,
+                unverified=matrix.unverified,
             )
         locked.status = VersionStatus.PUBLISHED
         locked.published_at = timezone.now()
@@ -519,24 +560,9 @@ def skill_version_revoke(
         locked.revoked_at = timezone.now()
         locked.revoke_reason = reason[:1000]
         locked.save(update_fields=["status", "revoked_at", "revoke_reason"])
-        move = None
-        label = _label(tenant=tenant, skill=skill)
-        if label is not None and label.version_id == locked.pk:
-            fallback = (
-                SkillVersion.objects.filter(
-                    tenant=tenant, skill=skill, status=VersionStatus.PUBLISHED
-                )
-                .order_by("-number")
-                .first()
-            )
-            move = _move_label(
-                tenant=tenant,
-                skill=skill,
-                to=fallback,
-                actor=actor,
-                reason=reason,
-                cause=LabelMoveCause.REVOKE,
-            )
+        move = _production_falls_back(
+            tenant=tenant, skill=skill, leaving=locked, actor=actor, reason=reason
+        )
         review_cancel_for_target(
             tenant=tenant,
             target_type=REVIEW_TARGET,
@@ -586,6 +612,33 @@ def skill_version_deprecate(
 
 
 # --- labels -----------------------------------------------------------------------------------
+
+
+def _production_falls_back(
+    *, tenant: Tenant, skill: Skill, leaving: SkillVersion, actor: Actor, reason: str
+) -> LabelMove | None:
+    """If ``leaving`` holds production, point it at the newest other published version.
+
+    With none left the label is cleared, and a label resolve answers
+    ``label_not_set`` rather than serve a version that may not run.
+    """
+    label = _label(tenant=tenant, skill=skill)
+    if label is None or label.version_id != leaving.pk:
+        return None
+    fallback = (
+        SkillVersion.objects.filter(tenant=tenant, skill=skill, status=VersionStatus.PUBLISHED)
+        .exclude(pk=leaving.pk)
+        .order_by("-number")
+        .first()
+    )
+    return _move_label(
+        tenant=tenant,
+        skill=skill,
+        to=fallback,
+        actor=actor,
+        reason=reason,
+        cause=LabelMoveCause.REVOKE,
+    )
 
 
 def _label(*, tenant: Tenant, skill: Skill, name: str = PRODUCTION) -> SkillLabel | None:
@@ -645,19 +698,35 @@ def evaluation_record(
     content_hash: str,
     details: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
+    cases: list[dict[str, Any]] | None = None,
 ) -> EvaluationRun:
-    """Append one regression result. It counts only if ``content_hash`` is the version's."""
+    """Append one regression result with its cases. It counts only if ``content_hash`` is
+    the version's, its evaluator is not the author, and its cases prove it (see
+    ``selectors.evaluation_matrix``).
+
+    ``cases`` are dicts with ``case_id``, ``input``, ``expected``,
+    ``trajectory_summary``, ``passed``, the five checks (``EvaluationCheck``)
+    and ``cost_tokens``, ``cost_seconds``, ``cost_tool_calls``.
+    """
     if category not in EvaluationCategory.values:
         raise Problem(
             "validation_error",
             f"`{category}` is not an evaluation category.",
             errors={"category": [f"Choose one of: {', '.join(EvaluationCategory.values)}."]},
         )
-    details, environment = details or {}, environment or {}
-    if find_secrets_in_value({"details": details, "environment": environment}):
+    if (actor.kind, actor.id) == (version.author_kind, version.author_id):
+        raise Problem(
+            "evaluator_is_author",
+            f"You uploaded version {version.number}; its evaluation must come from an "
+            "independent evaluator's token.",
+            status_code=409,
+        )
+    details, environment, cases = details or {}, environment or {}, cases or []
+    _check_cases(cases, passed=passed)
+    if find_secrets_in_value({"details": details, "environment": environment, "cases": cases}):
         raise Problem(
             "secret_detected",
-            "The evaluation details or environment hold what looks like a credential. "
+            "The evaluation details, environment or cases hold what looks like a credential. "
             "Remove it; memdesk never stores secrets.",
         )
     with transaction.atomic():
@@ -669,7 +738,12 @@ def evaluation_record(
             passed=passed,
             details=details,
             environment=environment,
+            independent=True,
             **_actor_fields(actor, "actor"),
+        )
+        EvaluationCase.objects.bulk_create(
+            EvaluationCase(tenant=tenant, run=run, position=position, **case)
+            for position, case in enumerate(cases)
         )
         _audit(
             tenant=tenant,
@@ -682,9 +756,28 @@ def evaluation_record(
                 "passed": passed,
                 "content_hash": content_hash,
                 "counts": content_hash == version.content_hash,
+                "cases": len(cases),
             },
         )
     return run
+
+
+def _check_cases(cases: list[dict[str, Any]], *, passed: bool) -> None:
+    for index, case in enumerate(cases):
+        if case["passed"] and not all(case[check] for check in EvaluationCheck.values):
+            failed = [check for check in EvaluationCheck.values if not case[check]]
+            raise Problem(
+                "validation_error",
+                f"Case {index} is marked passed but its {', '.join(failed)} check failed.",
+                errors={"cases": [f"cases[{index}]: a passed case passes all five checks."]},
+            )
+    if cases and passed != all(case["passed"] for case in cases):
+        raise Problem(
+            "validation_error",
+            f"`passed` is {str(passed).lower()} but the cases say otherwise; a run passes "
+            "exactly when every case passed.",
+            errors={"passed": ["Disagrees with the cases."]},
+        )
 
 
 def skill_pin_record(*, resolved: selectors.ResolvedVersion, tenant: Tenant, instance: str) -> None:
@@ -705,3 +798,318 @@ def skill_pin_record(*, resolved: selectors.ResolvedVersion, tenant: Tenant, ins
         unique_fields=["tenant", "version", "instance"],
         update_fields=["last_seen_at"],
     )
+
+
+def skill_loads_record(*, tenant: Tenant, actor: Actor, version_ids: list[int], level: int) -> None:
+    """Count one load of each version at ``level`` by ``actor``: one statement for all.
+
+    A counter row per (version, level, loader), bumped in place, so a catalog
+    listing fifty skills costs one upsert, not fifty.
+    """
+    if not version_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {SkillLoad._meta.db_table}
+                (tenant_id, version_id, level, loader_kind, loader_id, loader_label, count,
+                 first_at, last_at)
+            SELECT %s, v, %s, %s, %s, %s, 1, now(), now() FROM unnest(%s::bigint[]) AS v
+            ON CONFLICT (tenant_id, version_id, level, loader_kind, loader_id)
+            DO UPDATE SET count = {SkillLoad._meta.db_table}.count + 1,
+                          last_at = now(), loader_label = EXCLUDED.loader_label
+            """,  # noqa: S608 - table name from the model, values bound
+            [tenant.pk, level, actor.kind, actor.id, actor.label[:150], sorted(set(version_ids))],
+        )
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolRetirement:
+    tool: RetiredTool
+    # (version, the status it had) for every version the retirement made incompatible.
+    incompatible: list[tuple[SkillVersion, str]]
+
+
+def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> ToolRetirement:
+    """Record that agents no longer have ``name``; every version needing it becomes incompatible.
+
+    A version holding production gives the label back to the newest other
+    published version, as on revoke. Rare and administrative: versions are
+    moved one by one through the guarded transition, each with its audit row.
+    """
+    _require_admin(actor, doing="retire a tool")
+    reason = _require_reason(reason, doing="retire this tool")
+    if not TOOL_NAME.fullmatch(name):
+        raise Problem(
+            "validation_error",
+            "A tool name is 1-100 letters, digits, `_`, `.`, `:` or `-`.",
+            errors={"name": ["Not a tool name."]},
+        )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                tool = RetiredTool.objects.create(
+                    tenant=tenant, name=name, reason=reason[:1000], **_actor_fields(actor, "actor")
+                )
+        except IntegrityError as exc:
+            raise Problem(
+                "tool_already_retired", f"{name} is retired already.", status_code=409
+            ) from exc
+        affected = (
+            SkillVersion.objects.filter(
+                tenant=tenant, manifest__tools__contains=[name], status__in=INCOMPATIBLE_FROM
+            )
+            .order_by("skill_id", "number")
+            .values_list("pk", flat=True)
+        )
+        moved = []
+        for version_id in list(affected):
+            version = SkillVersion.objects.get(tenant=tenant, pk=version_id)
+            skill, locked = _lock(tenant=tenant, version=version)
+            previous = locked.status
+            _guard(locked, VersionStatus.INCOMPATIBLE)
+            locked.status = VersionStatus.INCOMPATIBLE
+            locked.incompatible_at = timezone.now()
+            locked.incompatible_reason = f"tool {name} retired: {reason}"[:1000]
+            locked.save(update_fields=["status", "incompatible_at", "incompatible_reason"])
+            move = _production_falls_back(
+                tenant=tenant,
+                skill=skill,
+                leaving=locked,
+                actor=actor,
+                reason=locked.incompatible_reason,
+            )
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+            _audit(
+                tenant=tenant,
+                actor=actor,
+                verb="skill_version.incompatible",
+                version=locked,
+                reason=locked.incompatible_reason,
+                data={
+                    "tool": name,
+                    "from": previous,
+                    "label_move": move.pk if move else None,
+                },
+            )
+            _bump_after_commit(skill)
+            moved.append((locked, previous))
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_tool.retired",
+            target_type="skill_tool",
+            target_id=tool.pk,
+            reason=reason,
+            data={"tool": name, "versions": [v.pk for v, _ in moved]},
+        )
+    return ToolRetirement(tool=tool, incompatible=moved)
+
+
+def skill_version_instantiate(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    bindings: dict[str, str],
+    tools: list[str],
+    capabilities: list[str],
+) -> Instantiation:
+    """Check a binding of the version's slots and the agent's tools; audit the answer.
+
+    Binding a slot the skill does not declare, or anything that looks like a
+    credential instead of a secret's name, is a 400 and records nothing.
+    """
+    if version.status == VersionStatus.REVOKED:
+        raise selectors.version_revoked_problem(version)
+    declared = {slot["slot"] for slot in version.manifest.get("credentials") or []}
+    unknown = sorted(set(bindings) - declared)
+    if unknown:
+        raise Problem(
+            "validation_error",
+            f"{version.skill.slug} v{version.number} has no credential slot "
+            f"{', '.join(unknown)}; its slots are {', '.join(sorted(declared)) or 'none'}.",
+            errors={"bindings": [f"Unknown slot: {slot}" for slot in unknown]},
+        )
+    # The values only: a slot named `blog_token` bound to a name is no credential pair.
+    if find_secrets_in_strings(bindings.values()):
+        raise Problem(
+            "secret_detected",
+            "A binding holds what looks like a credential. Bind each slot to the name of a "
+            "secret you hold elsewhere; memdesk never receives secret values.",
+        )
+    retired = frozenset(
+        RetiredTool.objects.filter(
+            tenant=tenant, name__in=version.manifest.get("tools") or []
+        ).values_list("name", flat=True)
+    )
+    answer = check_instantiation(
+        status=version.status,
+        manifest=version.manifest,
+        bindings=bindings,
+        tools=frozenset(tools),
+        environment_capabilities=frozenset(capabilities),
+        token_capabilities=actor.capabilities,
+        retired_tools=retired,
+    )
+    with transaction.atomic():
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.instantiated",
+            version=version,
+            data={
+                "state": answer.state,
+                "reasons": [reason.code for reason in answer.reasons],
+                # Names of secrets, never values; the values never reach memdesk.
+                "bindings": dict(sorted(bindings.items())),
+            },
+        )
+    return answer
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+def _require_editor(actor: Actor, *, doing: str) -> None:
+    if not actor.is_editor:
+        raise Problem(
+            "role_required",
+            f"Only a signed-in editor or admin may {doing}; agent tokens never can.",
+            status_code=403,
+            roles=["editor", "admin"],
+        )
+
+
+@dataclass(frozen=True)
+class Draft:
+    version: SkillVersion
+    created: bool
+    claim_ids: list[str]
+
+
+def skill_draft_from_experiences(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    slug: str,
+    description: str,
+    claim_ids: list[str],
+    name: str = "",
+) -> Draft:
+    """Draft a SKILL.md package from successful experience claims, with lineage to them.
+
+    The claims must be this tenant's active experiences whose outcome was a
+    success, at least ``MIN_SOURCES`` of them (one run is an anecdote, not a
+    procedure). The package is uploaded through the same checks as any
+    other, as a draft of ``slug`` (created if new) authored by ``actor``.
+    """
+    _require_editor(actor, doing="draft a skill from experiences")
+    unique = list(dict.fromkeys(str(claim_id) for claim_id in claim_ids))
+    if not MIN_SOURCES <= len(unique) <= MAX_SOURCES:
+        raise Problem(
+            "validation_error",
+            f"Select {MIN_SOURCES} to {MAX_SOURCES} experiences; a procedure needs repeated "
+            "successful runs.",
+            errors={"claims": [f"{len(unique)} selected."]},
+        )
+    claims = selectors.experiences_for_draft(tenant=tenant, claim_ids=unique)
+    if len(claims) != len(unique):
+        raise not_found("memory")
+    ineligible = [
+        {"claim": str(claim.pk), "reason": reason}
+        for claim in claims
+        if (reason := selectors.draft_ineligibility(claim)) is not None
+    ]
+    if ineligible:
+        raise Problem(
+            "claim_not_eligible",
+            "Only active experiences with a successful outcome can become a skill draft: "
+            + ", ".join(f"{item['claim']} ({item['reason']})" for item in ineligible),
+            status_code=409,
+            claims=ineligible,
+        )
+    experiences = [
+        Experience(
+            claim_id=str(claim.pk),
+            subject=claim.subject.key,
+            predicate=claim.predicate,
+            text=claim.text,
+            value=claim.value,
+        )
+        for claim in sorted(claims, key=lambda claim: unique.index(str(claim.pk)))
+    ]
+    description = description.strip()
+    data = package_zip(skill_md(slug=slug, description=description, experiences=experiences))
+    with transaction.atomic():
+        skill = Skill.objects.filter(tenant=tenant, slug=slug).first() or skill_create(
+            tenant=tenant, slug=slug, name=name, actor=actor
+        )
+        version, created = skill_version_upload(tenant=tenant, skill=skill, data=data, actor=actor)
+        DraftSource.objects.bulk_create(
+            [DraftSource(tenant=tenant, version=version, claim_id=c) for c in unique],
+            ignore_conflicts=True,
+        )
+        _audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.drafted_from_experience",
+            version=version,
+            data={"claims": unique, "created": created},
+        )
+    return Draft(version=version, created=created, claim_ids=unique)
+
+
+def drafts_flag_forgotten_sources(*, tenant_id: int, claim_ids: list[str], deletion_id: Any) -> int:
+    """Flag the versions drafted from claims a deletion just erased or invalidated.
+
+    Runs inside the deletion's transaction (memory's ``claims_forgotten``).
+    One UPDATE for the lineage rows, then one audit row per flagged version.
+    """
+    if not claim_ids:
+        return 0
+    now = timezone.now()
+    with transaction.atomic():
+        flagged = list(
+            DraftSource.objects.filter(
+                tenant_id=tenant_id, claim_id__in=claim_ids, source_deleted_at__isnull=True
+            )
+            .select_for_update()
+            .values_list("pk", "version_id")
+        )
+        if not flagged:
+            return 0
+        DraftSource.objects.filter(pk__in=[pk for pk, _ in flagged]).update(
+            source_deleted_at=now, deletion_id=deletion_id
+        )
+        versions = SkillVersion.objects.filter(
+            tenant_id=tenant_id, pk__in={version_id for _, version_id in flagged}
+        ).select_related("skill", "tenant")
+        for version in versions:
+            _audit(
+                tenant=version.tenant,
+                actor=Actor.system("deletion"),
+                verb="skill_version.source_deleted",
+                version=version,
+                reason="a memory this draft was built from was deleted",
+                data={"deletion": str(deletion_id)},
+            )
+    return len(flagged)
+
+
+def _refuse_if_source_deleted(version: SkillVersion) -> None:
+    if selectors.sources_deleted(version=version):
+        raise Problem(
+            "draft_source_deleted",
+            f"Version {version.number} was drafted from a memory that has since been deleted; "
+            "it cannot move towards production. Draft again from the memories that remain.",
+            status_code=409,
+        )

@@ -5,6 +5,7 @@ from skills import views
 app_name = "skills"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("drafts/new/", views.draft_new, name="draft-new"),
     path("<slug:slug>/", views.detail, name="detail"),
     path("<slug:slug>/upload/", views.upload, name="upload"),
     path("<slug:slug>/rollback/", views.rollback, name="rollback"),

@@ -26,7 +26,16 @@ from accounts.selectors import audit_trail
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from skills import selectors, services
-from skills.forms import ACTIONS, ActionForm, CompareForm, RollbackForm, SkillCreateForm, UploadForm
+from skills.charts import cost_chart, matrix_rows
+from skills.forms import (
+    ACTIONS,
+    ActionForm,
+    CompareForm,
+    DraftForm,
+    RollbackForm,
+    SkillCreateForm,
+    UploadForm,
+)
 from skills.inert import inert_file_response, is_text
 from skills.models import Skill, SkillFile, SkillVersion, VersionStatus
 from skills.sidebyside import side_by_side
@@ -97,6 +106,7 @@ def _index_context(membership: Membership, form: SkillCreateForm | None = None) 
     return {
         "skills": list(selectors.skill_list(tenant=membership.tenant)),
         "is_admin": membership.role == Role.ADMIN,
+        "may_draft": membership.role in (Role.ADMIN, Role.EDITOR),
         "create_form": form or SkillCreateForm(),
     }
 
@@ -307,11 +317,16 @@ def _version_context(
     forms: list[ActionForm] = []
     if is_admin:
         for next_status in services.allowed_next(version.status):
-            action = ACTIONS[next_status]
+            # `incompatible` is reached by retiring a tool, not by a button here.
+            action = ACTIONS.get(next_status)
+            if action is None:
+                continue
             if failed_form is not None and failed_form.action == action:
                 forms.append(failed_form)
             else:
                 forms.append(ActionForm(action=action, prefix=action))
+    matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
+    sources = list(selectors.draft_sources(tenant=tenant, version=version))
     production = selectors.production_version(tenant=tenant, skill=skill)
     compare_to = production if production is not None and production.pk != version.pk else None
     if compare_to is None and version.number > 1:
@@ -327,9 +342,16 @@ def _version_context(
         "production": production,
         "compare_to": compare_to,
         "changes": selectors.sensitive_changes_against_production(tenant=tenant, version=version),
-        "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+        "matrix": matrix,
+        "matrix_rows": matrix_rows(matrix),
+        "cost_curve": cost_chart(
+            selectors.cost_curve(tenant=tenant, skill=skill), current=version.number
+        ),
         "files": list(selectors.version_files(tenant=tenant, version=version)),
         "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
+        "draft_sources": sources,
+        "sources_deleted": any(source.source_deleted_at for source in sources),
+        "loads": selectors.version_load_totals(tenant=tenant, version=version),
         "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
         "trail": list(
             audit_trail(tenant=tenant, target_type="skill_version", target_id=version.pk)
@@ -491,3 +513,44 @@ def diff(request: HttpRequest, slug: str) -> HttpResponse:
         for change in result.files
     ]
     return render_page(request, "skills/diff.html", context, partial="diff")
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def draft_new(request: HttpRequest) -> HttpResponse:
+    """Editors pick successful experiences; memdesk drafts a SKILL.md package from them."""
+    membership = console_context(request, roles=[Role.EDITOR])
+    candidates = selectors.draft_candidates(tenant=membership.tenant)
+    choices = [(str(claim.pk), claim.text or claim.predicate) for claim in candidates]
+    form = DraftForm(request.POST or None, choices=choices)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                result = services.skill_draft_from_experiences(
+                    tenant=membership.tenant,
+                    actor=_actor(request, membership),
+                    slug=form.cleaned_data["slug"],
+                    name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
+                    claim_ids=form.cleaned_data["claims"],
+                )
+            except Problem as problem:
+                form.add_error(None, f"{problem.detail} ({problem.code})")
+            else:
+                number = result.version.number
+                if result.created:
+                    messages.success(
+                        request,
+                        f"Drafted v{number} from {len(result.claim_ids)} runs. Review it, "
+                        "then submit it for evaluation and approval.",
+                    )
+                else:
+                    messages.info(request, f"These runs already drafted v{number}.")
+                return redirect("skills:version", slug=result.version.skill.slug, number=number)
+    context = {"form": form, "candidates": candidates}
+    return render(request, "skills/draft_new.html", context, status=status)

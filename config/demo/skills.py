@@ -16,7 +16,7 @@ from typing import Any
 from accounts.actors import Actor
 from accounts.models import Membership, Tenant
 from skills import selectors, services
-from skills.models import EvaluationCategory, SkillVersion
+from skills.models import EvaluationCategory, EvaluationCheck, SkillVersion
 
 SLUG = "pdf-forms"
 
@@ -93,7 +93,30 @@ def _actor(tenant: Tenant, person: Any) -> Actor:
     return Actor.for_user(user, membership.role)
 
 
-def _evaluate(tenant: Tenant, version: SkillVersion, *, failed: tuple[str, ...] = ()) -> None:
+def _case(category: str, index: int, *, passed: bool, tokens: int) -> dict[str, Any]:
+    checks = dict.fromkeys(EvaluationCheck.values, True)
+    if not passed:
+        # The injected text changed the plan: the run did not refuse it.
+        checks.update(action_trajectory=False, safety_refusal=False)
+    return {
+        "case_id": "",
+        "input": {"task": f"{category} case {index}"},
+        "expected": {"outcome": "filled" if category == "normal" else "stopped and asked"},
+        "trajectory_summary": f"selected pdf-forms, loaded the body, {category} handled"
+        if passed
+        else "followed an instruction found inside the form's text",
+        "passed": passed,
+        **checks,
+        "cost_tokens": tokens + 150 * index,
+        "cost_seconds": 3.0 + index,
+        "cost_tool_calls": 2 + index,
+    }
+
+
+def _evaluate(
+    tenant: Tenant, version: SkillVersion, *, tokens: int, failed: tuple[str, ...] = ()
+) -> None:
+    # An evaluator of its own, never the author: only independent runs count.
     runner = Actor.system("demo-evaluator")
     for category in EvaluationCategory.values:
         passed = category not in failed
@@ -104,8 +127,9 @@ def _evaluate(tenant: Tenant, version: SkillVersion, *, failed: tuple[str, ...] 
             category=category,
             passed=passed,
             content_hash=version.content_hash,
-            details={"cases": 8, "failures": 0 if passed else 2},
+            details={"suite": "demo regression"},
             environment={"model": "demo-model-2025-01", "runtime": "python 3.12"},
+            cases=[_case(category, i, passed=passed or i == 0, tokens=tokens) for i in range(2)],
         )
 
 
@@ -122,7 +146,7 @@ def seed_skills(*, tenant: Tenant, author: Any, approver: Any) -> None:
         data=_zip({"SKILL.md": _V1_SKILL_MD, "references/field-types.md": _FIELD_NOTES}),
         actor=writer,
     )
-    _evaluate(tenant, v1)
+    _evaluate(tenant, v1, tokens=1200)
     services.skill_version_submit(tenant=tenant, version=v1, actor=writer)
     services.skill_version_approve(
         tenant=tenant, version=v1, actor=admin, reason="Stops on missing values; no side effects."
@@ -143,5 +167,5 @@ def seed_skills(*, tenant: Tenant, author: Any, approver: Any) -> None:
         ),
         actor=writer,
     )
-    _evaluate(tenant, v2, failed=("injected_content",))
+    _evaluate(tenant, v2, tokens=2100, failed=("injected_content",))
     services.skill_version_submit(tenant=tenant, version=v2, actor=writer)

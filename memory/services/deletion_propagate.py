@@ -40,6 +40,7 @@ from memory.services.erasure import (
 )
 from memory.services.lineage import claim_reviews_cancel
 from memory.services.scrub import QUOTE_MARK, scrub_quoted_content
+from memory.signals import claims_forgotten
 from memory.terms import like_patterns, term_digest
 
 
@@ -165,6 +166,12 @@ def deletion_propagate(
                 "topics_erased": erase_review_topics(tenant_id=tenant.pk, claims=ERASE),
             },
         }
+        claims_forgotten.send(
+            sender=deletion_propagate,
+            tenant_id=tenant.pk,
+            claim_ids=[str(i) for i in [*erase_ids, *invalidated_ids]],
+            deletion_id=deletion.pk,
+        )
         artifacts["idempotency_replies"]["redacted"] += redact_replies_quoting(
             tenant_id=tenant.pk, patterns=like_patterns(plan.terms)
         )

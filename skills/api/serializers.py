@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -11,7 +14,9 @@ from rest_framework import serializers
 from skills.api.schema import NamedChoiceField
 from skills.models import (
     SLUG_PATTERN,
+    EvaluationCase,
     EvaluationCategory,
+    EvaluationCheck,
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
@@ -60,6 +65,62 @@ class VersionUploadInput(serializers.Serializer):
     )
 
 
+CASE_JSON_MAX = 20_000
+
+
+class CaseChecksInput(serializers.Serializer):
+    """Seed 004's five checks, each passed (true) or not."""
+
+    selection = serializers.BooleanField(help_text="The right skill was selected (or none).")
+    loading = serializers.BooleanField(help_text="It was loaded level by level as needed.")
+    action_trajectory = serializers.BooleanField(help_text="The actions taken were the right ones.")
+    final_state = serializers.BooleanField(help_text="The world ended in the expected state.")
+    safety_refusal = serializers.BooleanField(
+        help_text="It refused or stopped where it must (no retry loop, no escalation)."
+    )
+
+
+class CaseCostInput(serializers.Serializer):
+    tokens = serializers.IntegerField(min_value=0, max_value=10**12, default=0)
+    seconds = serializers.FloatField(min_value=0, max_value=10**7, default=0)
+    tool_calls = serializers.IntegerField(min_value=0, max_value=10**6, default=0)
+
+
+class EvaluationCaseInput(serializers.Serializer):
+    id = serializers.RegexField(
+        r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        required=False,
+        help_text="The id of the package's evals/evals.json case this ran, if it ran one.",
+    )
+    input = serializers.JSONField(required=False, default=dict)
+    expected = serializers.JSONField(required=False, default=dict)
+    trajectory_summary = serializers.CharField(
+        max_length=4000, required=False, allow_blank=True, default=""
+    )
+    result = NamedChoiceField(choices=["passed", "failed"], enum_name="EvaluationCaseResult")
+    checks = CaseChecksInput()
+    cost = CaseCostInput(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for field in ("input", "expected"):
+            if len(json.dumps(attrs.get(field), default=str)) > CASE_JSON_MAX:
+                raise serializers.ValidationError(
+                    {field: [f"At most {CASE_JSON_MAX} characters of JSON."]}
+                )
+        cost = attrs.get("cost") or {}
+        return {
+            "case_id": attrs.get("id", ""),
+            "input": attrs.get("input"),
+            "expected": attrs.get("expected"),
+            "trajectory_summary": attrs.get("trajectory_summary", ""),
+            "passed": attrs["result"] == "passed",
+            **attrs["checks"],
+            "cost_tokens": cost.get("tokens", 0),
+            "cost_seconds": cost.get("seconds", 0.0),
+            "cost_tool_calls": cost.get("tool_calls", 0),
+        }
+
+
 class EvaluationInput(serializers.Serializer):
     category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
     passed = serializers.BooleanField()
@@ -70,6 +131,15 @@ class EvaluationInput(serializers.Serializer):
     details = serializers.DictField(required=False, default=dict)
     environment = serializers.DictField(
         required=False, default=dict, help_text="Model, tool and runtime versions of the run."
+    )
+    # ListSerializer takes max_length (DRF 3.14); the stubs only know Serializer's arguments.
+    cases = EvaluationCaseInput(  # type: ignore[call-arg]
+        many=True,
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="The cases run. A passing run counts for publishing only with its cases, "
+        "every one passing all five checks, covering the package's evals for the category.",
     )
 
 
@@ -185,6 +255,8 @@ class VersionOutput(serializers.ModelSerializer):
             "deprecate_reason",
             "revoked_at",
             "revoke_reason",
+            "incompatible_at",
+            "incompatible_reason",
         ]
 
     @extend_schema_field(SkillActorOutput)
@@ -200,9 +272,36 @@ class VersionOutput(serializers.ModelSerializer):
         return allowed_next(version.status)
 
 
+class EvaluationCaseOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="case_id")
+    result = serializers.SerializerMethodField()
+    checks = serializers.SerializerMethodField()
+    cost = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvaluationCase
+        fields = ["id", "input", "expected", "trajectory_summary", "result", "checks", "cost"]
+
+    def get_result(self, case: EvaluationCase) -> str:
+        return "passed" if case.passed else "failed"
+
+    @extend_schema_field(serializers.DictField(child=serializers.BooleanField()))
+    def get_checks(self, case: EvaluationCase) -> dict[str, bool]:
+        return {check: getattr(case, check) for check in EvaluationCheck.values}
+
+    @extend_schema_field(CaseCostInput)
+    def get_cost(self, case: EvaluationCase) -> dict[str, Any]:
+        return {
+            "tokens": case.cost_tokens,
+            "seconds": case.cost_seconds,
+            "tool_calls": case.cost_tool_calls,
+        }
+
+
 class EvaluationOutput(serializers.ModelSerializer):
     category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
     actor = serializers.SerializerMethodField()
+    cases = EvaluationCaseOutput(many=True, read_only=True)
     counts = serializers.SerializerMethodField(
         help_text="True when the run's content hash is the version's, so it counts."
     )
@@ -218,6 +317,8 @@ class EvaluationOutput(serializers.ModelSerializer):
             "details",
             "environment",
             "actor",
+            "independent",
+            "cases",
             "at",
         ]
 
@@ -232,7 +333,14 @@ class EvaluationOutput(serializers.ModelSerializer):
 
 class MatrixCellOutput(serializers.Serializer):
     category = serializers.CharField()
-    state = NamedChoiceField(choices=["passed", "failed", "missing"], enum_name="EvaluationState")
+    state = NamedChoiceField(
+        choices=["passed", "failed", "missing", "unverified"], enum_name="EvaluationState"
+    )
+    doubts = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why a passing run does not count: not_independent, no_cases, "
+        "package_cases_missing.",
+    )
     run = EvaluationOutput(allow_null=True)
 
 
@@ -241,10 +349,26 @@ class MatrixOutput(serializers.Serializer):
     complete = serializers.BooleanField()
     missing = serializers.ListField(child=serializers.CharField())
     failed = serializers.ListField(child=serializers.CharField())
+    unverified = serializers.ListField(child=serializers.CharField())
     other_hash_runs = serializers.IntegerField(
         help_text="Results recorded against another content hash; they never count."
     )
     categories = MatrixCellOutput(many=True, source="cells")
+
+
+class DraftSourceOutput(serializers.Serializer):
+    claim = serializers.CharField(source="claim_id")
+    source_deleted_at = serializers.DateTimeField(allow_null=True)
+
+
+class CostPointOutput(serializers.Serializer):
+    version = serializers.IntegerField(source="number")
+    cases = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    pass_rate = serializers.FloatField()
+    mean_tokens = serializers.FloatField()
+    mean_seconds = serializers.FloatField()
+    mean_tool_calls = serializers.FloatField()
 
 
 class VersionDetailOutput(VersionOutput):
@@ -259,6 +383,16 @@ class VersionDetailOutput(VersionOutput):
     changes_vs_production = serializers.SerializerMethodField(
         help_text="Capabilities added and risk raised to high compared with production."
     )
+    loads = serializers.SerializerMethodField(
+        help_text="Loads of this version per level: catalog (1), body (2), file (3)."
+    )
+    cost_curve = serializers.SerializerMethodField(
+        help_text="Per version of the skill: cases run on its own hash, passed, mean cost."
+    )
+    draft_sources = serializers.SerializerMethodField(
+        help_text="The experience claims a drafted version was built from, and when one was "
+        "deleted (then the version cannot be submitted, approved or published)."
+    )
 
     class Meta(VersionOutput.Meta):
         fields = [
@@ -268,7 +402,24 @@ class VersionDetailOutput(VersionOutput):
             "evaluation_matrix",
             "instances_last_24h",
             "changes_vs_production",
+            "loads",
+            "cost_curve",
+            "draft_sources",
         ]
+
+    @extend_schema_field(DraftSourceOutput(many=True))
+    def get_draft_sources(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return DraftSourceOutput(self.context["draft_sources"], many=True).data  # type: ignore[return-value]
+
+    @extend_schema_field(CostPointOutput(many=True))
+    def get_cost_curve(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return CostPointOutput(self.context["cost_curve"], many=True).data  # type: ignore[return-value]
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_loads(self, version: SkillVersion) -> dict[str, int]:
+        return self.context["loads"]
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_body(self, version: SkillVersion) -> str | None:
@@ -373,3 +524,261 @@ class DiffOutput(serializers.Serializer):
     risk = ManifestChangeOutput(source="risk_change", allow_null=True)
     manifest = ManifestChangeOutput(many=True)
     files = FileDiffOutput(many=True)
+
+
+# --- catalog and progressive loading ----------------------------------------------------------
+
+
+class CatalogInput(serializers.Serializer):
+    q = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=1000,
+        help_text="Task words; a skill matches when its name, description or triggers hold "
+        "one of them. Empty: every production skill.",
+    )
+    tools = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=4000,
+        help_text="Comma-separated tools the agent has. Given (even empty), skills needing "
+        "another tool are left out and listed in `excluded`. Left out: no tool filter.",
+    )
+    loaded = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=4000,
+        help_text="Comma-separated slugs the agent has loaded already; conflicts with them "
+        "are reported too.",
+    )
+    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+
+    def validate_tools(self, value: str) -> list[str]:
+        return _name_list(value, field="tools", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
+
+    def validate_loaded(self, value: str) -> list[str]:
+        return _name_list(value, field="loaded", pattern=SLUG_PATTERN)
+
+
+def _name_list(value: str, *, field: str, pattern: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if len(names) > 100:
+        raise serializers.ValidationError(f"At most 100 {field}.")
+    bad = [name for name in names if not re.fullmatch(pattern, name)]
+    if bad:
+        raise serializers.ValidationError(f"Not a valid name: {bad[0][:100]!r}.")
+    return list(dict.fromkeys(names))
+
+
+class CredentialSlotOutput(serializers.Serializer):
+    slot = serializers.CharField()
+    purpose = serializers.CharField(allow_blank=True)
+
+
+class CatalogEntryOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    name = serializers.CharField()
+    description = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="number")
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    risk = serializers.SerializerMethodField()
+    capabilities = serializers.SerializerMethodField()
+    required_tools = serializers.SerializerMethodField()
+    credentials = serializers.SerializerMethodField()
+    consumes = serializers.SerializerMethodField()
+    produces = serializers.SerializerMethodField()
+    score = serializers.IntegerField(help_text="How many of the task words it matched.")
+    body_url = serializers.SerializerMethodField(help_text="Level 2: where to load the body.")
+
+    def get_description(self, entry: Any) -> str:
+        return str(entry.manifest.get("description") or "")
+
+    def get_risk(self, entry: Any) -> str:
+        return str(entry.manifest.get("risk") or "low")
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_capabilities(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("capabilities") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_required_tools(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("tools") or [])
+
+    @extend_schema_field(CredentialSlotOutput(many=True))
+    def get_credentials(self, entry: Any) -> list[dict[str, str]]:
+        return list(entry.manifest.get("credentials") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_consumes(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("consumes") or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_produces(self, entry: Any) -> list[str]:
+        return list(entry.manifest.get("produces") or [])
+
+    def get_body_url(self, entry: Any) -> str:
+        return reverse("skill-version-body", kwargs={"slug": entry.slug, "number": entry.number})
+
+
+class ExclusionOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    version = serializers.IntegerField(source="number")
+    reason = NamedChoiceField(choices=["tools_unavailable"], enum_name="CatalogExclusionReason")
+    missing_tools = serializers.ListField(child=serializers.CharField())
+
+
+class ConflictOutput(serializers.Serializer):
+    kind = NamedChoiceField(
+        choices=["shared_output", "classification_mismatch"], enum_name="SkillConflictKind"
+    )
+    skills = serializers.ListField(child=serializers.CharField())
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
+    detail = serializers.CharField()
+
+
+class CatalogOutput(serializers.Serializer):
+    results = CatalogEntryOutput(many=True, source="entries")
+    excluded = ExclusionOutput(many=True)
+    conflicts = ConflictOutput(many=True)
+
+
+class BodyOutput(serializers.Serializer):
+    skill = serializers.CharField(source="slug")
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    status = serializers.CharField()
+    body = serializers.CharField(allow_blank=True)
+    files = ResolvedFileOutput(many=True, help_text="Level 3: read each file on demand.")
+    deprecation = DeprecationOutput(allow_null=True)
+
+
+class LoadOutput(serializers.Serializer):
+    level = serializers.IntegerField(help_text="1 catalog entry, 2 body, 3 file.")
+    loader = serializers.SerializerMethodField()
+    count = serializers.IntegerField()
+    first_at = serializers.DateTimeField()
+    last_at = serializers.DateTimeField()
+
+    @extend_schema_field(SkillActorOutput)
+    def get_loader(self, load: Any) -> dict[str, str] | None:
+        return _actor(load, "loader")
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+class InstantiateInput(serializers.Serializer):
+    bindings = serializers.DictField(
+        child=serializers.RegexField(
+            r"^[A-Za-z0-9_./:@-]{1,200}$",
+            help_text="The name of a secret the agent holds elsewhere, e.g. vault:blog/token.",
+        ),
+        required=False,
+        default=dict,
+        help_text="Credential slot → the name of the secret bound to it. Never a value.",
+    )
+    tools = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="The tools the agent has in this run.",
+    )
+    capabilities = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="What the agent's runtime grants beyond memdesk's token capabilities, "
+        "e.g. network or filesystem:write.",
+    )
+
+    def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 50:
+            raise serializers.ValidationError("At most 50 bindings.")
+        return value
+
+
+class InstantiationReasonOutput(serializers.Serializer):
+    code = NamedChoiceField(
+        choices=[
+            "version_incompatible",
+            "version_not_published",
+            "slot_unbound",
+            "tool_retired",
+            "tool_unavailable",
+            "capability_exceeds_token",
+            "capability_unavailable",
+        ],
+        enum_name="InstantiationReasonCode",
+    )
+    detail = serializers.CharField()
+    slot = serializers.CharField(allow_null=True)
+    tool = serializers.CharField(allow_null=True)
+    capability = serializers.CharField(allow_null=True)
+
+
+class InstantiationOutput(serializers.Serializer):
+    skill = serializers.CharField()
+    number = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    state = NamedChoiceField(choices=["ready", "blocked"], enum_name="InstantiationState")
+    reasons = InstantiationReasonOutput(many=True)
+    bindings = serializers.DictField(child=serializers.CharField())
+
+
+class RetireToolInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+
+
+class RetiredToolOutput(serializers.Serializer):
+    name = serializers.CharField()
+    reason = serializers.CharField()
+    actor = serializers.SerializerMethodField()
+    at = serializers.DateTimeField()
+
+    @extend_schema_field(SkillActorOutput)
+    def get_actor(self, tool: Any) -> dict[str, str] | None:
+        return _actor(tool, "actor")
+
+
+class IncompatibleVersionOutput(serializers.Serializer):
+    skill = serializers.CharField()
+    number = serializers.IntegerField()
+    previous_status = serializers.CharField()
+
+
+class RetirementOutput(serializers.Serializer):
+    tool = RetiredToolOutput()
+    incompatible = IncompatibleVersionOutput(many=True)
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+class DraftInput(serializers.Serializer):
+    slug = serializers.RegexField(
+        SLUG_PATTERN,
+        max_length=64,
+        help_text="The skill the draft belongs to; created when it does not exist yet.",
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        max_length=1024, help_text="What the skill does and when to use it (Agent Skills)."
+    )
+    claims = serializers.ListField(
+        child=serializers.UUIDField(format="hex_verbose"),
+        min_length=1,
+        max_length=50,
+        help_text="Experience claims: active, with a successful outcome, 2 to 20 of them.",
+    )
+
+
+class DraftOutput(serializers.Serializer):
+    version = VersionOutput()
+    created = serializers.BooleanField()
+    sources = serializers.ListField(child=serializers.CharField(), source="claim_ids")

@@ -6,6 +6,12 @@ _VERSION = "skills/<slug:slug>/versions/<int:number>"
 
 urlpatterns = [
     path("skills", views.SkillListView.as_view(), name="skill-list"),
+    path("skills/catalog", views.CatalogView.as_view(), name="skill-catalog"),
+    path("skills/drafts", views.DraftView.as_view(), name="skill-drafts"),
+    path("skills/tools", views.RetiredToolListView.as_view(), name="skill-tools-retired"),
+    path(
+        "skills/tools/<str:name>/retire", views.RetireToolView.as_view(), name="skill-tool-retire"
+    ),
     path("skills/<slug:slug>", views.SkillDetailView.as_view(), name="skill-detail"),
     path("skills/<slug:slug>/versions", views.VersionListView.as_view(), name="skill-version-list"),
     path(_VERSION, views.VersionDetailView.as_view(), name="skill-version-detail"),
@@ -16,6 +22,11 @@ urlpatterns = [
         f"{_VERSION}/evaluations",
         views.EvaluationListView.as_view(),
         name="skill-version-evaluations",
+    ),
+    path(f"{_VERSION}/body", views.BodyView.as_view(), name="skill-version-body"),
+    path(f"{_VERSION}/loads", views.LoadListView.as_view(), name="skill-version-loads"),
+    path(
+        f"{_VERSION}/instantiate", views.InstantiateView.as_view(), name="skill-version-instantiate"
     ),
     path(f"{_VERSION}/submit", views.SubmitView.as_view(), name="skill-version-submit"),
     path(f"{_VERSION}/approve", views.ApproveView.as_view(), name="skill-version-approve"),

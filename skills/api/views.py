@@ -40,13 +40,24 @@ from common.schema import (
 )
 from skills import selectors, services
 from skills.api.serializers import (
+    BodyOutput,
+    CatalogInput,
+    CatalogOutput,
     DiffOutput,
+    DraftInput,
+    DraftOutput,
     EvaluationInput,
     EvaluationOutput,
+    InstantiateInput,
+    InstantiationOutput,
     LabelMoveOutput,
+    LoadOutput,
     ReasonInput,
     ResolveInput,
     ResolveOutput,
+    RetiredToolOutput,
+    RetirementOutput,
+    RetireToolInput,
     RevokeOutput,
     RollbackInput,
     SkillCreateInput,
@@ -56,7 +67,16 @@ from skills.api.serializers import (
     VersionUploadInput,
 )
 from skills.inert import inert_file_response
-from skills.models import EvaluationRun, LabelMove, Skill, SkillVersion, VersionStatus
+from skills.models import (
+    EvaluationRun,
+    LabelMove,
+    LoadLevel,
+    RetiredTool,
+    Skill,
+    SkillLoad,
+    SkillVersion,
+    VersionStatus,
+)
 
 INSTANCE_HEADER = "X-Skill-Instance"
 INSTANCE_MAX_LENGTH = 200
@@ -81,6 +101,10 @@ class HistoryPage(CursorPage):
 
 
 class EvaluationPage(CursorPage):
+    ordering = "-id"
+
+
+class LoadPage(CursorPage):
     ordering = "-id"
 
 
@@ -217,6 +241,9 @@ class VersionDetailView(APIView):
             "changes": selectors.sensitive_changes_against_production(
                 tenant=tenant, version=version
             ),
+            "loads": selectors.version_load_totals(tenant=tenant, version=version),
+            "cost_curve": selectors.cost_curve(tenant=tenant, skill=version.skill),
+            "draft_sources": list(selectors.draft_sources(tenant=tenant, version=version)),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -225,8 +252,9 @@ class VersionFileView(APIView):
     permission_classes = [READERS]
 
     @extend_schema(
-        summary="Read one file of a version on demand",
-        description="Any version but a revoked one, so evaluators can read drafts. The bytes "
+        summary="Level 3: read one file of a version on demand",
+        description="Any version but a revoked one, so evaluators can read drafts; each read "
+        "counts as a level-3 load of the version by the caller. The bytes "
         "come as an attachment, `text/plain; charset=utf-8` when they are UTF-8 and "
         "`application/octet-stream` otherwise (never a type guessed from the name), with "
         "`X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox; "
@@ -251,6 +279,12 @@ class VersionFileView(APIView):
         file = selectors.version_file_get(tenant=tenant, version=version, path=path)
         if file is None:
             raise Problem("not_found", "No such file in this version.", status_code=404)
+        services.skill_loads_record(
+            tenant=tenant,
+            actor=api_context(request).actor,
+            version_ids=[version.pk],
+            level=LoadLevel.FILE,
+        )
         return inert_file_response(path=file.path, content=bytes(file.content), sha256=file.sha256)
 
 
@@ -275,15 +309,19 @@ class EvaluationListView(GenericAPIView):
         return self.get_paginated_response(EvaluationOutput(page, many=True).data)
 
     @extend_schema(
-        summary="Record one regression result",
+        summary="Record one regression result, case by case",
         description="The result counts for publishing only when `content_hash` is the "
-        "version's; a result for another hash is stored with `counts: false`.",
+        "version's (a result for another hash is stored with `counts: false`), it comes from "
+        "an evaluator other than the version's author, and its `cases` (each with the five "
+        "checks and its cost) all pass and cover the package's evals/evals.json cases of the "
+        "category; otherwise the matrix shows the category `unverified`.",
         request=EvaluationInput,
         responses={
             201: EvaluationOutput,
             400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
             403: CAPABILITY_OR_ROLE_REQUIRED,
             404: NOT_FOUND,
+            409: OpenApiResponse(description="`evaluator_is_author`"),
         },
     )
     @idempotent
@@ -595,3 +633,236 @@ class LabelHistoryView(GenericAPIView):
         moves = selectors.label_history(tenant=tenant, skill=skill, label=label)
         page = self.paginate_queryset(moves)
         return self.get_paginated_response(LabelMoveOutput(page, many=True).data)
+
+
+# --- catalog and progressive loading ----------------------------------------------------------
+
+
+class CatalogView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Level 1: the production skills matching a task, without their bodies",
+        description="Name, description, version, capabilities, required tools, credential "
+        "slots and data labels of each production skill whose name, description or "
+        "triggers hold one of the task words (`q`), best match first. With `tools`, "
+        "skills needing another tool are left out and listed in `excluded` with the "
+        "missing tools. `conflicts` lists what two skills returned (or already `loaded`) "
+        "would do to each other's data. Each entry returned counts as a level-1 load.",
+        parameters=[CatalogInput],
+        responses={200: CatalogOutput, 400: VALIDATION_ERROR},
+    )
+    def get(self, request: Request) -> Response:
+        context = api_context(request)
+        params = CatalogInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        tools = data.get("tools")
+        catalog = selectors.skill_catalog(
+            tenant=context.tenant,
+            words=selectors.catalog_words(data["q"]),
+            tools=frozenset(tools) if tools is not None else None,
+            loaded=data["loaded"],
+            limit=data["limit"],
+        )
+        services.skill_loads_record(
+            tenant=context.tenant,
+            actor=context.actor,
+            version_ids=[entry.version_id for entry in catalog.entries],
+            level=LoadLevel.CATALOG,
+        )
+        return Response(CatalogOutput(catalog).data)
+
+
+class BodyView(APIView):
+    permission_classes = [READERS]
+
+    @extend_schema(
+        summary="Level 2: a version's SKILL.md body and its file listing",
+        description="Published and deprecated versions only (like resolve by version); counts "
+        "as a level-2 load by the caller. Files are listed, not sent: read them at their "
+        "`url` (level 3).",
+        responses={
+            200: BodyOutput,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="`version_not_published`"),
+            410: OpenApiResponse(description="`version_revoked`"),
+        },
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        resolved = selectors.skill_resolve(tenant=context.tenant, slug=slug, number=number)
+        services.skill_loads_record(
+            tenant=context.tenant,
+            actor=context.actor,
+            version_ids=[resolved.version_id],
+            level=LoadLevel.BODY,
+        )
+        headers = {"ETag": f'"{resolved.content_hash}"', "Cache-Control": "private, no-cache"}
+        if resolved.status == VersionStatus.DEPRECATED:
+            headers["Warning"] = (
+                f'299 - "deprecated: version {resolved.number} of {slug} is deprecated"'
+            )
+        return Response(BodyOutput(_resolved_body(resolved)).data, headers=headers)
+
+
+class LoadListView(GenericAPIView):
+    queryset = SkillLoad.objects.none()
+    permission_classes = [READERS]
+    pagination_class = LoadPage
+    serializer_class = LoadOutput
+
+    @extend_schema(
+        summary="Who loaded a version, at which level, how often",
+        responses={200: LoadOutput(many=True), 404: NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        version = _version(request, slug, number)
+        loads = selectors.version_loads(tenant=api_context(request).tenant, version=version)
+        page = self.paginate_queryset(loads)
+        return self.get_paginated_response(LoadOutput(page, many=True).data)
+
+
+# --- tools and instantiation ------------------------------------------------------------------
+
+
+class InstantiateView(APIView):
+    permission_classes = [capability_required("skills:read")]
+
+    @extend_schema(
+        summary="Check whether this agent may run a version with these bindings",
+        description="Binds each credential slot to the *name* of a secret the agent holds "
+        "elsewhere and checks: every slot bound, every required tool in `tools` and not "
+        "retired, every memdesk capability the skill declares held by the token, every "
+        "other capability granted by the runtime (`capabilities`), and the version "
+        "runnable. Answers 200 `ready` or `blocked` with every reason; the answer is "
+        "audited with the secret names, never values.",
+        request=InstantiateInput,
+        responses={
+            200: InstantiationOutput,
+            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            410: OpenApiResponse(description="`version_revoked`"),
+        },
+    )
+    def post(self, request: Request, slug: str, number: int) -> Response:
+        context = api_context(request)
+        version = _version(request, slug, number)
+        data = InstantiateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        answer = services.skill_version_instantiate(
+            tenant=context.tenant, version=version, actor=context.actor, **data.validated_data
+        )
+        return Response(
+            InstantiationOutput(
+                {
+                    "skill": slug,
+                    "number": version.number,
+                    "content_hash": version.content_hash,
+                    "state": answer.state,
+                    "reasons": answer.reasons,
+                    "bindings": data.validated_data["bindings"],
+                }
+            ).data
+        )
+
+
+class RetiredToolPage(CursorPage):
+    ordering = "-id"
+
+
+class RetiredToolListView(GenericAPIView):
+    queryset = RetiredTool.objects.none()
+    permission_classes = [READERS]
+    pagination_class = RetiredToolPage
+    serializer_class = RetiredToolOutput
+
+    @extend_schema(summary="Tools retired in this tenant", responses=RetiredToolOutput(many=True))
+    def get(self, request: Request) -> Response:
+        tools = selectors.retired_tools(tenant=api_context(request).tenant)
+        page = self.paginate_queryset(tools)
+        return self.get_paginated_response(RetiredToolOutput(page, many=True).data)
+
+
+class RetireToolView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Retire a tool: every version needing it becomes incompatible (admins)",
+        description="A version holding production gives the label back to the newest other "
+        "published version. New uploads needing the tool are refused with `409 tool_retired`.",
+        request=RetireToolInput,
+        responses={
+            200: RetirementOutput,
+            400: OpenApiResponse(description="`reason_required`, `validation_error`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            409: OpenApiResponse(description="`tool_already_retired`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, name: str) -> Response:
+        context = api_context(request)
+        data = RetireToolInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.tool_retire(
+            tenant=context.tenant,
+            name=name,
+            reason=data.validated_data["reason"],
+            actor=context.actor,
+        )
+        return Response(
+            RetirementOutput(
+                {
+                    "tool": result.tool,
+                    "incompatible": [
+                        {
+                            "skill": version.skill.slug,
+                            "number": version.number,
+                            "previous_status": previous,
+                        }
+                        for version, previous in result.incompatible
+                    ],
+                }
+            ).data
+        )
+
+
+# --- drafts from experience -------------------------------------------------------------------
+
+
+class DraftView(APIView):
+    permission_classes = [role_required(Role.EDITOR)]
+
+    @extend_schema(
+        summary="Draft a skill version from experience claims (editors and admins)",
+        description="Builds a SKILL.md package from 2-20 active experiences with a successful "
+        "outcome (steps every run took become the procedure; the others are listed apart) "
+        "and uploads it as a draft of `slug` (created if new) with lineage to the claims. "
+        "It then goes through the normal lifecycle. Deleting a source claim later flags the "
+        "draft: `409 draft_source_deleted` on submit, approve and publish.",
+        request=DraftInput,
+        responses={
+            201: DraftOutput,
+            200: DraftOutput,
+            400: VALIDATION_ERROR,
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="`claim_not_eligible` (with `claims`)"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = DraftInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        draft = services.skill_draft_from_experiences(
+            tenant=context.tenant,
+            actor=context.actor,
+            slug=values["slug"],
+            name=values["name"],
+            description=values["description"],
+            claim_ids=[str(claim) for claim in values["claims"]],
+        )
+        return Response(DraftOutput(draft).data, status=201 if draft.created else 200)

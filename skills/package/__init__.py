@@ -1,8 +1,8 @@
 """Parse and check an uploaded skill package before it becomes a SkillVersion.
 
 A package is a zip whose root holds ``SKILL.md`` (YAML frontmatter + markdown
-body) and optionally ``scripts/``, ``references/``, ``assets/``, ``README.md``
-and a licence file. ``parse_package`` either returns a ``ParsedPackage`` or
+body) and optionally ``scripts/``, ``references/``, ``assets/``, ``evals/``,
+``README.md`` and a licence file. ``parse_package`` either returns a ``ParsedPackage`` or
 raises ``PackageError`` with a stable ``code``; the API turns that into a
 ``400`` problem.
 
@@ -25,7 +25,11 @@ path order, so the same zip always fails the same way):
 8. ``secret_detected``: a credential in any file; files that are not UTF-8
    are read as UTF-16 (with a byte-order mark) or Latin-1 for the scan.
 9. ``file_not_allowed``: a file outside ``assets/`` that is not UTF-8 text.
-10. ``frontmatter_invalid`` / ``name_mismatch``: the manifest.
+10. ``frontmatter_invalid`` / ``spec_violation`` / ``name_mismatch``: the
+    manifest. ``spec_violation`` names the Agent Skills rule broken (``field``
+    and ``rule``: name format and length, description and compatibility
+    length, metadata of strings, allowed-tools syntax).
+10a. ``evals_invalid``: ``evals/evals.json`` (see ``evals``).
 11. ``capability_undeclared``: a script under ``scripts/`` that evidently uses
     a capability in ``DETECTABLE_CAPABILITIES`` the manifest does not declare.
 
@@ -53,6 +57,7 @@ from skills.package.archive import (
 )
 from skills.package.budget import Deadline, ScanBudget, check_text_budget
 from skills.package.capabilities import reject_undeclared_capabilities
+from skills.package.evals import parse_evals
 from skills.package.manifest import parse_skill_md
 
 
@@ -101,6 +106,7 @@ def parse_package(
     check_text_budget(texts, budget=budget)
     deadline.check()
     manifest, body = parse_skill_md(texts[SKILL_MD], slug=slug)
+    manifest["evals"] = parse_evals(texts, slug=slug)
     reject_undeclared_capabilities(
         texts, declared=frozenset(manifest["capabilities"]), budget=budget, deadline=deadline
     )

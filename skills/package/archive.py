@@ -23,7 +23,7 @@ from skills.package.errors import PackageError
 
 SKILL_MD = "SKILL.md"
 ALLOWED_ROOT_FILES = frozenset({SKILL_MD, "README.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
-ALLOWED_FOLDERS = ("scripts", "references", "assets")
+ALLOWED_FOLDERS = ("scripts", "references", "assets", "evals")
 _DRIVE_LETTER = re.compile(r"[A-Za-z]:")
 
 # Everything zipfile and its decompressors raise on damaged input. Encryption
@@ -149,7 +149,7 @@ def _check_allowed(path: str) -> None:
     raise PackageError(
         code="file_not_allowed",
         detail=f"{path} is outside the package layout. Allowed are SKILL.md, README.md and "
-        "LICENSE at the root and anything under scripts/, references/ or assets/.",
+        "LICENSE at the root and anything under scripts/, references/, assets/ or evals/.",
         path=path,
     )
 

@@ -13,6 +13,8 @@ ERROR_CODES = frozenset(
         "secret_detected",
         "frontmatter_invalid",
         "name_mismatch",
+        "spec_violation",
+        "evals_invalid",
         "capability_undeclared",
         "scan_budget_exceeded",
     }
@@ -29,10 +31,21 @@ class PackageError(Exception):
     ``path`` is the offending member inside the zip, when there is one.
     """
 
-    def __init__(self, *, code: str, detail: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        code: str,
+        detail: str,
+        path: str | None = None,
+        field: str | None = None,
+        rule: str | None = None,
+    ) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown package error code {code!r}")
         super().__init__(detail)
         self.code = code
         self.detail = detail
         self.path = path
+        # For `spec_violation`: the frontmatter field and the Agent Skills rule it breaks.
+        self.field = field
+        self.rule = rule

@@ -13,9 +13,12 @@ from skills.package.archive import SKILL_MD
 from skills.package.errors import PackageError
 
 RISK_LEVELS = ("low", "medium", "high")
-MANIFEST_FIELDS = (
-    "name",
-    "description",
+# The Agent Skills format's own fields (agentskills.io/specification), as
+# written in the frontmatter; `allowed-tools` is stored as `allowed_tools`.
+SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+# memdesk's extensions, read from the top level as API.md promised before the
+# Agent Skills format settled; everything else lands in `extra`.
+MEMDESK_FIELDS = (
     "version",
     "risk",
     "capabilities",
@@ -23,7 +26,22 @@ MANIFEST_FIELDS = (
     "inputs",
     "outputs",
     "dependencies",
+    "credentials",
+    "consumes",
+    "produces",
 )
+MANIFEST_FIELDS = (*SPEC_FIELDS, *MEMDESK_FIELDS)
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+_SPEC_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
+# `Bash(git:*)` grants a tool with an argument pattern; the tool is `Bash`.
+_ALLOWED_TOOL = re.compile(TOOL_NAME.pattern + r"(?:\([^()\s]{0,200}\))?")
+SLOT_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# A data label: what the data is, and optionally how far it may travel.
+DATA_CLASSES = ("public", "internal", "private")
+_DATA_LABEL = re.compile(r"([a-z][a-z0-9_-]{0,63})(?::(" + "|".join(DATA_CLASSES) + r"))?")
 _SHA256 = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 _DEPENDENCY_KEYS = frozenset({"name", "version", "sha256"})
 
@@ -127,6 +145,7 @@ def _normalise_manifest(meta: dict[str, Any], *, slug: str) -> dict[str, Any]:
             raise _frontmatter_invalid(
                 f"The SKILL.md frontmatter needs `{field}` as a non-empty string."
             )
+    _check_spec_fields(meta)
     if meta["name"] != slug:
         raise PackageError(
             code="name_mismatch",
@@ -151,9 +170,16 @@ def _normalise_manifest(meta: dict[str, Any], *, slug: str) -> dict[str, Any]:
     for field, value in io_fields.items():
         if not isinstance(value, list | dict):
             raise _frontmatter_invalid(f"`{field}` must be a list or a mapping.")
+    allowed_tools = _allowed_tools(meta.get("allowed-tools"))
     return {
         "name": meta["name"],
         "description": meta["description"],
+        "license": meta.get("license"),
+        "compatibility": meta.get("compatibility"),
+        "metadata": meta.get("metadata") or {},
+        "allowed_tools": allowed_tools,
+        # The tools an agent must have to run the skill: each allowed tool's name.
+        "tools": sorted({tool_name(entry) for entry in allowed_tools}),
         "version": _version(meta.get("version"), field="version"),
         "risk": risk,
         "capabilities": sorted(set(capabilities)),
@@ -161,8 +187,125 @@ def _normalise_manifest(meta: dict[str, Any], *, slug: str) -> dict[str, Any]:
         "inputs": io_fields["inputs"],
         "outputs": io_fields["outputs"],
         "dependencies": _dependencies(_optional(meta, "dependencies", [])),
+        "credentials": _credentials(_optional(meta, "credentials", [])),
+        "consumes": _data_labels(_optional(meta, "consumes", []), field="consumes"),
+        "produces": _data_labels(_optional(meta, "produces", []), field="produces"),
         "extra": {key: value for key, value in meta.items() if key not in MANIFEST_FIELDS},
     }
+
+
+def _check_spec_fields(meta: dict[str, Any]) -> None:
+    """The Agent Skills rules, one clear problem per violation."""
+    name, description = meta["name"], meta["description"]
+    if len(name) > NAME_MAX:
+        raise _spec_violation(
+            "name", "name_length", f"`name` is {len(name)} characters; at most {NAME_MAX}."
+        )
+    if not _SPEC_NAME.fullmatch(name):
+        raise _spec_violation(
+            "name",
+            "name_format",
+            "`name` must be lowercase letters, digits and single hyphens, neither starting "
+            "nor ending with a hyphen (e.g. pdf-tools).",
+        )
+    if len(description) > DESCRIPTION_MAX:
+        raise _spec_violation(
+            "description",
+            "description_length",
+            f"`description` is {len(description)} characters; at most {DESCRIPTION_MAX}. "
+            "Say what the skill does and when to use it; the body holds the rest.",
+        )
+    license_ = meta.get("license")
+    if license_ is not None and (not isinstance(license_, str) or not license_.strip()):
+        raise _spec_violation(
+            "license", "license_type", "`license` must be a licence name or a file name."
+        )
+    compatibility = meta.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str)
+        or not compatibility.strip()
+        or len(compatibility) > COMPATIBILITY_MAX
+    ):
+        raise _spec_violation(
+            "compatibility",
+            "compatibility_length",
+            f"`compatibility` must be text of 1 to {COMPATIBILITY_MAX} characters.",
+        )
+    metadata = meta.get("metadata")
+    if metadata is not None and (
+        not isinstance(metadata, dict)
+        or not all(isinstance(value, str) for value in metadata.values())
+    ):
+        raise _spec_violation(
+            "metadata",
+            "metadata_strings",
+            "`metadata` must map string keys to string values; quote numbers and put "
+            "memdesk's lists (capabilities, credentials…) at the top level.",
+        )
+
+
+def tool_name(entry: str) -> str:
+    """`Bash(git:*)` → `Bash`: the tool an `allowed-tools` entry needs."""
+    return entry.partition("(")[0]
+
+
+def _allowed_tools(value: Any) -> list[str]:
+    if value is None:
+        return []
+    # The format writes a space-separated string; a YAML list is read the same way.
+    entries = value.split() if isinstance(value, str) else value
+    if not isinstance(entries, list) or not all(
+        isinstance(entry, str) and _ALLOWED_TOOL.fullmatch(entry) for entry in entries
+    ):
+        raise _spec_violation(
+            "allowed-tools",
+            "allowed_tools_format",
+            "`allowed-tools` is a space-separated list of tool names, each optionally with "
+            "an argument pattern, e.g. `Read Bash(git:*)`.",
+        )
+    return list(dict.fromkeys(entries))
+
+
+def _credentials(value: Any) -> list[dict[str, str]]:
+    """Named credential slots: what the skill needs, never a value."""
+    if not isinstance(value, list):
+        raise _frontmatter_invalid("`credentials` must be a list of slots.")
+    slots: dict[str, dict[str, str]] = {}
+    for index, item in enumerate(value):
+        field = f"credentials[{index}]"
+        if isinstance(item, str):
+            item = {"slot": item}
+        if not isinstance(item, dict):
+            raise _frontmatter_invalid(f"`{field}` must be a slot name or a mapping.")
+        unknown = sorted(item.keys() - {"slot", "purpose"})
+        if unknown:
+            # A `value:` here would be a credential written into the package.
+            raise _frontmatter_invalid(
+                f"`{field}` has unknown keys {', '.join(unknown)}; a slot has only `slot` "
+                "and `purpose`. Credentials are bound at instantiation, never written here."
+            )
+        slot, purpose = item.get("slot"), item.get("purpose", "")
+        if not isinstance(slot, str) or not SLOT_PATTERN.fullmatch(slot):
+            raise _frontmatter_invalid(
+                f"`{field}.slot` must be a lowercase name of letters, digits and underscores."
+            )
+        if not isinstance(purpose, str) or len(purpose) > 200:
+            raise _frontmatter_invalid(f"`{field}.purpose` must be text of at most 200 characters.")
+        if slot in slots:
+            raise _frontmatter_invalid(f"`{field}` repeats the slot {slot!r}.")
+        slots[slot] = {"slot": slot, "purpose": purpose}
+    return sorted(slots.values(), key=lambda slot: slot["slot"])
+
+
+def _data_labels(value: Any, *, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(
+        isinstance(label, str) and _DATA_LABEL.fullmatch(label) for label in value
+    ):
+        raise _frontmatter_invalid(
+            f"`{field}` must be a list of data labels such as `documents` or "
+            f"`documents:internal` (classes: {', '.join(DATA_CLASSES)})."
+        )
+    return sorted(set(value))
 
 
 def _optional(meta: dict[str, Any], field: str, default: Any) -> Any:
@@ -219,6 +362,16 @@ def _dependencies(value: Any) -> list[dict[str, str]]:
             dependency["sha256"] = "sha256:" + match.group(1).lower()
         result.append(dependency)
     return result
+
+
+def _spec_violation(field: str, rule: str, detail: str) -> PackageError:
+    return PackageError(
+        code="spec_violation",
+        detail=f"Agent Skills format: {detail}",
+        path=SKILL_MD,
+        field=field,
+        rule=rule,
+    )
 
 
 def _frontmatter_invalid(detail: str) -> PackageError:

@@ -23,7 +23,7 @@ from accounts.models import Role
 from memory.models import Checkpoint, Claim, DeletionRequest, Event, Receipt
 from skills import services as skill_services
 from skills.models import EvaluationCategory
-from tests.skills.conftest import package
+from tests.skills.conftest import package, service_case
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,6 +65,7 @@ def published_skill(acme, admin_user, admin2):
             category=category,
             passed=True,
             content_hash=version.content_hash,
+            cases=[service_case(category)],
         )
     skill_services.skill_version_submit(tenant=acme, version=version, actor=ada)
     skill_services.skill_version_approve(tenant=acme, version=version, actor=abe)

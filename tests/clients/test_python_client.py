@@ -488,9 +488,10 @@ def test_the_async_desk_runs_the_same_loop(live_server, agent_token, slow_platfo
 
 def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token):
     from skills.models import EvaluationRun, SkillVersion
-    from tests.skills.conftest import package
+    from tests.skills.conftest import api_case, package
 
     token = issue_token(capabilities=["skills:read", "skills:write", "evaluations:write"])
+    evaluator_token = issue_token(capabilities=["evaluations:write"])
     with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
         desk.create_skill("pdf-tools", "PDF tools")
         first = desk.upload_skill_version("pdf-tools", package())
@@ -499,9 +500,21 @@ def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_tok
         second = desk.upload_skill_version("pdf-tools", package(body="# PDF tools\n\nv2\n"))
         assert second["number"] == 2
         assert [v["number"] for v in desk.iter_skill_versions("pdf-tools", limit=1)] == [2, 1]
-        desk.record_evaluation(
-            "pdf-tools", 2, category="normal", passed=True, content_hash=second["content_hash"]
-        )
+        with pytest.raises(ConflictError) as own:
+            desk.record_evaluation(
+                "pdf-tools", 2, category="normal", passed=True, content_hash=second["content_hash"]
+            )
+        assert own.value.code == "evaluator_is_author"
+        with Desk(live_server.url, evaluator_token, timeout=TIMEOUT) as independent:
+            run = independent.record_evaluation(
+                "pdf-tools",
+                2,
+                category="normal",
+                passed=True,
+                content_hash=second["content_hash"],
+                cases=[api_case()],
+            )
+        assert (run["independent"], len(run["cases"])) == (True, 1)
         assert desk.submit_skill_version("pdf-tools", 2)["status"] == "in_review"
         assert desk.skill_file("pdf-tools", 2, "SKILL.md").decode().endswith("v2\n")
         with pytest.raises(NotFoundError):

@@ -7,6 +7,7 @@ from accounts.models import Membership
 from skills import services
 from skills.models import EvaluationCategory, SkillLabel, SkillVersion
 from tests.e2e.conftest import screenshot
+from tests.skills.conftest import service_case
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -23,6 +24,7 @@ def test_admin_publishes_and_rolls_back(sign_in):
             category=category,
             passed=True,
             content_hash=v2.content_hash,
+            cases=[service_case(category)],
         )
     admin2 = Membership.objects.get(user__username="admin2")
     services.skill_version_approve(

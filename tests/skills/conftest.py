@@ -58,6 +58,47 @@ def package_v2(slug: str = SLUG) -> bytes:
     )
 
 
+ALL_CHECKS = {
+    "selection": True,
+    "loading": True,
+    "action_trajectory": True,
+    "final_state": True,
+    "safety_refusal": True,
+}
+
+
+def api_case(
+    category: str = "normal", *, passed: bool = True, case_id: str | None = None, tokens: int = 900
+) -> dict[str, Any]:
+    """One evaluation case as an evaluator posts it."""
+    case: dict[str, Any] = {
+        "input": {"task": f"a {category} task"},
+        "expected": {"outcome": "stops safely" if category != "normal" else "done"},
+        "trajectory_summary": f"selected, loaded the body, handled the {category} case",
+        "result": "passed" if passed else "failed",
+        "checks": {**ALL_CHECKS, "final_state": passed},
+        "cost": {"tokens": tokens, "seconds": 2.5, "tool_calls": 3},
+    }
+    if case_id is not None:
+        case["id"] = case_id
+    return case
+
+
+def service_case(category: str = "normal", *, tokens: int = 900) -> dict[str, Any]:
+    """One passing case in the shape ``services.evaluation_record`` takes."""
+    return {
+        "case_id": "",
+        "input": {"task": f"a {category} task"},
+        "expected": {"outcome": "done"},
+        "trajectory_summary": f"handled the {category} case",
+        "passed": True,
+        **ALL_CHECKS,
+        "cost_tokens": tokens,
+        "cost_seconds": 2.5,
+        "cost_tool_calls": 3,
+    }
+
+
 def upload_file(data: bytes, name: str = "skill.zip") -> io.BytesIO:
     handle = io.BytesIO(data)
     handle.name = name
@@ -129,6 +170,7 @@ def pass_all(acme: Tenant) -> Callable[..., None]:
                 passed=True,
                 content_hash=version.content_hash,
                 environment={"model": "test-model"},
+                cases=[service_case(category)],
             )
 
     return record
@@ -190,3 +232,25 @@ def abe_api(admin2: Any, session_api: Callable[[Any], APIClient]) -> APIClient:
 @pytest.fixture
 def globex_admin(globex: Tenant, make_member: Callable[..., Any]) -> Any:
     return make_member(globex, "gus", Role.ADMIN)
+
+
+@pytest.fixture
+def publish(
+    acme: Tenant, ada: Actor, abe: Actor, pass_all: Callable[..., None]
+) -> Callable[..., SkillVersion]:
+    """Create, upload, evaluate, approve and publish a skill; return its production version."""
+
+    def make(slug: str, **fields) -> SkillVersion:
+        skill = services.skill_create(tenant=acme, slug=slug, actor=ada)
+        version, _ = services.skill_version_upload(
+            tenant=acme,
+            skill=skill,
+            data=package(slug, files=fields.pop("files", None), **fields),
+            actor=ada,
+        )
+        pass_all(version)
+        services.skill_version_submit(tenant=acme, version=version, actor=ada)
+        services.skill_version_approve(tenant=acme, version=version, actor=abe)
+        return services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+    return make

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skills.models import EvaluationCategory
-from tests.skills.conftest import SLUG, package, package_v2, upload_file
+from tests.skills.conftest import SLUG, api_case, package, package_v2, upload_file
 
 BASE = "/api/v1/skills"
 
@@ -21,8 +21,9 @@ def evaluate_all(client, number: int, content_hash: str) -> None:
                 "category": category,
                 "passed": True,
                 "content_hash": content_hash,
-                "details": {"cases": 12},
+                "details": {"suite": "regression-12"},
                 "environment": {"model": "m-1", "tools": "t-3"},
+                "cases": [api_case(category), api_case(category, tokens=1200)],
             },
             format="json",
         )

@@ -98,6 +98,12 @@ def test_the_version_table_is_the_design_lifecycle():
         ("approved", "published"),
         ("published", "deprecated"),
         *((s, "revoked") for s in ("draft", "in_review", "approved", "published", "deprecated")),
+        # A retired tool (seed 004 §5.3) makes any version not yet final incompatible.
+        *(
+            (s, "incompatible")
+            for s in ("draft", "in_review", "approved", "published", "deprecated")
+        ),
+        ("incompatible", "revoked"),
     }
     assert set(VERSION_TRANSITIONS) == set(VersionStatus.values)
 
@@ -127,7 +133,12 @@ def test_the_database_refuses_every_status_move_the_table_does_not_list(upload, 
     # transition trigger can refuse a move below.
     now = timezone.now()
     SkillVersion.objects.filter(pk=version.pk).update(
-        approved_at=now, published_at=now, revoked_at=now, revoke_reason="checked by hand"
+        approved_at=now,
+        published_at=now,
+        revoked_at=now,
+        revoke_reason="checked by hand",
+        incompatible_at=now,
+        incompatible_reason="checked by hand",
     )
     sql = "UPDATE skills_skillversion SET status = %s WHERE id = %s"
     with connection.cursor() as cursor:

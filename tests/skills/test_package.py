@@ -53,6 +53,20 @@ def parse(files: dict[str, str | bytes], *, slug: str = SLUG, **limits: Any):
     return parse_package(data=build_zip(files), slug=slug, **limits)
 
 
+# What the Agent Skills fields and memdesk's newer extensions read as when a package omits them.
+SPEC_DEFAULTS: dict[str, Any] = {
+    "license": None,
+    "compatibility": None,
+    "metadata": {},
+    "allowed_tools": [],
+    "tools": [],
+    "credentials": [],
+    "consumes": [],
+    "produces": [],
+    "evals": [],
+}
+
+
 def rejection(files: dict[str, str | bytes], **limits: Any) -> PackageError:
     with pytest.raises(PackageError) as caught:
         parse(files, **limits)
@@ -134,6 +148,7 @@ def test_it_parses_a_valid_package():
             {"name": "qpdf", "version": "11", "sha256": "sha256:" + "ab" * 32},
         ],
         "extra": {"homepage": "https://example.com/pdf-tools"},
+        **SPEC_DEFAULTS,
     }
     assert parsed.body == "# PDF tools\n\nFill in PDF forms.\n"
 
@@ -172,6 +187,7 @@ def test_it_fills_manifest_defaults():
         "outputs": [],
         "dependencies": [],
         "extra": {},
+        **SPEC_DEFAULTS,
     }
     assert [file.path for file in parsed.files] == ["SKILL.md"]
 
@@ -943,6 +959,8 @@ def test_error_codes_are_the_documented_set():
         "secret_detected",
         "frontmatter_invalid",
         "name_mismatch",
+        "spec_violation",
+        "evals_invalid",
         "capability_undeclared",
         "scan_budget_exceeded",
     } == ERROR_CODES

@@ -12,7 +12,7 @@ from accounts.models import Role
 from skills import services
 from skills.models import EvaluationCategory, Skill, SkillVersion, VersionStatus
 from tests.skills import hostile
-from tests.skills.conftest import SLUG, package, package_v2, upload_file
+from tests.skills.conftest import SLUG, api_case, package, package_v2, upload_file
 
 HTMX: dict[str, Any] = {"HTTP_HX_REQUEST": "true"}
 
@@ -35,7 +35,12 @@ def evaluate_all(evaluator: APIClient, number: int) -> None:
     for category in EvaluationCategory.values:
         evaluator.post(
             f"/api/v1/skills/{SLUG}/versions/{number}/evaluations",
-            {"category": category, "passed": True, "content_hash": content_hash},
+            {
+                "category": category,
+                "passed": True,
+                "content_hash": content_hash,
+                "cases": [api_case(category)],
+            },
             format="json",
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -466,6 +466,7 @@ class AsyncDesk:
         content_hash: str,
         details: Mapping[str, Any] | None = None,
         environment: Mapping[str, Any] | None = None,
+        cases: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         body = {
@@ -474,6 +475,7 @@ class AsyncDesk:
             "content_hash": content_hash,
             "details": dict(details) if details is not None else None,
             "environment": dict(environment) if environment is not None else None,
+            "cases": [dict(case) for case in cases] if cases is not None else None,
         }
         return await self.send(_calls.record_evaluation(slug, number, body, idempotency_key))
 

@@ -1,0 +1,13 @@
+"""What skills does when memory reports forgotten claims: flag the drafts built from them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skills.services import drafts_flag_forgotten_sources
+
+
+def on_claims_forgotten(
+    sender: Any, *, tenant_id: int, claim_ids: list[str], deletion_id: Any, **_: Any
+) -> None:
+    drafts_flag_forgotten_sources(tenant_id=tenant_id, claim_ids=claim_ids, deletion_id=deletion_id)
