@@ -8,6 +8,7 @@ from accounts.selectors import audit_trail
 from memory.models import AUTHORITY_RANK, Authority, Claim, ClaimStatus
 from memory.models.lifecycle import DeletionRequest
 from memory.models.receipts import Receipt
+from memory.plain import artifact_lines, probe_rows
 from reviews.models import Decision, ReviewItem
 
 
@@ -164,6 +165,17 @@ class ReceiptPresenter:
             ),
         }
 
+    def outcome(self, *, item: ReviewItem, decision: Decision) -> str:
+        receipt = Receipt.objects.filter(tenant_id=item.tenant_id, pk=item.target_id).first()
+        what = f"{receipt.operation} → {receipt.target}" if receipt else "The receipt"
+        settled = {
+            "succeeded": "settled as succeeded",
+            "safe_to_retry": "settled as safe to retry",
+            "rejected": "settled as rejected",
+        }.get(decision.verdict, decision.verdict)
+        external = (decision.payload or {}).get("external_id")
+        return f"{what}: {settled}" + (f" (external id {external})." if external else ".")
+
 
 class DeletionPresenter:
     """Deletions that failed or left something behind: the report with its probes."""
@@ -193,6 +205,10 @@ class DeletionPresenter:
             "decide_fields": "memory/review/deletion_fields.html",
             "probes": report.get("probes", []),
             "artifacts": report.get("artifacts", {}),
+            "places": probe_rows(report.get("probes", [])),
+            "touched": artifact_lines(report.get("artifacts", {})),
+            "horizon": report.get("horizon", {}),
+            "engineer": True,
             "finished": True,
             "audit": list(
                 audit_trail(tenant=item.tenant, target_type="deletion", target_id=item.target_id)

@@ -46,7 +46,10 @@ class DecisionHandler(Protocol):
 
 
 class QueuePresenter(Protocol):
-    """How the console shows a queue's targets; supplied by the app that owns them."""
+    """How the console shows a queue's targets; supplied by the app that owns them.
+
+    Optional: `stylesheets` (static paths the queue page loads for the detail pane) and
+    `outcome(item=, decision=)` (one sentence saying what a decision did)."""
 
     def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
         """One summary per item id (`title`, optional `status`), in a fixed number of queries."""

@@ -72,7 +72,7 @@ def test_end_user_downloads_their_data_then_deletes_everything(
     assert "Deletion of everything about user:alice" in report
     # Whether every probe is clean on the demo data is the deletion's own tests' business;
     # here the person reads the report: what was touched and what was checked.
-    assert "What was touched" in report and "claims_table" in page.inner_text("#probes")
+    assert "What was touched" in report and "The memory itself" in page.inner_text("#probes")
     assert (
         not Claim.objects.filter(subject__ref="alice", subject__kind="user")
         .exclude(status=ClaimStatus.ERASED)
