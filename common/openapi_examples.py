@@ -767,6 +767,27 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "reviews_list": {"responses": {"200": _page(REVIEW_ITEM)}},
     "reviews_claim_create": {"responses": {"200": REVIEW_ITEM}},
+    "reviews_queues_list": {
+        "responses": {
+            "200": [
+                {
+                    "queue": "stale",
+                    "label": "Stale",
+                    "verdicts": [
+                        {"verdict": "refresh", "label": "Still true", "needs_reason": False},
+                        {"verdict": "invalidate", "label": "No longer true", "needs_reason": True},
+                    ],
+                    "note_is_reason": False,
+                    "reason_codes": [
+                        {"code": "verified", "label": "Checked again: still true"},
+                        {"code": "other", "label": "Other (explain in the note)"},
+                    ],
+                    "payload_fields": ["refresh_after"],
+                    "roles": ["editor", "admin"],
+                }
+            ]
+        }
+    },
     "reviews_decide_create": {
         "request": {"verdict": "reject", "reason_code": "unsupported", "note": ""},
         "responses": {

@@ -1,9 +1,13 @@
 """Small server-side SVG charts for the dashboard: no JavaScript, no CDN, readable as text.
 
 Every chart has a title, a value axis with ticks at round numbers and a name
-saying what is counted, so a reader never has to guess the scale. Only
-geometry goes into attributes; colours and fonts come from memdesk.css
-(`.chart`), since the Content-Security-Policy refuses inline style.
+saying what is counted, so a reader never has to guess the scale, and a table
+of its numbers behind a disclosure (for screen readers and for anyone who
+wants the figures). Only geometry goes into attributes; colours and fonts come
+from memdesk.css (`.chart`), since the Content-Security-Policy refuses inline
+style. The stylesheet never draws a chart narrower than its viewBox, so 13-unit
+labels stay at least 13 px: on a phone the chart scrolls inside its frame
+instead of shrinking its text.
 """
 
 from __future__ import annotations
@@ -14,12 +18,12 @@ from collections.abc import Callable, Sequence
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-# The width is close to a dashboard card's, so 13px labels stay about 13px on screen.
+# The width is close to a dashboard card's; the stylesheet keeps 14-unit labels >= 11 px.
 WIDTH = 420
 BAR_HEIGHT = 18
 GAP = 6
 LABEL_WIDTH = 180
-LABEL_CHARS = 24
+LABEL_CHARS = 22
 # Room under the plot for tick labels and the axis name.
 AXIS_HEIGHT = 40
 VALUE_ROOM = 64
@@ -59,11 +63,29 @@ def _short(label: str) -> str:
 
 
 def _open(title: str, height: int) -> list[str]:
+    # The frame scrolls when the screen is narrower than the chart, so it takes focus
+    # (a keyboard can scroll it) and carries the chart's name.
     return [
         f"<figcaption>{escape(title)}</figcaption>",
-        f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
+        f'<div class="chart-frame" tabindex="0" role="group" aria-label="{escape(title)}">'
+        f'<svg class="chart" role="img" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>",
     ]
+
+
+def _numbers(title: str, axis: str, rows: Sequence[tuple[str, str]], label: str) -> str:
+    """The chart's figures as a table, behind a disclosure under it."""
+    body = "".join(
+        f'<tr><th scope="row">{escape(name)}</th><td>{escape(value)}</td></tr>'
+        for name, value in rows
+    )
+    return (
+        '<details class="chart-data"><summary>The numbers</summary>'
+        f'<table class="figures"><caption class="visually-hidden">{escape(title)}</caption>'
+        f'<thead><tr><th scope="col">{escape(label)}</th><th scope="col">{escape(axis)}</th>'
+        f"</tr></thead><tbody>{body}</tbody></table></details>"
+    )
 
 
 def bar_chart(
@@ -102,8 +124,9 @@ def bar_chart(
         )
     parts.append(
         f'<text class="axis-name" x="{LABEL_WIDTH + plot / 2:.1f}" y="{rows + 34}" '
-        f'text-anchor="middle">{escape(axis)}</text></svg>'
+        f'text-anchor="middle">{escape(axis)}</text></svg></div>'
     )
+    parts.append(_numbers(title, axis, [(label, fmt(value)) for label, value in bars], "what"))
     return mark_safe("".join(parts))  # noqa: S308 - every label is escaped above
 
 
@@ -148,6 +171,7 @@ def column_chart(
         )
     parts.append(
         f'<text class="axis-name" x="{left + (WIDTH - left) / 2:.1f}" y="{height - 2}" '
-        'text-anchor="middle">day</text></svg>'
+        'text-anchor="middle">day</text></svg></div>'
     )
+    parts.append(_numbers(title, axis, [(label, plain(value)) for label, value in points], "day"))
     return mark_safe("".join(parts))  # noqa: S308 - every label is escaped above

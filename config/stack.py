@@ -25,6 +25,8 @@ from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("MEMDESK_DATA_DIR", BASE_DIR / ".data"))
+# Where `make run` keeps the demo agent token (written on the first start only).
+DEMO_TOKEN_FILE = DATA_DIR / "demo-agent-token"
 EMBEDDED_DB_NAME = "memdesk"
 
 
@@ -108,7 +110,7 @@ def run() -> int:
     with services() as env:
         env.setdefault("DEBUG", "1")
         _manage(env, "migrate", "--no-input", "-v", "0")
-        _manage(env, "seed_demo")
+        _manage(env, "seed_demo", "--token-file", str(DEMO_TOKEN_FILE))
         commands = {
             "web": [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
             "worker": [
@@ -151,6 +153,8 @@ def run() -> int:
         if _wait_for_http(f"http://127.0.0.1:{port}/healthz"):
             _say(f"memdesk is up: http://127.0.0.1:{port}/  (API docs at /api/docs/)")
             _say("demo logins, password memdesk-demo: editor editor2 admin admin2 auditor alice")
+            if DEMO_TOKEN_FILE.exists():
+                _say(f"demo agent token: TOKEN=$(cat {DEMO_TOKEN_FILE})")
             _say("Ctrl-C stops the web server, worker, beat and embedded services.")
         try:
             while not stopping:

@@ -48,6 +48,7 @@ urlpatterns = [
     # handler404, which Django skips (for its HTML debug page) when DEBUG is on.
     re_path(r"^api/", common_views.api_not_found),
     path("healthz", common_views.healthz, name="healthz"),
+    path("favicon.ico", console_views.favicon, name="favicon"),
     path("metrics", common_views.metrics, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

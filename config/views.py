@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.utils.safestring import SafeString
 
 from accounts.access import CONSOLE_READERS, console_context
@@ -16,6 +17,11 @@ from memory.metrics.agents import AgentReliability
 from memory.selectors.retention import retention_overview
 from memory.selectors.traces import unused_recalls
 from reviews.selectors import queue_depths
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Tools that ask for /favicon.ico (pages name theirs) get the console's icon."""
+    return redirect(static("favicon.svg"), permanent=True)
 
 
 @login_required

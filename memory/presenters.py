@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from accounts.selectors import audit_trail
-from memory.models import Claim, ClaimStatus
+from memory.models import AUTHORITY_RANK, Authority, Claim, ClaimStatus
 from memory.models.lifecycle import DeletionRequest
 from memory.models.receipts import Receipt
-from reviews.models import ReviewItem
+from memory.plain import artifact_lines, probe_rows
+from reviews.models import Decision, ReviewItem
 
 
 def _claims_by_id(items: list[ReviewItem]) -> dict[str, Claim]:
@@ -59,6 +60,8 @@ class ClaimPresenter:
                 .filter(tenant_id=item.tenant_id, pk__in=claim.conflicts_with)
             )
         context["sides"] = sides
+        if len(sides) > 1:
+            context["suggested"], context["suggestion_why"] = suggested_winner(sides)
         active = Claim.objects.filter(
             tenant_id=item.tenant_id, subject_id=claim.subject_id, status=ClaimStatus.ACTIVE
         ).exclude(pk=claim.pk)
@@ -71,6 +74,65 @@ class ClaimPresenter:
             audit_trail(tenant=item.tenant, target_type="claim", target_id=claim.pk)
         )
         return self.template, context
+
+    def outcome(self, *, item: ReviewItem, decision: Decision) -> str:
+        """Which claim won, lost or stayed, named by what it says."""
+        payload = decision.payload or {}
+        named = {
+            str(c.pk): c
+            for c in Claim.objects.filter(
+                tenant_id=item.tenant_id,
+                pk__in=[
+                    v for v in (payload.get("winner"), payload.get("loser"), item.target_id) if v
+                ],
+            )
+        }
+
+        def quote(claim_id: Any) -> str:
+            claim = named.get(str(claim_id))
+            return f"“{_statement(claim)[:80]}”" if claim else "the claim"
+
+        verdict = decision.verdict
+        if verdict == "supersede":
+            return f"Kept {quote(payload.get('winner'))}; the other side is superseded."
+        if verdict == "keep_both":
+            return "Kept both sides, each with its narrower scope."
+        if verdict == "reject" and item.queue == "conflicts":
+            return (
+                f"Rejected {quote(payload.get('loser') or item.target_id)}; the other side stands."
+            )
+        if verdict == "merge":
+            return f"Merged {quote(item.target_id)} into {quote(payload.get('winner'))}."
+        words = {
+            "approve": "Approved",
+            "reject": "Rejected",
+            "refresh": "Confirmed as still true:",
+            "invalidate": "Marked no longer true:",
+        }
+        return f"{words.get(verdict, verdict.capitalize())} {quote(item.target_id)}."
+
+
+def suggested_winner(sides: list[Claim]) -> tuple[Claim, str]:
+    """The side the authority rule would keep, and why: the stronger authority, else the
+    later observation. A suggestion only; the editor decides."""
+
+    def rank(claim: Claim) -> int:
+        return AUTHORITY_RANK.get(Authority(claim.authority), 0)
+
+    best = max(sides, key=lambda c: (rank(c), c.available_at))
+    others = [c for c in sides if c.pk != best.pk]
+    if all(rank(best) > rank(other) for other in others):
+        weaker = ", ".join(sorted({other.authority.replace("_", " ") for other in others}))
+        why = (
+            f"its authority is {best.authority.replace('_', ' ')}, stronger than {weaker}: "
+            "the rule keeps the better-evidenced claim"
+        )
+    else:
+        why = (
+            "both sides have the same authority; it was observed later, and the rule "
+            "prefers the newer observation"
+        )
+    return best, why
 
 
 class ReceiptPresenter:
@@ -103,6 +165,17 @@ class ReceiptPresenter:
             ),
         }
 
+    def outcome(self, *, item: ReviewItem, decision: Decision) -> str:
+        receipt = Receipt.objects.filter(tenant_id=item.tenant_id, pk=item.target_id).first()
+        what = f"{receipt.operation} → {receipt.target}" if receipt else "The receipt"
+        settled = {
+            "succeeded": "settled as succeeded",
+            "safe_to_retry": "settled as safe to retry",
+            "rejected": "settled as rejected",
+        }.get(decision.verdict, decision.verdict)
+        external = (decision.payload or {}).get("external_id")
+        return f"{what}: {settled}" + (f" (external id {external})." if external else ".")
+
 
 class DeletionPresenter:
     """Deletions that failed or left something behind: the report with its probes."""
@@ -129,8 +202,13 @@ class DeletionPresenter:
         report = deletion.report if deletion else {}
         return "memory/review/deletion.html", {
             "deletion": deletion,
+            "decide_fields": "memory/review/deletion_fields.html",
             "probes": report.get("probes", []),
             "artifacts": report.get("artifacts", {}),
+            "places": probe_rows(report.get("probes", [])),
+            "touched": artifact_lines(report.get("artifacts", {})),
+            "horizon": report.get("horizon", {}),
+            "engineer": True,
             "finished": True,
             "audit": list(
                 audit_trail(tenant=item.tenant, target_type="deletion", target_id=item.target_id)

@@ -14,18 +14,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import console_context
 from accounts.actors import Actor
-from accounts.models import Membership
+from accounts.models import Membership, Role
 from accounts.selectors import audit_trail, owned_subject_keys
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from memory.models import DataExport, Event, ExportStatus
 from memory.models.exports import UNFINISHED_EXPORT_STATUSES
 from memory.models.lifecycle import DeletionStatus
+from memory.plain import artifact_lines, probe_rows
 from memory.selectors.consent import me_consents
-from memory.selectors.deletion import deletion_get
+from memory.selectors.deletion import deletion_get, deletions_of_my_subjects
 from memory.selectors.me import me_export_get, me_exports, me_memories, me_memory_get, me_subjects
 from memory.services.consent import consents_set
-from memory.services.corrections import memory_correct
+from memory.services.corrections import CORRECTABLE_STATUSES, memory_correct
 from memory.services.deletion import deletion_request_create
 from memory.services.exports import (
     export_document,
@@ -42,6 +43,12 @@ def _actor(request: HttpRequest, membership: Membership) -> Actor:
     return Actor.for_user(request.user, membership.role)
 
 
+def _rows_context(membership: Membership) -> dict[str, Any]:
+    """What every memory row needs: which rows still take a correction or a deletion (the
+    others are history), and whether to show the engineer's fields."""
+    return {"correctable": CORRECTABLE_STATUSES, "engineer": membership.role != Role.USER}
+
+
 def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any]:
     subjects = list(me_subjects(tenant=membership.tenant, user=request.user))
     memories = list(
@@ -54,6 +61,10 @@ def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any
         "owned_keys": owned,
         "exports": list(me_exports(tenant=membership.tenant, user=request.user)[:3]),
         "consents": me_consents(tenant=membership.tenant, user=request.user),
+        "my_deletions": list(
+            deletions_of_my_subjects(tenant=membership.tenant, user=request.user)[:20]
+        ),
+        **_rows_context(membership),
     }
 
 
@@ -127,6 +138,7 @@ def memory_detail(request: HttpRequest, claim_id: Any) -> HttpResponse:
             audit_trail(tenant=membership.tenant, target_type="claim", target_id=claim.pk)
         ),
         "editing": request.GET.get("edit") == "1",
+        **_rows_context(membership),
     }
     return render_page(request, "memory/memory.html", context, partial="memory")
 
@@ -161,6 +173,8 @@ def memory_correct_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
         ),
         "editing": error is not None,
         "error": error,
+        "corrected": error is None,
+        **_rows_context(membership),
     }
     if is_htmx(request):
         return render_page(request, "memory/memory.html", context, partial="memory")
@@ -218,11 +232,18 @@ def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
     )
     if deletion is None:
         raise Http404("no such deletion")
+    probes = deletion.report.get("probes", [])
+    artifacts = deletion.report.get("artifacts", {})
     context = {
         "deletion": deletion,
         "finished": deletion.status in FINISHED,
-        "probes": deletion.report.get("probes", []),
-        "artifacts": deletion.report.get("artifacts", {}),
+        "probes": probes,
+        "artifacts": artifacts,
+        "places": probe_rows(probes),
+        "touched": artifact_lines(artifacts),
+        # The SQL, digests and counters stay behind a disclosure for those who work deletions.
+        "engineer": membership.role != Role.USER,
+        "plain_actors": membership.role == Role.USER,
         "horizon": deletion.report.get("horizon", {}),
         "audit": list(
             audit_trail(tenant=membership.tenant, target_type="deletion", target_id=deletion.pk)

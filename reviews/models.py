@@ -29,18 +29,6 @@ class ItemStatus(models.TextChoices):
 OPEN_STATUSES = (ItemStatus.OPEN, ItemStatus.CLAIMED)
 
 
-class ReasonCode(models.TextChoices):
-    UNSUPPORTED = "unsupported", "Not supported by its sources"
-    WRONG_SUBJECT = "wrong_subject", "About the wrong subject"
-    WRONG_SCOPE = "wrong_scope", "Wrong scope"
-    SENSITIVE = "sensitive", "Sensitive; should not be remembered"
-    DUPLICATE = "duplicate", "Duplicate of an existing memory"
-    INJECTION = "injection", "Instruction injection"
-    OUTDATED = "outdated", "Outdated"
-    VERIFIED = "verified", "Verified against the source"
-    OTHER = "other", "Other (explain in the note)"
-
-
 class ReviewItem(models.Model):
     """Something a person must look at. Queues know targets only by type and id."""
 

@@ -1,23 +1,33 @@
-"""How domain apps plug their decisions into the queues.
+"""How domain apps plug their queues into the review desk.
 
 `reviews` knows items, leases and decisions, never claims or skills. Each
-domain app registers one handler per queue in its `AppConfig.ready()`; the
-handler applies a verdict to its target inside the decision's transaction.
+domain app registers one `QueuePolicy` per queue in its `AppConfig.ready()`:
+the handler that applies a verdict to its target inside the decision's
+transaction, and everything a person or an agent may say in a decision on
+that queue — verdicts and their button labels, the reason vocabulary, and the
+payload serializer. The console and the API both validate with that one
+declaration (through `reviews.services.review_decide`), so they cannot drift.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from rest_framework import serializers
 
 if TYPE_CHECKING:
     from accounts.actors import Actor
-    from reviews.models import ReviewItem
+    from reviews.models import Decision, ReviewItem
+
+# The one reason code every queue understands; it always needs a note.
+OTHER_REASON = ("other", "Other (explain in the note)")
 
 
 @dataclass(frozen=True)
 class DecisionInput:
-    """One verdict on one item, as a person gave it."""
+    """One verdict on one item, as a person gave it; `payload` is validated."""
 
     item: ReviewItem
     verdict: str
@@ -36,7 +46,10 @@ class DecisionHandler(Protocol):
 
 
 class QueuePresenter(Protocol):
-    """How the console shows a queue's targets; supplied by the app that owns them."""
+    """How the console shows a queue's targets; supplied by the app that owns them.
+
+    Optional: `stylesheets` (static paths the queue page loads for the detail pane) and
+    `outcome(item=, decision=)` (one sentence saying what a decision did)."""
 
     def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
         """One summary per item id (`title`, optional `status`), in a fixed number of queries."""
@@ -45,16 +58,67 @@ class QueuePresenter(Protocol):
         """The template showing the item's evidence, and its context."""
 
 
+class NoPayload(serializers.Serializer):
+    """A queue whose verdicts carry nothing but the verdict, reason and note."""
+
+
 @dataclass(frozen=True)
 class QueuePolicy:
     handler: DecisionHandler
     verdicts: tuple[str, ...]
-    # Verdicts that turn something down and so need a reason code.
+    # Verdicts that turn something down: shown as the danger button, reached by `r`.
     negative_verdicts: tuple[str, ...] = ("reject",)
     roles: tuple[str, ...] = ("editor", "admin")
     presenter: QueuePresenter | None = None
     # The verdict bulk actions and the `a` shortcut apply.
     approve_verdict: str | None = None
+    # What each verdict's button says; a verdict without a label shows its name.
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # The reason codes a decision in this queue may give, with their labels.
+    reasons: tuple[tuple[str, str], ...] = (OTHER_REASON,)
+    # Verdicts that need a reason; None means the negative verdicts.
+    reason_required: tuple[str, ...] | None = None
+    # Whether a note alone is reason enough (a receipt settled by hand needs a
+    # reason in words; a rejected memory needs a code the metrics can count).
+    note_is_reason: bool = False
+    # The fields a decision's payload may carry, validated for console and API alike.
+    payload: type[serializers.Serializer] = NoPayload
+
+    def label(self, verdict: str) -> str:
+        return self.labels.get(verdict) or verdict.replace("_", " ").capitalize()
+
+    def needs_reason(self, verdict: str) -> bool:
+        required = self.negative_verdicts if self.reason_required is None else self.reason_required
+        return verdict in required
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        return tuple(code for code, _label in self.reasons)
+
+    def reason_label(self, code: str) -> str:
+        return dict(self.reasons).get(code, code)
+
+    @property
+    def reason_hint(self) -> str:
+        """What the reason select says about when a reason is needed."""
+        required = [v for v in self.verdicts if self.needs_reason(v)]
+        if not required:
+            return "optional"
+        names = " or ".join(f"“{self.label(v)}”" for v in required)
+        if len(required) == len(self.verdicts):
+            names = "every verdict"
+        if self.note_is_reason:
+            return f"a reason or a note is required for {names}"
+        return f"required for {names}"
+
+    def verdict_choices(self) -> list[tuple[str, str]]:
+        return [(verdict, self.label(verdict)) for verdict in self.verdicts]
+
+
+class DecisionOutcome(Protocol):
+    """Optional presenter hook: one sentence saying what a decision did."""
+
+    def outcome(self, *, item: ReviewItem, decision: Decision) -> str: ...
 
 
 _policies: dict[str, QueuePolicy] = {}

@@ -14,8 +14,8 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
-from reviews.models import OPEN_STATUSES, Decision, ItemStatus, ReasonCode, ReviewItem
-from reviews.registry import DecisionInput, policy_for
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, ReviewItem
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, policy_for
 
 
 def review_open(
@@ -156,24 +156,8 @@ def review_decide(
                 errors={"verdict": [f"Choose one of: {', '.join(policy.verdicts)}."]},
                 allowed=list(policy.verdicts),
             )
-        if reason_code and reason_code not in ReasonCode.values:
-            raise Problem(
-                "invalid_reason_code",
-                f"`{reason_code}` is not a reason code.",
-                errors={"reason_code": [f"Choose one of: {', '.join(ReasonCode.values)}."]},
-            )
-        if verdict in policy.negative_verdicts and not reason_code:
-            raise Problem(
-                "reason_required",
-                "Say why: a rejection needs a reason code.",
-                errors={"reason_code": ["A reason is required for this verdict."]},
-            )
-        if reason_code == ReasonCode.OTHER and not note.strip():
-            raise Problem(
-                "note_required",
-                "The reason `other` needs a note explaining it.",
-                errors={"note": ["Explain the reason."]},
-            )
+        _check_reason(policy, verdict=verdict, reason_code=reason_code, note=note)
+        payload_in, payload_stored = _check_payload(policy, payload)
         if policy.handler.current_version(item=item) != item.target_version:
             raise Problem(
                 "target_changed",
@@ -186,7 +170,7 @@ def review_decide(
                 verdict=verdict,
                 reason_code=reason_code,
                 note=note,
-                payload=payload,
+                payload=payload_in,
                 actor=actor,
             )
         )
@@ -196,7 +180,7 @@ def review_decide(
             verdict=verdict,
             reason_code=reason_code,
             note=note,
-            payload=payload,
+            payload=payload_stored,
             actor_kind=actor.kind,
             actor_id=actor.id,
             actor_label=actor.label,
@@ -215,6 +199,67 @@ def review_decide(
             data={"review_item": item.pk, "queue": item.queue},
         )
     return decision
+
+
+def _check_reason(policy: QueuePolicy, *, verdict: str, reason_code: str, note: str) -> None:
+    """The queue's own reason vocabulary; a reason where its policy asks for one."""
+    if reason_code and reason_code not in policy.reason_codes:
+        raise Problem(
+            "invalid_reason_code",
+            f"`{reason_code}` is not a reason code of this queue.",
+            errors={"reason_code": [f"Choose one of: {', '.join(policy.reason_codes)}."]},
+            allowed=list(policy.reason_codes),
+        )
+    if policy.needs_reason(verdict) and not reason_code:
+        if not policy.note_is_reason:
+            raise Problem(
+                "reason_required",
+                "Say why: a rejection needs a reason code."
+                if verdict in policy.negative_verdicts
+                else f"Say why: “{policy.label(verdict)}” needs a reason code.",
+                errors={"reason_code": ["A reason is required for this verdict."]},
+            )
+        if not note.strip():
+            raise Problem(
+                "reason_required",
+                f"Say why: “{policy.label(verdict)}” needs a reason code or a note.",
+                errors={
+                    "reason_code": ["Choose a reason, or explain in the note."],
+                    "note": ["Or write what you checked here."],
+                },
+            )
+    if reason_code == OTHER_REASON[0] and not note.strip():
+        raise Problem(
+            "note_required",
+            "The reason `other` needs a note explaining it.",
+            errors={"note": ["Explain the reason."]},
+        )
+
+
+def _check_payload(
+    policy: QueuePolicy, payload: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The queue's payload serializer judges the payload: what the handler gets (typed),
+    and what the decision row keeps (the fields as sent, those the queue declares)."""
+    serializer = policy.payload(data=payload)
+    if not serializer.is_valid():
+        errors = {name: [str(e) for e in _flat(value)] for name, value in serializer.errors.items()}
+        raise Problem(
+            "validation_error",
+            "The decision's details are not valid: "
+            + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items()),
+            errors=errors,
+        )
+    validated = dict(serializer.validated_data)
+    return validated, {name: payload[name] for name in validated if name in payload}
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [item for nested in value.values() for item in _flat(nested)]
+    if isinstance(value, list):
+        return [item for nested in value for item in _flat(nested)]
+    return [value]
 
 
 def review_cancel_for_target(

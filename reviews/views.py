@@ -7,9 +7,10 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import CONSOLE_READERS, console_context
@@ -20,9 +21,9 @@ from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from reviews import selectors, services
 from reviews.context_processors import request_queue_depths
-from reviews.filters import ReviewItemFilter
-from reviews.models import OPEN_STATUSES, Queue, ReasonCode, ReviewItem
-from reviews.registry import policy_for
+from reviews.filters import AGE_CHOICES, ReviewItemFilter
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem
+from reviews.registry import QueuePolicy, policy_for
 
 PAGE_SIZE = 50
 QUEUE_HELP = {
@@ -53,13 +54,19 @@ def _item(membership: Membership, queue: str, item_id: int) -> ReviewItem:
 
 
 def _workspace(
-    request: HttpRequest, membership: Membership, queue: str, selected: ReviewItem | None
+    request: HttpRequest,
+    membership: Membership,
+    queue: str,
+    selected: ReviewItem | None,
+    *,
+    query: QueryDict | None = None,
 ) -> dict[str, Any]:
+    """The list (filtered and sorted by `query`, the page's own query string) and the
+    detail pane of `selected`."""
+    query = request.GET if query is None else query
     items = selectors.review_items(tenant=membership.tenant)
-    filterset = ReviewItemFilter(request.GET, queryset=items)
-    sort = request.GET.get("sort", "age")
-    if sort not in selectors.SORTS:
-        sort = "age"
+    filterset = ReviewItemFilter(query, queryset=items)
+    sort = _sort(query)
     valid = filterset.is_valid()
     filtered = valid and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
     page = selectors.queue_page(
@@ -67,7 +74,7 @@ def _workspace(
         queue=queue,
         filtered=filterset.qs if valid else items,
         sort=sort,
-        after=request.GET.get("after"),
+        after=query.get("after"),
         limit=PAGE_SIZE,
         # Unfiltered, the page counts what its badge counts: read both at once.
         depth=None
@@ -76,11 +83,10 @@ def _workspace(
     )
     policy = policy_for(queue)
     rows = policy.presenter.rows(items=page.items) if policy and policy.presenter else {}
-    query = request.GET.copy()
-    query.pop("after", None)
-    query.pop("item", None)
+    kept = query.copy()
+    kept.pop("after", None)
+    kept.pop("item", None)
     return {
-        "queue": queue,
         # Reversed once per page: rows link to `<queue_url>?item=<id>` and
         # `<queue_url><id>/` (reviews:item) instead of reversing per row.
         "queue_url": reverse("reviews:queue", args=[queue]),
@@ -89,32 +95,78 @@ def _workspace(
         "page": page,
         "rows": [(item, rows.get(item.pk, {})) for item in page.items],
         "filter_form": filterset.form,
-        "filter_query": query.urlencode(),
+        "filter_query": kept.urlencode(),
+        "filtered": filtered,
         "sort": sort,
         "sort_choices": selectors.SORT_CHOICES,
-        "policy": policy,
-        "reason_codes": ReasonCode.choices,
-        "can_decide": membership.role in (policy.roles if policy else ()),
-        **_detail_context(membership, selected),
+        "age_choices": AGE_CHOICES,
+        **_detail_context(request, membership, queue, selected, query=kept.urlencode()),
     }
 
 
-def _detail_context(membership: Membership, item: ReviewItem | None) -> dict[str, Any]:
+def _sort(query: QueryDict) -> str:
+    sort = query.get("sort", "age")
+    return sort if sort in selectors.SORTS else "age"
+
+
+def _detail_context(
+    request: HttpRequest,
+    membership: Membership,
+    queue: str,
+    item: ReviewItem | None,
+    *,
+    query: str = "",
+) -> dict[str, Any]:
+    policy = policy_for(queue)
+    may_decide = membership.role in (policy.roles if policy else ())
+    context: dict[str, Any] = {
+        "queue": queue,
+        "policy": policy,
+        "reason_codes": policy.reasons if policy else (),
+        "verdicts": policy.verdict_choices() if policy else [],
+        "can_decide": may_decide,
+        "read_only_reason": _read_only_reason(membership, policy),
+        "return_query": query,
+        "item": item,
+    }
     if item is None:
-        return {"item": None}
-    policy = policy_for(item.queue)
-    template, context = (
+        return context
+    template, extra = (
         policy.presenter.detail(item=item)
         if policy and policy.presenter
         else ("reviews/detail_generic.html", {})
     )
+    holder = _holder_other_than(item, request.user)
     return {
-        "item": item,
+        **context,
         "detail_template": template,
         "closed": item.status not in OPEN_STATUSES,
         "decisions": list(item.decisions.order_by("at")),
-        **context,
+        "held_by": holder,
+        # Someone else's live lease: the actions are shown, disabled, with the holder's name.
+        "actions_disabled": holder is not None,
+        **extra,
     }
+
+
+def _holder_other_than(item: ReviewItem, user: Any) -> str | None:
+    if (
+        item.status == ItemStatus.CLAIMED
+        and item.lease_expires_at is not None
+        and item.lease_expires_at > timezone.now()
+        and item.claimed_by_id != user.pk
+    ):
+        return str(item.claimed_by)
+    return None
+
+
+def _read_only_reason(membership: Membership, policy: QueuePolicy | None) -> str:
+    if policy is None or membership.role in policy.roles:
+        return ""
+    if membership.role == "auditor":
+        return "You are signed in as an auditor: you can read every queue, but not decide."
+    roles = " or ".join(policy.roles)
+    return f"Only an {roles} decides items in this queue; you can read them."
 
 
 @login_required
@@ -147,16 +199,25 @@ def item_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     membership = console_context(request, roles=CONSOLE_READERS)
     item = _item(membership, _queue(queue), item_id)
     if is_htmx(request):
-        policy = policy_for(queue)
-        context = {
-            "queue": queue,
-            "policy": policy,
-            "reason_codes": ReasonCode.choices,
-            "can_decide": membership.role in (policy.roles if policy else ()),
-            **_detail_context(membership, item),
-        }
+        context = _detail_context(request, membership, queue, item, query=_return_query(request))
         return render_page(request, "reviews/queue.html", context, partial="detail")
     return render_page(request, "reviews/queue.html", _workspace(request, membership, queue, item))
+
+
+def _posted_query(request: HttpRequest) -> QueryDict:
+    """The list's filters and sort when a form was posted: the page's address as it is now
+    (htmx sends it; filters change it without reloading), else the form's copy."""
+    raw = _return_query(request) if is_htmx(request) else request.POST.get("return_query", "")
+    return QueryDict(raw, mutable=True)
+
+
+def _return_query(request: HttpRequest) -> str:
+    """The queue page's filters and sort, carried by the htmx request that opened an item."""
+    current = request.headers.get("HX-Current-URL", "")
+    query = QueryDict(current.split("?", 1)[1] if "?" in current else "", mutable=True)
+    query.pop("item", None)
+    query.pop("after", None)
+    return query.urlencode()
 
 
 @login_required
@@ -175,7 +236,11 @@ def claim_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
             raise PermissionDenied(str(problem.detail)) from problem
         error = str(problem.detail)
         item.refresh_from_db()
-    context = {"item": item, "claim_error": error}
+    context = {
+        "item": item,
+        "claim_error": error,
+        "held_by": _holder_other_than(item, request.user),
+    }
     if is_htmx(request):
         return render_page(request, "reviews/queue.html", context, partial="claim_status")
     if error:
@@ -183,11 +248,29 @@ def claim_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     return redirect(f"{reverse('reviews:queue', args=[queue])}?item={item.pk}")
 
 
-def _payload(request: HttpRequest) -> dict[str, Any]:
+def _payload(request: HttpRequest, policy: QueuePolicy | None) -> dict[str, Any]:
+    """The decision form's fields the queue's payload serializer declares; the
+    serializer (in review_decide) judges them, as it judges the API's body."""
+    if policy is None:
+        return {}
     payload: dict[str, Any] = {}
-    for field in ("winner", "loser", "external_id", "into"):
-        if request.POST.get(field):
-            payload[field] = request.POST[field].strip()
+    names: list[str] = list(policy.payload().fields)
+    for name in names:
+        if name == "scopes":
+            scopes = _scopes(request)
+            if scopes:
+                payload["scopes"] = scopes
+        elif name == "evidence":
+            if request.POST.get("evidence", "").strip():
+                payload["evidence"] = {"note": request.POST["evidence"].strip()}
+        elif request.POST.get(name, "").strip():
+            payload[name] = request.POST[name].strip()
+    if request.POST.get("payload_json"):
+        payload.update(_payload_json(request.POST["payload_json"]))
+    return payload
+
+
+def _scopes(request: HttpRequest) -> dict[str, dict[str, str]]:
     scopes: dict[str, dict[str, str]] = {}
     for key in request.POST:
         value = request.POST[key]
@@ -195,13 +278,7 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
         if key.startswith("scope_") and value.strip():
             pairs = [p.split("=", 1) for p in value.split(",") if "=" in p]
             scopes[key.removeprefix("scope_")] = {k.strip(): v.strip() for k, v in pairs}
-    if scopes:
-        payload["scopes"] = scopes
-    if request.POST.get("evidence"):
-        payload["evidence"] = {"note": request.POST["evidence"].strip()}
-    if request.POST.get("payload_json"):
-        payload.update(_payload_json(request.POST["payload_json"]))
-    return payload
+    return scopes
 
 
 def _payload_json(raw: str) -> dict[str, Any]:
@@ -229,25 +306,42 @@ def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     item = _item(membership, queue, item_id)
     actor = Actor.for_user(request.user, membership.role)
     verdict = request.POST.get("verdict", "")
+    policy = policy_for(queue)
     try:
-        services.review_decide(
+        decision = services.review_decide(
             tenant=membership.tenant,
             item_id=item.pk,
             actor=actor,
             verdict=verdict,
             reason_code=request.POST.get("reason_code", ""),
             note=request.POST.get("note", ""),
-            payload=_payload(request),
+            payload=_payload(request, policy),
         )
     except Problem as problem:
         return _refused(request, membership, queue, item, problem)
-    messages.success(request, f"{verdict.replace('_', ' ').capitalize()}: done.")
-    next_item = _next_item(membership, queue, after=item)
+    messages.success(request, _outcome(policy, item, decision))
+    # The next item is the first of the list the editor was looking at: same filters, same sort.
+    query = _posted_query(request)
+    next_item = _next_item(membership, queue, query, after=item)
     if is_htmx(request):
-        context = _workspace(request, membership, queue, next_item)
+        context = _workspace(request, membership, queue, next_item, query=query)
         return render_page(request, "reviews/queue.html", context, partial="workspace")
-    suffix = f"?item={next_item.pk}" if next_item else ""
+    query.pop("item", None)
+    if next_item is not None:
+        query["item"] = str(next_item.pk)
+    suffix = f"?{query.urlencode()}" if query else ""
     return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+
+
+def _outcome(policy: QueuePolicy | None, item: ReviewItem, decision: Decision) -> str:
+    """What the decision did, in one sentence: the presenter's if it has one."""
+    describe = getattr(policy.presenter, "outcome", None) if policy else None
+    if describe is not None:
+        sentence = describe(item=item, decision=decision)
+        if sentence:
+            return str(sentence)
+    label = policy.label(decision.verdict) if policy else decision.verdict
+    return f"#{item.pk}: {label} — done."
 
 
 def _refused(
@@ -257,36 +351,43 @@ def _refused(
     advice = {
         "target_changed": "Reload the item to see what changed, then decide again.",
         "item_claimed": "Pick another item; this one is held by a colleague.",
-        "reason_required": "Choose a reason code and submit again.",
+        "reason_required": "Choose a reason and submit again.",
         "note_required": "Add a note explaining the reason.",
     }.get(problem.code, "")
     if is_htmx(request):
-        policy = policy_for(queue)
         context = {
-            "queue": queue,
-            "policy": policy,
-            "reason_codes": ReasonCode.choices,
-            "can_decide": membership.role in (policy.roles if policy else ()),
+            **_detail_context(
+                request, membership, queue, item, query=_posted_query(request).urlencode()
+            ),
             "decision_error": f"{problem.detail} {advice}".strip(),
             "error_code": problem.code,
+            "field_errors": problem.errors or {},
             "posted": request.POST,
-            **_detail_context(membership, item),
         }
         response = render_page(request, "reviews/queue.html", context, partial="detail")
         response.status_code = 200 if problem.status_code < 500 else 500
         response["HX-Retarget"] = "#detail"
+        response["HX-Reswap"] = "outerHTML"
         return response
     messages.error(request, f"{problem.detail} {advice}".strip())
     return redirect(f"{reverse('reviews:queue', args=[queue])}?item={item.pk}")
 
 
-def _next_item(membership: Membership, queue: str, *, after: ReviewItem) -> ReviewItem | None:
-    return (
-        ReviewItem.objects.filter(tenant=membership.tenant, queue=queue, status__in=OPEN_STATUSES)
-        .exclude(pk=after.pk)
-        .order_by("created_at", "id")
-        .first()
+def _next_item(
+    membership: Membership, queue: str, query: QueryDict, *, after: ReviewItem
+) -> ReviewItem | None:
+    items = selectors.review_items(tenant=membership.tenant)
+    filterset = ReviewItemFilter(query, queryset=items)
+    page = selectors.queue_page(
+        tenant=membership.tenant,
+        queue=queue,
+        filtered=filterset.qs if filterset.is_valid() else items,
+        sort=_sort(query),
+        after=None,
+        limit=2,
+        depth=0,
     )
+    return next((candidate for candidate in page.items if candidate.pk != after.pk), None)
 
 
 @login_required
@@ -317,8 +418,22 @@ def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
     if refused:
         messages.error(request, "Not approved: " + "; ".join(refused))
     if not done and not refused:
-        messages.error(request, "Select at least one item to approve.")
+        messages.error(request, "Select at least one item to approve: tick its box in the list.")
+    query = _posted_query(request)
+    # The item open beside the list stays open unless it was just approved.
+    still_open = _open_item(membership, queue, request.POST.get("open_item", ""))
     if is_htmx(request):
-        context = _workspace(request, membership, queue, None)
+        context = _workspace(request, membership, queue, still_open, query=query)
         return render_page(request, "reviews/queue.html", context, partial="workspace")
-    return redirect("reviews:queue", queue=queue)
+    if still_open is not None:
+        query["item"] = str(still_open.pk)
+    suffix = f"?{query.urlencode()}" if query else ""
+    return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+
+
+def _open_item(membership: Membership, queue: str, raw: str) -> ReviewItem | None:
+    try:
+        item = _item(membership, queue, int(raw))
+    except (ValueError, Http404):
+        return None
+    return item if item.status in OPEN_STATUSES else None

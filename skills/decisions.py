@@ -9,11 +9,21 @@ audit trail are identical whichever door the admin came through.
 from __future__ import annotations
 
 from common.problems import Problem
-from reviews.models import Queue, ReasonCode, ReviewItem
-from reviews.registry import DecisionInput, QueuePolicy, register_queue
+from reviews.models import Queue, ReviewItem
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
 from skills import selectors, services
 from skills.models import SkillVersion
 from skills.presenters import SkillPublicationPresenter
+
+# Why an admin approved or turned down a skill version.
+SKILL_REASONS = (
+    ("matrix_reviewed", "Evaluation matrix reviewed"),
+    ("capabilities_ok", "New capabilities are acceptable"),
+    ("unsupported", "Not supported by its sources"),
+    ("regression", "Regresses on the matrix"),
+    ("unsafe_capability", "Asks for capabilities it should not have"),
+    OTHER_REASON,
+)
 
 
 def _version(item: ReviewItem) -> SkillVersion:
@@ -26,7 +36,7 @@ def _version(item: ReviewItem) -> SkillVersion:
 
 
 def _reason(reason_code: str, note: str) -> str:
-    label = ReasonCode(reason_code).label if reason_code in ReasonCode.values else reason_code
+    label = dict(SKILL_REASONS).get(reason_code, reason_code)
     return ": ".join(part for part in (label, note.strip()) if part)
 
 
@@ -68,5 +78,7 @@ def register() -> None:
             verdicts=("approve", "reject"),
             roles=("admin",),
             presenter=SkillPublicationPresenter(),
+            labels={"approve": "Approve", "reject": "Reject"},
+            reasons=SKILL_REASONS,
         ),
     )

@@ -13,6 +13,9 @@ from skills.sidebyside import side_by_side
 
 
 class SkillPublicationPresenter:
+    # The version diff and matrix are styled by the skills stylesheet, in the queue page too.
+    stylesheets = ("skills/skills.css",)
+
     def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
         if not items:
             return {}

@@ -45,3 +45,28 @@ def test_seed_demo_loads_once_and_fills_the_queues():
     }
     call_command("seed_demo", stdout=StringIO())
     assert AgentToken.objects.filter(tenant__slug="demo").count() == 3
+
+
+def test_seed_demo_keeps_the_agent_token_in_a_private_file(tmp_path):
+    from rest_framework.test import APIClient
+
+    path = tmp_path / "data" / "demo-agent-token"
+    call_command("seed_demo", token_file=str(path), stdout=StringIO())
+    secret = path.read_text().strip()
+    assert path.stat().st_mode & 0o777 == 0o600
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert client.get("/api/v1/reviews/queues").status_code in (200, 403)
+    assert client.get("/api/v1/skills").status_code == 200
+
+
+def test_the_demo_skill_in_review_is_approvable_by_the_admin_login():
+    from django.contrib.auth import get_user_model
+
+    from skills.models import SkillVersion
+
+    call_command("seed_demo", stdout=StringIO())
+    waiting = SkillVersion.objects.get(status="in_review")
+    admin = get_user_model().objects.get(username="admin")
+    # Four-eyes: the README's `admin` is not the author, so the queue lets them approve.
+    assert waiting.author_label != admin.username

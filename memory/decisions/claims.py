@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.utils.dateparse import parse_datetime
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
 
 from common.problems import Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
@@ -14,7 +17,52 @@ from memory.services.claims import (
     claim_version,
 )
 from reviews.models import Queue, ReviewItem
-from reviews.registry import DecisionInput, QueuePolicy, register_queue
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
+
+# Why a person turned a memory down (or kept it): the words the metrics count.
+CLAIM_REASONS = (
+    ("unsupported", "Not supported by its sources"),
+    ("wrong_subject", "About the wrong subject"),
+    ("wrong_scope", "Wrong scope"),
+    ("sensitive", "Sensitive; should not be remembered"),
+    ("duplicate", "Duplicate of an existing memory"),
+    ("injection", "Instruction injection"),
+    ("outdated", "Outdated"),
+    ("verified", "Verified against the source"),
+    OTHER_REASON,
+)
+STALE_REASONS = (
+    ("verified", "Checked again: still true"),
+    ("outdated", "No longer true"),
+    ("unsupported", "Its sources no longer support it"),
+    OTHER_REASON,
+)
+
+
+class CandidatePayload(serializers.Serializer):
+    # `merge`: the active claim the candidate's evidence joins.
+    winner = serializers.UUIDField(required=False, format="hex_verbose")
+    into = serializers.UUIDField(required=False, format="hex_verbose")
+
+
+class ScopeMap(serializers.DictField):
+    child = serializers.DictField(child=serializers.CharField(max_length=200), allow_empty=False)
+
+
+class ConflictPayload(serializers.Serializer):
+    winner = serializers.UUIDField(required=False, format="hex_verbose")
+    loser = serializers.UUIDField(required=False, format="hex_verbose")
+    scopes = ScopeMap(required=False)
+
+
+class StalePayload(serializers.Serializer):
+    # `refresh`: when the claim needs checking again; without it, it never goes stale by date.
+    refresh_after = serializers.DateTimeField(required=False, allow_null=True)
+
+    def validate_refresh_after(self, value: Any) -> Any:
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Choose a moment in the future.")
+        return value
 
 
 def _claim(item: ReviewItem) -> Claim | None:
@@ -173,7 +221,7 @@ class StaleHandler(_ClaimHandler):
                 tenant=decision.item.tenant,
                 actor=decision.actor,
                 claim_id=decision.item.target_id,
-                refresh_after=parse_datetime(str(decision.payload.get("refresh_after") or "")),
+                refresh_after=decision.payload.get("refresh_after"),
             )
 
 
@@ -187,6 +235,9 @@ def register() -> None:
                 "memory/review/claim.html", decide_fields="memory/review/candidate_fields.html"
             ),
             approve_verdict="approve",
+            labels={"approve": "Approve", "reject": "Reject", "merge": "Merge into the chosen"},
+            reasons=CLAIM_REASONS,
+            payload=CandidatePayload,
         ),
     )
     register_queue(
@@ -197,6 +248,13 @@ def register() -> None:
             presenter=ClaimPresenter(
                 "memory/review/claim.html", decide_fields="memory/review/conflict_fields.html"
             ),
+            labels={
+                "supersede": "Keep the chosen side",
+                "keep_both": "Keep both, narrower",
+                "reject": "Reject the chosen side",
+            },
+            reasons=CLAIM_REASONS,
+            payload=ConflictPayload,
         ),
     )
     register_queue(
@@ -205,7 +263,12 @@ def register() -> None:
             handler=StaleHandler(),
             verdicts=("refresh", "invalidate"),
             negative_verdicts=("invalidate",),
-            presenter=ClaimPresenter("memory/review/claim.html"),
+            presenter=ClaimPresenter(
+                "memory/review/claim.html", decide_fields="memory/review/stale_fields.html"
+            ),
             approve_verdict="refresh",
+            labels={"refresh": "Still true", "invalidate": "No longer true"},
+            reasons=STALE_REASONS,
+            payload=StalePayload,
         ),
     )

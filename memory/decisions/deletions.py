@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from rest_framework import serializers
+
+from common.problems import Problem
 from memory.models import DeletionRequest, DeletionStatus
 from memory.presenters import DeletionPresenter
 from memory.services.deletion import deletion_request_create, deletion_resolve
 from reviews.models import Queue, ReviewItem
-from reviews.registry import DecisionInput, QueuePolicy, register_queue
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
+
+DELETION_REASONS = (
+    ("false_positive", "The probe matched unrelated text"),
+    ("copy_checked", "Looked at the copy: it is not the deleted content"),
+    ("transient_failure", "A passing failure: run it again"),
+    OTHER_REASON,
+)
+
+
+class DeletionFollowUp(serializers.Serializer):
+    # Run the deletion again: a new request with a fresh report.
+    retry = serializers.BooleanField(required=False)
 
 
 def _deletion(item: ReviewItem) -> DeletionRequest | None:
@@ -29,12 +44,17 @@ class DeletionDecisions:
         deletion = _deletion(decision.item)
         if deletion is None:
             return
+        retry = bool(decision.payload.get("retry"))
+        if retry and deletion.status != DeletionStatus.FAILED:
+            raise Problem(
+                "retry_not_possible",
+                f"Only a failed deletion is run again; this one is {deletion.status}.",
+                status_code=409,
+                errors={"retry": ["Acknowledge without running it again."]},
+            )
         if deletion.status == DeletionStatus.NEEDS_REVIEW:
             deletion_resolve(deletion=deletion, actor=decision.actor)
-            return
-        if not decision.payload.get("retry"):
-            return
-        if deletion.status == DeletionStatus.FAILED:
+        elif retry:
             deletion_request_create(
                 tenant=deletion.tenant,
                 actor=decision.actor,
@@ -53,5 +73,8 @@ def register() -> None:
             verdicts=("acknowledge",),
             negative_verdicts=(),
             presenter=DeletionPresenter(),
+            labels={"acknowledge": "Acknowledge"},
+            reasons=DELETION_REASONS,
+            payload=DeletionFollowUp,
         ),
     )

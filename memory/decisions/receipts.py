@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from rest_framework import serializers
+
 from memory.models.receipts import ReceiptState
 from memory.presenters import ReceiptPresenter
 from memory.selectors.receipts import receipt_get
 from memory.services.receipts import MANUAL_VERDICTS, receipt_resolve_manual
 from reviews.models import Queue, ReviewItem
-from reviews.registry import DecisionInput, QueuePolicy, register_queue
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
+
+# What the editor checked on the outside system before settling the receipt.
+RECEIPT_REASONS = (
+    ("verified", "Checked on the outside system"),
+    ("found_by_key", "Found there by its idempotency key"),
+    ("not_found", "Not there (looked it up)"),
+    ("platform_refused", "The outside system refused it"),
+    ("confirmed_by_owner", "Confirmed by the system's owner"),
+    OTHER_REASON,
+)
+
+
+class ReceiptSettlement(serializers.Serializer):
+    # `succeeded`: the platform's id of the effect (receipt_resolve_manual insists).
+    external_id = serializers.CharField(required=False, allow_blank=True, max_length=255)
+    # What was checked, kept on the receipt's transition.
+    evidence = serializers.DictField(required=False)
 
 
 class ManualReviewDecisions:
@@ -38,6 +57,16 @@ def register() -> None:
             handler=ManualReviewDecisions(),
             verdicts=tuple(str(verdict) for verdict in MANUAL_VERDICTS),
             negative_verdicts=(ReceiptState.REJECTED.value,),
+            # Settling by hand is a claim about the outside world: every verdict says why.
+            reason_required=tuple(str(verdict) for verdict in MANUAL_VERDICTS),
+            note_is_reason=True,
             presenter=ReceiptPresenter(),
+            labels={
+                ReceiptState.SUCCEEDED.value: "It happened (succeeded)",
+                ReceiptState.SAFE_TO_RETRY.value: "It did not happen: safe to retry",
+                ReceiptState.REJECTED.value: "It was refused (rejected)",
+            },
+            reasons=RECEIPT_REASONS,
+            payload=ReceiptSettlement,
         ),
     )

@@ -30,3 +30,15 @@ def deletion_get(
     *, tenant: Tenant, user: Any, role: str | None, deletion_id: Any
 ) -> DeletionRequest | None:
     return deletions_visible(tenant=tenant, user=user, role=role).filter(pk=deletion_id).first()
+
+
+def deletions_of_my_subjects(*, tenant: Tenant, user: Any) -> QuerySet[DeletionRequest]:
+    """The person's own deletions (about subjects they own), newest first, whatever
+    their role: "my deletions", to find a report again."""
+    return (
+        DeletionRequest.objects.filter(
+            tenant=tenant, subject__in=me_subjects(tenant=tenant, user=user)
+        )
+        .select_related("subject")
+        .order_by("-created_at")
+    )

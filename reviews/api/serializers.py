@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 from rest_framework import serializers
 
-from reviews.models import Decision, ReasonCode, ReviewItem
+from reviews.models import Decision, ReviewItem
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -40,13 +40,38 @@ class ReviewItemOutput(serializers.ModelSerializer):
 
 
 class DecideInput(serializers.Serializer):
+    """What every queue's decision has; the rest of the body is the queue's payload,
+    validated by the serializer its domain app registered (`QueuePolicy.payload`)."""
+
     verdict = serializers.CharField(max_length=32)
-    reason_code = serializers.ChoiceField(
-        choices=ReasonCode.choices, required=False, allow_blank=True, default=""
+    reason_code = serializers.CharField(
+        max_length=32,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="One of the queue's reason codes (`GET /api/v1/reviews/queues`).",
     )
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
-    winner = serializers.CharField(required=False)
-    loser = serializers.CharField(required=False)
-    external_id = serializers.CharField(required=False, max_length=255)
-    scopes = serializers.DictField(required=False)
-    evidence = serializers.DictField(required=False)
+
+    COMMON = ("verdict", "reason_code", "note")
+
+
+class _VerdictOutput(serializers.Serializer):
+    verdict = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    needs_reason = serializers.BooleanField()
+
+
+class _ReasonOutput(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+
+
+class QueueOutput(serializers.Serializer):
+    queue = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    verdicts = _VerdictOutput(many=True)
+    note_is_reason = serializers.BooleanField()
+    reason_codes = _ReasonOutput(many=True)
+    payload_fields = serializers.ListField(child=serializers.CharField())
+    roles = serializers.ListField(child=serializers.CharField())

@@ -13,9 +13,10 @@ from accounts.access import api_context, role_required
 from common.pagination import CursorPage
 from common.problems import not_found
 from reviews import selectors, services
-from reviews.api.serializers import DecideInput, DecisionOutput, ReviewItemOutput
+from reviews.api.serializers import DecideInput, DecisionOutput, QueueOutput, ReviewItemOutput
 from reviews.filters import ReviewItemFilter
-from reviews.models import ReviewItem
+from reviews.models import Queue, ReviewItem
+from reviews.registry import policy_for
 
 EDITORS = role_required("editor")
 
@@ -67,10 +68,18 @@ class ReviewDecideView(APIView):
         request=DecideInput,
         responses={
             200: DecisionOutput,
-            400: OpenApiResponse(description="reason_required, invalid_verdict"),
+            400: OpenApiResponse(
+                description="reason_required, note_required, invalid_verdict, "
+                "invalid_reason_code, validation_error (the queue's payload)"
+            ),
             409: OpenApiResponse(description="item_claimed, target_changed, item_closed"),
         },
         summary="Decide a review item",
+        description="Besides `verdict`, `reason_code` and `note`, the body carries the "
+        "queue's payload fields at the top level (`winner`, `loser`, `scopes` for conflicts; "
+        "`winner` for a candidate's merge; `external_id`, `evidence` for manual_review; "
+        "`refresh_after` for stale; `retry` for deletions). `GET /api/v1/reviews/queues` "
+        "lists each queue's verdicts, reason codes and payload fields.",
     )
     def post(self, request: Request, item_id: int) -> Response:
         context = api_context(request)
@@ -78,17 +87,54 @@ class ReviewDecideView(APIView):
             raise not_found("review item")
         data = DecideInput(data=request.data)
         data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        verdict = values.pop("verdict")
-        reason_code = values.pop("reason_code")
-        note = values.pop("note")
+        values = data.validated_data
+        # The queue's own serializer judges the rest (in review_decide, as for the console).
+        payload = {k: v for k, v in request.data.items() if k not in DecideInput.COMMON}
         decision = services.review_decide(
             tenant=context.tenant,
             item_id=item_id,
             actor=context.actor,
-            verdict=verdict,
-            reason_code=reason_code,
-            note=note,
-            payload=values,
+            verdict=values["verdict"],
+            reason_code=values["reason_code"],
+            note=values["note"],
+            payload=payload,
         )
         return Response(DecisionOutput(decision).data)
+
+
+class ReviewQueuesView(APIView):
+    """What a decision may say in each queue, as the domain apps declared it."""
+
+    permission_classes = [EDITORS]
+
+    @extend_schema(
+        responses={200: QueueOutput(many=True)},
+        summary="List the queues with their verdicts, reason codes and payload fields",
+    )
+    def get(self, request: Request) -> Response:
+        api_context(request)
+        rows = []
+        for queue in Queue:
+            policy = policy_for(queue)
+            if policy is None:
+                continue
+            payload = policy.payload()
+            rows.append(
+                {
+                    "queue": queue.value,
+                    "label": queue.label,
+                    "verdicts": [
+                        {
+                            "verdict": verdict,
+                            "label": label,
+                            "needs_reason": policy.needs_reason(verdict),
+                        }
+                        for verdict, label in policy.verdict_choices()
+                    ],
+                    "note_is_reason": policy.note_is_reason,
+                    "reason_codes": [{"code": c, "label": lbl} for c, lbl in policy.reasons],
+                    "payload_fields": sorted(payload.fields),
+                    "roles": list(policy.roles),
+                }
+            )
+        return Response(QueueOutput(rows, many=True).data)

@@ -1,6 +1,8 @@
 // Console keyboard shortcuts. j/k move through a queue's rows, Enter opens the
 // selected one, a approves, r rejects (focusing the reason first), ? shows help.
 // Buttons opt in with data-shortcut; everything also works with the mouse.
+// Shortcuts never fire while typing, and Enter on a focused link or button keeps
+// its own meaning.
 (() => {
   const typing = (el) =>
     el instanceof HTMLElement && el.closest("input, textarea, select, [contenteditable]");
@@ -37,12 +39,19 @@
     const actions = {
       j: () => move(1),
       k: () => move(-1),
-      Enter: () => {
-        const row = document.querySelector("[data-row].selected .row-link");
-        if (row) row.click();
-      },
       r: reject,
     };
+    if (event.key === "Enter") {
+      // Only when nothing is focused: a focused link, button or control does its own thing.
+      const focused = document.activeElement;
+      if (focused && focused !== document.body) return;
+      const row = document.querySelector("[data-row].selected .row-link");
+      if (row) {
+        event.preventDefault();
+        row.click();
+      }
+      return;
+    }
     if (actions[event.key]) {
       event.preventDefault();
       actions[event.key]();
@@ -52,6 +61,33 @@
     if (element instanceof HTMLElement) {
       event.preventDefault();
       element.click();
+    }
+  });
+
+  // Toasts: a close button each; good news leaves by itself, errors stay until closed.
+  const dismissLater = () => {
+    document.querySelectorAll(".toast:not(.error):not([data-timed])").forEach((toast) => {
+      toast.dataset.timed = "1";
+      setTimeout(() => toast.classList.add("hidden"), 8000);
+    });
+  };
+  document.addEventListener("click", (event) => {
+    const close = event.target instanceof Element && event.target.closest("[data-dismiss]");
+    if (close) close.closest(".toast")?.classList.add("hidden");
+  });
+  document.addEventListener("DOMContentLoaded", dismissLater);
+  document.body.addEventListener("htmx:oobAfterSwap", dismissLater);
+
+  // A refused decision comes back with the field to fix marked: focus goes there,
+  // so keyboard and screen-reader users land on the error, not at the top of the page.
+  document.body.addEventListener("htmx:afterSettle", (event) => {
+    if (!(event.detail.target instanceof Element) || event.detail.target.id !== "detail") return;
+    const target = document.getElementById("detail");
+    if (!target) return;
+    const invalid = target.querySelector("[aria-invalid='true']") || target.querySelector("#decision-error");
+    if (invalid instanceof HTMLElement) {
+      invalid.focus();
+      invalid.scrollIntoView({ block: "center" });
     }
   });
 

@@ -24,7 +24,7 @@ def test_editor_approves_a_candidate(sign_in):
     open_item(page, "candidates", item)
     assert "probably works at Acme" in page.inner_text("#detail")
     page.keyboard.press("a")
-    page.wait_for_selector("text=Approve: done.")
+    page.wait_for_selector("text=Approved “")
     screenshot(page, "approve-candidate")
     assert Claim.objects.get(pk=item.target_id).status == "active"
 
@@ -42,7 +42,7 @@ def test_reject_needs_a_reason_then_succeeds(sign_in):
     assert Claim.objects.get(pk=item.target_id).status == "quarantined"
     page.select_option("#reason_code", "injection")
     page.click("button[value=reject]")
-    page.wait_for_selector("text=Reject: done.")
+    page.wait_for_selector("text=Rejected “")
     screenshot(page, "reject-with-reason")
     assert Claim.objects.get(pk=item.target_id).status == "rejected"
 
@@ -56,7 +56,7 @@ def test_conflict_is_resolved_by_superseding(sign_in):
     assert "Beijing" in page.inner_text("#detail") and "Shanghai" in page.inner_text("#detail")
     page.check(f"input[name=winner][value='{older.pk}']")
     page.click("button[value=supersede]")
-    page.wait_for_selector("text=Supersede: done.")
+    page.wait_for_selector("text=the other side is superseded")
     screenshot(page, "resolve-conflict")
     older.refresh_from_db()
     newer.refresh_from_db()
@@ -73,7 +73,7 @@ def test_manual_review_receipt_settled_as_succeeded(sign_in):
     page.fill("#external_id", "article-98123")
     page.select_option("#reason_code", "verified")
     page.click("button[value=succeeded]")
-    page.wait_for_selector("text=Succeeded: done.")
+    page.wait_for_selector("text=settled as succeeded")
     screenshot(page, "settle-manual-review")
     receipt = Receipt.objects.get(pk=item.target_id)
     assert (receipt.state, receipt.external_id) == ("succeeded", "article-98123")
@@ -86,9 +86,80 @@ def test_second_editor_is_blocked_by_a_claim(sign_in):
     first.wait_for_selector("text=Held by editor")
     second = sign_in("editor2")
     open_item(second, "candidates", item)
-    second.wait_for_selector("text=editor is working on this item")
+    # The colleague sees who holds it, and actions that cannot be used.
+    assert "Held by editor" in second.inner_text("#held-by")
     screenshot(second, "second-editor-blocked")
-    second.click("button[value=approve]")
-    second.wait_for_selector("#decision-error")
-    assert "holds this item" in second.inner_text("#decision-error")
+    assert second.is_disabled("button[value=approve]")
+    assert second.is_disabled("button[value=reject]")
+    second.keyboard.press("a")
+    second.wait_for_timeout(300)
     assert ReviewItem.objects.get(pk=item.pk).status == "claimed"
+    assert Claim.objects.get(pk=item.target_id).status == "candidate"
+
+
+def test_reject_without_a_reason_puts_focus_on_the_reason(sign_in):
+    item = ReviewItem.objects.filter(
+        queue="candidates", reason_codes__contains=["instruction_injection"]
+    ).get()
+    page = sign_in("editor", width=1280)
+    open_item(page, "candidates", item)
+    page.click("button[value=reject]")
+    page.wait_for_selector("#reason_code[aria-invalid=true]")
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'reason_code'")
+    box = page.locator("#reason_code").bounding_box()
+    assert 0 <= box["y"] <= page.viewport_size["height"]
+    assert "A reason is required" in page.inner_text("#reason_code-error")
+
+
+def test_a_decision_toast_does_not_move_the_layout(sign_in):
+    item = ReviewItem.objects.filter(
+        queue="candidates", reason_codes__contains=["unverified_authority"]
+    ).get()
+    page = sign_in("editor", width=1280)
+    open_item(page, "candidates", item)
+    before = page.locator("nav.sidebar").bounding_box()
+    page.keyboard.press("a")
+    page.wait_for_selector(".toast.success")
+    after = page.locator("nav.sidebar").bounding_box()
+    assert (before["x"], before["y"]) == (after["x"], after["y"])
+    toast = page.locator(".toast.success").bounding_box()
+    assert toast["y"] > page.viewport_size["height"] / 2  # a corner, over the page
+
+
+def test_enter_on_a_focused_link_follows_it(sign_in):
+    page = sign_in("editor", width=1280)
+    page.goto("/review/candidates/")
+    page.focus("nav.sidebar a[href='/dashboard/']")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/dashboard/")
+
+
+def test_conflict_sides_each_on_their_own_line_with_the_suggestion_checked(sign_in):
+    item = ReviewItem.objects.get(queue="conflicts")
+    page = sign_in("editor", width=1280)
+    open_item(page, "conflicts", item)
+    radios = page.locator("input[name=winner]")
+    first, second = radios.nth(0).bounding_box(), radios.nth(1).bounding_box()
+    assert second["y"] > first["y"] + 10
+    checked = page.locator("input[name=winner]:checked").get_attribute("value")
+    assert Claim.objects.get(pk=checked).authority == "tool_verified"
+    assert "suggested" in page.inner_text("#suggestion")
+
+
+def test_the_skill_diff_is_styled_in_the_review_queue(sign_in):
+    item = (
+        ReviewItem.objects.filter(queue="skill_publication", status="open").order_by("id").first()
+    )
+    page = sign_in("admin", width=1280)
+    open_item(page, "skill_publication", item)
+    cell = page.locator(".diff-table tr.insert td.new, .diff-table tr.replace td.new").first
+    colour = cell.evaluate("(el) => getComputedStyle(el).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+def test_the_manual_review_page_fits_the_desktop(sign_in):
+    item = ReviewItem.objects.get(queue="manual_review")
+    page = sign_in("editor", width=1280)
+    open_item(page, "manual_review", item)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1280

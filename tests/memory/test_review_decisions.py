@@ -294,3 +294,129 @@ def test_acknowledge_without_retry_only_records_that_someone_looked(desk, failed
     deletion.refresh_from_db()
     assert deletion.status == DeletionStatus.FAILED
     assert_decided(item, "acknowledge", payload={})
+
+
+# --- each queue's own decision payload, the same for the console and the API ---------------------
+
+
+def test_the_api_refresh_keeps_the_new_refresh_date(agent, stale, session_api, editor):
+    # Before each queue declared its payload, the API dropped `refresh_after` and the
+    # refresh cleared the claim's date.
+    claim, item = stale
+    refresh_after = (timezone.now() + timedelta(days=30)).replace(microsecond=0)
+    response = session_api(editor).post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "refresh", "refresh_after": refresh_after.isoformat()},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["payload"] == {"refresh_after": refresh_after.isoformat()}
+    assert Claim.objects.get(pk=claim["id"]).refresh_after == refresh_after
+
+
+def test_the_console_refresh_date_field_reaches_the_claim(desk, stale):
+    claim, item = stale
+    when = (timezone.localtime() + timedelta(days=10)).replace(second=0, microsecond=0)
+
+    decide(desk, item, verdict="refresh", refresh_after=when.strftime("%Y-%m-%dT%H:%M"))
+
+    assert Claim.objects.get(pk=claim["id"]).refresh_after == when
+
+
+@pytest.mark.parametrize("value", ["next tuesday", "2001-01-01T00:00:00Z"])
+def test_a_refresh_date_that_is_no_date_or_past_changes_nothing(stale, session_api, editor, value):
+    claim, item = stale
+    before = Claim.objects.get(pk=claim["id"]).refresh_after
+    response = session_api(editor).post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "refresh", "refresh_after": value},
+        format="json",
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "validation_error" and "refresh_after" in body["errors"]
+    assert Claim.objects.get(pk=claim["id"]).refresh_after == before
+    assert not Decision.objects.filter(item=item).exists()
+
+
+def test_the_api_retries_a_failed_deletion(failed_deletion, session_api, editor):
+    # `retry` was silently dropped by the API: a failed deletion could never run again.
+    _claim, deletion, item = failed_deletion
+    response = session_api(editor).post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "acknowledge", "retry": True},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    retry = DeletionRequest.objects.exclude(pk=deletion.pk).get()
+    assert (retry.status, retry.claim_id) == (DeletionStatus.PENDING, deletion.claim_id)
+    assert_decided(item, "acknowledge", payload={"retry": True})
+
+
+def test_the_console_retry_box_runs_a_failed_deletion_again(desk, failed_deletion):
+    _claim, deletion, item = failed_deletion
+    page = desk.get(f"/review/deletions/{item.pk}/", **HTMX).content.decode()
+    assert 'name="retry"' in page and "The deletion failed" in page
+
+    decide(desk, item, verdict="acknowledge", retry="true")
+
+    assert DeletionRequest.objects.exclude(pk=deletion.pk).get().status == DeletionStatus.PENDING
+
+
+def test_the_queues_endpoint_lists_each_queues_vocabulary(session_api, editor):
+    response = session_api(editor).get("/api/v1/reviews/queues")
+    assert response.status_code == 200
+    queues = {row["queue"]: row for row in response.json()}
+    assert "refresh_after" in queues["stale"]["payload_fields"]
+    assert "retry" in queues["deletions"]["payload_fields"]
+    manual = queues["manual_review"]
+    assert manual["note_is_reason"] is True
+    assert all(v["needs_reason"] for v in manual["verdicts"])
+    codes = {r["code"] for r in manual["reason_codes"]}
+    assert "not_found" in codes and "injection" not in codes
+    assert "injection" in {r["code"] for r in queues["candidates"]["reason_codes"]}
+    labels = {v["verdict"]: v["label"] for v in queues["conflicts"]["verdicts"]}
+    assert labels["keep_both"] == "Keep both, narrower"
+
+
+def test_a_reason_from_another_queues_vocabulary_is_refused(failed_deletion, session_api, editor):
+    _claim, _deletion, item = failed_deletion
+    response = session_api(editor).post(
+        f"/api/v1/reviews/{item.pk}/decide",
+        {"verdict": "acknowledge", "reason_code": "injection"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_reason_code"
+    assert "false_positive" in response.json()["allowed"]
+    assert not Decision.objects.filter(item=item).exists()
+
+
+# --- conflicts as the editor sees them ----------------------------------------------------------
+
+
+def test_the_conflict_form_preselects_the_rules_winner_and_says_why(desk, conflict):
+    verified, inferred, item = conflict
+    page = desk.get(f"/review/conflicts/{item.pk}/", **HTMX).content.decode()
+    stronger = max(
+        Claim.objects.filter(pk__in=[verified["id"], inferred["id"]]),
+        key=lambda c: {"user_explicit": 4, "tool_verified": 3, "agent_inferred": 2}.get(
+            c.authority, 1
+        ),
+    )
+    assert f'name="winner" value="{stronger.pk}" checked' in page
+    assert 'id="suggestion"' in page and "the rule keeps the better-evidenced claim" in page
+    # Buttons say what they do, not the verdict's raw value.
+    assert "Keep both, narrower" in page and "Keep_both" not in page
+    assert "Safe_to_retry" not in page
+
+
+def test_superseding_says_which_side_won(desk, conflict):
+    verified, _inferred, item = conflict
+    response = desk.post(
+        f"/review/conflicts/{item.pk}/decide",
+        {"verdict": "supersede", "winner": verified["id"]},
+        HTTP_X_CSRFTOKEN=desk.csrf,
+        **HTMX,
+    )
+    assert "Kept “in Beijing”; the other side is superseded." in response.content.decode()

@@ -87,7 +87,7 @@ def test_approve_through_the_console(editor, login, candidate_item):
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<div id="workspace"')
-    assert 'hx-swap-oob="true"' in html and "Approve: done." in html
+    assert 'hx-swap-oob="true"' in html and "Approved “Alice probably works at Acme”." in html
     assert Claim.objects.get(pk=candidate_item.target_id).status == "active"
     assert Decision.objects.get(item=candidate_item).actor_label == "erin"
 
@@ -281,3 +281,154 @@ def test_an_end_user_may_neither_claim_nor_decide(alice, login, candidate_item):
     assert (candidate_item.status, candidate_item.claimed_by_id) == ("open", None)
     assert not Decision.objects.exists()
     assert Claim.objects.get(pk=candidate_item.target_id).status == "candidate"
+
+
+# --- findings of the console review (each failed before its fix) ---------------------------------
+
+
+@pytest.fixture
+def demo_desk(login):
+    """The demo tenant's editor, as after `make run`."""
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=StringIO())
+    client = login(get_user_model().objects.get(username="editor"))
+    client.get("/review/candidates/")
+    client.csrf = client.cookies["csrftoken"].value
+    return client
+
+
+def test_manual_review_offers_receipt_reasons_and_says_a_note_is_enough(demo_desk):
+    item = ReviewItem.objects.get(queue="manual_review")
+    page = demo_desk.get(f"/review/manual_review/?item={item.pk}").content.decode()
+    assert "a reason or a note is required for every verdict" in page
+    assert "required to reject" not in page
+    assert "Checked on the outside system" in page
+    assert "Instruction injection" not in page and "About the wrong subject" not in page
+    assert "It did not happen: safe to retry" in page
+
+
+def test_manual_review_succeeds_on_a_note_alone(demo_desk):
+    from memory.models import Receipt
+
+    item = ReviewItem.objects.get(queue="manual_review")
+    response = demo_desk.post(
+        f"/review/manual_review/{item.pk}/decide",
+        {"verdict": "succeeded", "external_id": "a-1", "note": "found it by key on the blog"},
+        HTTP_X_CSRFTOKEN=demo_desk.csrf,
+        **HTMX,
+    )
+    assert 'id="decision-error"' not in response.content.decode()
+    receipt = Receipt.objects.get(pk=item.target_id)
+    assert (receipt.state, receipt.external_id) == ("succeeded", "a-1")
+
+
+def test_a_refused_settlement_keeps_what_was_typed_and_marks_the_field(demo_desk):
+    from memory.models import Receipt
+
+    item = ReviewItem.objects.get(queue="manual_review")
+    refused = demo_desk.post(
+        f"/review/manual_review/{item.pk}/decide",
+        {"verdict": "succeeded", "external_id": "a-1", "evidence": "looked up by key at 14:02"},
+        HTTP_X_CSRFTOKEN=demo_desk.csrf,
+        **HTMX,
+    ).content.decode()
+    assert "needs a reason code or a note" in refused
+    assert 'value="looked up by key at 14:02"' in refused
+    assert 'value="a-1"' in refused
+    assert 'aria-invalid="true" aria-describedby="reason_code-error"' in refused
+    assert Receipt.objects.get(pk=item.target_id).state == "manual_review"
+
+
+def test_the_next_item_respects_the_filters_and_sort(editor, login, agent):
+    ids = {}
+    for subject in ("user:alice", "user:bob", "user:alice"):
+        verdict = submit(
+            agent,
+            subject=subject,
+            authority="reported",
+            basis="reported",
+            predicate=f"p{len(ids)}",
+            value="x",
+            text=f"reported about {subject} {len(ids)}",
+        )
+        ids[len(ids)] = verdict["review_item"]["id"]
+    client = login(editor)
+    token = csrf(client)
+    response = client.post(
+        f"/review/candidates/{ids[0]}/decide",
+        {"verdict": "approve", "return_query": "subject=user:alice&sort=newest"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+    # The oldest open item is bob's, but the list shown was alice's, newest first.
+    assert response.status_code == 302
+    assert f"item={ids[2]}" in response.url and "subject=user%3Aalice" in response.url
+
+
+def test_items_held_by_a_colleague_show_the_holder_and_disabled_actions(
+    editor, editor2, login, candidate_item
+):
+    first = login(editor)
+    first.post(f"/review/candidates/{candidate_item.pk}/claim", HTTP_X_CSRFTOKEN=csrf(first))
+    page = login(editor2).get(f"/review/candidates/{candidate_item.pk}/", **HTMX).content.decode()
+    assert "Held by erin" in page
+    assert 'value="approve" class="primary"\n          disabled' in page
+    assert 'hx-trigger="load"' not in page
+
+
+def test_approve_selected_with_nothing_selected_keeps_the_open_item(editor, login, candidate_item):
+    client = login(editor)
+    response = client.post(
+        "/review/candidates/bulk",
+        {"open_item": candidate_item.pk},
+        HTTP_X_CSRFTOKEN=csrf(client),
+        **HTMX,
+    ).content.decode()
+    assert "Select at least one item" in response
+    assert f"#{candidate_item.pk} · Candidates" in response
+
+
+def test_an_empty_queue_does_not_ask_to_select_an_item(editor, login):
+    page = login(editor).get("/review/conflicts/").content.decode()
+    assert "Nothing waiting here" in page
+    assert "Select an item" not in page
+
+
+def test_the_age_filter_says_any_age_and_the_list_has_no_empty_listbox(
+    editor, login, candidate_item
+):
+    page = login(editor).get("/review/candidates/").content.decode()
+    assert "---------" not in page
+    assert '<option value="">any age</option>' in page
+    assert 'role="listbox"' not in page
+
+
+def test_auditors_are_told_the_console_is_read_only_and_get_no_decision_shortcuts(
+    acme, make_member, login, candidate_item
+):
+    auditor = make_member(acme, "audrey", "auditor")
+    page = login(auditor).get(f"/review/candidates/?item={candidate_item.pk}").content.decode()
+    assert 'id="auditor-notice"' in page and "Read-only" in page
+    assert "you can read every queue, but not decide" in page
+    dialog = page[page.index('<dialog id="shortcuts"') :]
+    assert "<kbd>a</kbd>" not in dialog and "<kbd>r</kbd>" not in dialog
+    editor_page = login(make_member(acme, "edna", "editor")).get("/review/candidates/")
+    assert "<kbd>a</kbd>" in editor_page.content.decode().split('<dialog id="shortcuts"')[1]
+
+
+def test_messages_are_toasts_outside_the_layout(editor, login, candidate_item):
+    client = login(editor)
+    client.post(
+        f"/review/candidates/{candidate_item.pk}/decide",
+        {"verdict": "approve"},
+        HTTP_X_CSRFTOKEN=csrf(client),
+    )
+    page = client.get("/review/candidates/").content.decode()
+    toasts = page.index('id="messages" class="toasts"')
+    assert toasts < page.index('<div class="shell')
+    assert (
+        "Approved “Alice probably works at Acme”." in page[toasts : page.index('<div class="shell')]
+    )

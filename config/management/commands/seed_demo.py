@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
@@ -33,8 +35,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", default=DEMO_TENANT)
+        parser.add_argument(
+            "--token-file",
+            default="",
+            help="Also write the demo agent token to this file (mode 0600), so it is not "
+            "lost among the worker's start-up lines.",
+        )
 
-    def handle(self, *args: object, tenant: str, **options: object) -> None:
+    def handle(self, *args: object, tenant: str, token_file: str = "", **options: object) -> None:
         demo, _ = tenant_create(slug=tenant, name="Demo workspace")
         if AgentToken.objects.filter(tenant=demo, name=DEMO_AGENT).exists():
             self.stdout.write(f"demo data already loaded in {demo.slug}")
@@ -59,7 +67,15 @@ class Command(BaseCommand):
             )
             seed_memory(tenant=demo, tokens=tokens)
             seed_receipts(tenant=demo)
-            seed_skills(tenant=demo, author=members["admin"], approver=members["admin2"])
+            # admin2 wrote the skill, so `admin` (the login the README leads with) may approve it.
+            seed_skills(tenant=demo, author=members["admin2"], approver=members["admin"])
             seed_memory_lifecycle(tenant=demo, tokens=tokens)
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")
+        if token_file:
+            path = Path(token_file)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch(mode=0o600, exist_ok=True)
+            path.chmod(0o600)
+            path.write_text(issued.secret + "\n")
+            self.stdout.write(f"demo agent token written to {path}")

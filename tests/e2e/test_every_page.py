@@ -1,0 +1,194 @@
+"""Every console page, for every persona, at a desktop and a phone width: a screenshot
+kept in test-artifacts/, an axe-core scan with no serious or critical violation, and no
+horizontal scrolling at 390 px.
+
+axe-core is the `axe.min.js` shipped inside the `axe-playwright-python` package (a dev
+dependency), read from disk and evaluated in the page; nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.models import Claim, DeletionRequest
+from reviews.models import Queue, ReviewItem
+from skills.models import SkillVersion
+from tests.e2e.conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = (1280, 390)
+SERIOUS = ("serious", "critical")
+
+
+def _axe_source() -> str:
+    spec = importlib.util.find_spec("axe_playwright_python")
+    assert spec is not None and spec.origin, "pip install -e '.[dev]' installs axe-core"
+    return (Path(spec.origin).parent / "axe.min.js").read_text()
+
+
+AXE = _axe_source()
+
+
+def axe_violations(page: Any) -> list[str]:
+    """Serious and critical WCAG 2.x A/AA violations on the page as shown now."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE)
+    result = page.evaluate(
+        """async () => {
+          const r = await axe.run(document, {
+            runOnly: {
+              type: "tag",
+              values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"],
+            },
+            resultTypes: ["violations"],
+          });
+          return r.violations.map((v) => ({
+            id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")),
+          }));
+        }"""
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes']}"
+        for v in result
+        if v["impact"] in SERIOUS
+    ]
+
+
+def horizontal_overflow(page: Any) -> int:
+    """How many pixels the page is wider than the viewport (0: no horizontal scroll)."""
+    return int(
+        page.evaluate(
+            "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+            " - document.documentElement.clientWidth"
+        )
+    )
+
+
+def _pages_for(persona: str) -> list[tuple[str, str]]:
+    """(name, path) of every page the persona reaches in the demo."""
+    pages: list[tuple[str, str]] = []
+    if persona in ("editor", "admin", "auditor"):
+        for queue in Queue:
+            item = (
+                ReviewItem.objects.filter(queue=queue, status__in=["open", "claimed"])
+                .order_by("id")
+                .first()
+            )
+            suffix = f"?item={item.pk}" if item else ""
+            pages.append((f"review-{queue.value}", f"/review/{queue.value}/{suffix}"))
+        pages += [("dashboard", "/dashboard/"), ("skills", "/skills/")]
+        version = SkillVersion.objects.order_by("-number").first()
+        if version is not None:
+            slug = version.skill.slug
+            pages += [
+                ("skill", f"/skills/{slug}/"),
+                ("skill-version", f"/skills/{slug}/v{version.number}/"),
+                ("skill-history", f"/skills/{slug}/history/"),
+            ]
+    if persona == "admin":
+        pages += [
+            ("platforms", "/platforms/"),
+            ("tokens", "/tokens/"),
+            ("retention", "/settings/retention/"),
+        ]
+    if persona == "editor":
+        deletion = DeletionRequest.objects.order_by("created_at").first()
+        if deletion is not None:
+            pages.append(("deletion-report-editor", f"/me/deletions/{deletion.pk}/"))
+    if persona == "alice":
+        pages.append(("my-memories", "/me/"))
+        claim = Claim.objects.filter(subject__ref="alice", status="active").first()
+        if claim is not None:
+            pages.append(("my-memory", f"/me/memories/{claim.pk}/"))
+        deletion = DeletionRequest.objects.filter(subject__ref="alice").first()
+        if deletion is not None:
+            pages.append(("my-deletion", f"/me/deletions/{deletion.pk}/"))
+    return pages
+
+
+def look(page: Any, name: str, width: int) -> list[str]:
+    """Screenshot, axe scan and overflow check of the page shown now; what is wrong."""
+    page.wait_for_load_state("networkidle")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"page-{name}-{width}.png"), full_page=True)
+    problems = [f"{name} @{width}: {v}" for v in axe_violations(page)]
+    overflow = horizontal_overflow(page)
+    if overflow > 0:
+        problems.append(f"{name} @{width}: scrolls sideways by {overflow}px")
+    return problems
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_sign_in_page(browser, live_server, demo, width):
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": 900}
+    )
+    page = context.new_page()
+    page.goto("/accounts/login/")
+    problems = look(page, "login", width)
+    # The card is centred in the page, never squeezed into a sidebar column.
+    card = page.locator("section.card").bounding_box()
+    heading = page.locator("h1").bounding_box()
+    context.close()
+    assert not problems, problems
+    assert card["width"] >= min(360, width - 48)
+    assert heading["height"] < 60  # "Sign in to memdesk" on one line, not a word per line
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("persona", ["editor", "admin", "auditor", "alice"])
+def test_every_page_is_accessible_and_fits(sign_in, persona, width):
+    page = sign_in(persona, width=width)
+    problems: list[str] = []
+    for name, path in _pages_for(persona):
+        response = page.goto(path)
+        assert response is not None and response.ok, (path, response and response.status)
+        problems += look(page, f"{persona}-{name}", width)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_page_asks_for_a_missing_favicon(sign_in):
+    page = sign_in("editor")
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    page.goto("/review/candidates/")
+    page.goto("/dashboard/")
+    page.wait_for_load_state("networkidle")
+    assert not missing, missing
+    icon = page.evaluate("document.querySelector('link[rel=icon]').href")
+    assert page.request.get(icon).ok
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_dashboard_charts_are_readable(sign_in, width):
+    page = sign_in("editor", width=width)
+    page.goto("/dashboard/")
+    page.wait_for_load_state("networkidle")
+    charts = page.evaluate(
+        """() => Array.from(document.querySelectorAll("svg.chart")).map((svg) => {
+          const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+          const sizes = Array.from(svg.querySelectorAll("text")).map(
+            (t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+          const frame = svg.closest(".chart-frame");
+          const figure = svg.closest("figure");
+          return {
+            smallest: Math.min(...sizes),
+            caption: figure.querySelector("figcaption")?.textContent || "",
+            table: figure.querySelectorAll(".chart-data table tbody tr").length,
+            focusable: frame?.tabIndex === 0,
+          };
+        })"""
+    )
+    assert len(charts) >= 3
+    for chart in charts:
+        assert chart["caption"], chart
+        assert chart["smallest"] >= 11, chart  # labels readable at their displayed size
+        assert chart["table"] >= 1, chart  # the numbers behind the chart
+        assert chart["focusable"], chart
+    assert horizontal_overflow(page) == 0
