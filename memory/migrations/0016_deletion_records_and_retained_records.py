@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0003_forget_scrub'),
-        ('memory', '0013_forget_scrub'),
+        ('memory', '0015_claim_archived_status'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
