@@ -111,12 +111,14 @@ def plant(agent, editor_api) -> dict[str, str]:
         {
             "verdict": "approve",
             "note": f"Checked: the {CANARY} is real",
+            # Not a field of the candidates queue's payload: never stored.
             "evidence": {"photo": f"{CANARY}.jpg"},
         },
         format="json",
     )
     assert decided.status_code == 200, decided.json()
-    assert CANARY in json.dumps(Decision.objects.get(item=item).payload)
+    assert CANARY in Decision.objects.get(item=item).note
+    assert CANARY not in json.dumps(Decision.objects.get(item=item).payload)
     assert Claim.objects.get(pk=claim_id).status == ClaimStatus.ACTIVE
 
     # Recalls asking for it, on Alice and on a project that quotes her.
@@ -248,7 +250,6 @@ def test_the_canary_is_nowhere_after_the_deletion(
     # Ids, times and digests stay for the audit trail.
     decision = Decision.objects.get(item__target_id=ids["claim"])
     assert decision.note.startswith("erased:") and decision.scrubbed_at is not None
-    assert decision.payload["evidence"]["photo"].startswith("erased:")
     assert decision.verdict == "approve" and decision.at is not None
     claim = Claim.objects.get(pk=ids["claim"])
     assert claim.predicate.startswith("erased:") and claim.scope == {} and claim.value_digest
@@ -277,7 +278,7 @@ def test_the_canary_is_nowhere_after_the_deletion(
 
 @pytest.mark.django_db
 def test_a_copy_in_a_column_nobody_registered_keeps_the_deletion_out_of_completed(
-    agent, acme, alice, editor_api, session_api, login
+    agent, acme, alice, editor, editor_api, session_api, login
 ):
     claim = agent.post(
         "/api/v1/claims",
@@ -328,8 +329,12 @@ def test_a_copy_in_a_column_nobody_registered_keeps_the_deletion_out_of_complete
     assert page.status_code == 200
     html = page.content.decode()
     assert "our checks found a possible copy somewhere" in html
-    assert '<details id="horizon">' in html and "DELETION_BACKUP_RETENTION_DAYS" in html
+    # The probe queries, digests and where the bytes are wait for those who work deletions.
+    assert 'id="engineer-details"' not in html and "DELETION_BACKUP_RETENTION_DAYS" not in html
     assert CANARY not in html.lower()
+    engineer = login(editor).get(reverse("memory:deletion", args=[deletion_id])).content.decode()
+    assert '<details id="engineer-details"' in engineer
+    assert "DELETION_BACKUP_RETENTION_DAYS" in engineer and CANARY not in engineer.lower()
 
     decided = editor_api.post(
         f"/api/v1/reviews/{item.pk}/decide",
