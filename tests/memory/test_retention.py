@@ -164,7 +164,19 @@ def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_w
     retention_policy_set(
         tenant=acme, actor=ADMIN, record="recall_trace", kind="", sensitivity="", days=7
     )
-    alone = post_event(agent, text=f"I left my {CANARY} at the gym")
+    # Sent with an Idempotency-Key: the stored reply repeats the text until it goes too.
+    alone = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:alice",
+            "kind": "user_statement",
+            "text": f"I left my {CANARY} at the gym",
+            "observed_at": timezone.now().isoformat(),
+        },
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="retention-alone",
+    ).json()
+    assert "common_idempotencyrecord" in tables_containing(CANARY)
     cited = post_event(agent, text="I live in Shanghai")
     memory = submit(agent, sources=[{"event": cited["id"]}])
     notes = post_event(agent, subject="project:gym", text=f"Minutes: a {CANARY} was found")
@@ -204,7 +216,7 @@ def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_w
     alice_report = DeletionRequest.objects.get(pk=deletions["user:alice"].pk).report
     assert alice_report["artifacts"]["events"] == {"redacted": 1}
     assert alice_report["artifacts"]["recall_traces"] == {"redacted": 1}
-    assert alice_report["artifacts"]["idempotency_replies"]["redacted"] == 0
+    assert alice_report["artifacts"]["idempotency_replies"]["redacted"] == 1
     assert tables_containing(CANARY) == {}
     # What a live memory rests on, and what is younger than its period, stays.
     assert Event.objects.get(pk=cited["id"]).redacted_at is None
