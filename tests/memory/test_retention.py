@@ -158,7 +158,7 @@ def test_the_dashboard_shows_event_and_trace_periods(acme, editor, login):
 
 
 def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_with_a_report(
-    agent, acme, admin_user, login
+    agent, acme, admin_user, alice, login
 ):
     retention_policy_set(tenant=acme, actor=ADMIN, record="event", kind="", sensitivity="", days=30)
     retention_policy_set(
@@ -227,6 +227,10 @@ def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_w
     page = login(admin_user).get("/settings/retention/").content.decode()
     assert "Ledger events no memory cites" in page and "Recall traces" in page
     assert "(0 claims, 2 events, 2 traces)" in page
+    # The person reads why, in plain words.
+    report = login(alice).get(f"/me/deletions/{deletions['user:alice'].pk}/").content.decode()
+    assert "These records are older than the retention period" in report
+    assert "What passed its retention period is gone from memdesk" in report
 
 
 def test_event_periods_follow_the_event_kind_and_traces_take_no_kind(acme, admin_user, login):
