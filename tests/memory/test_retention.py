@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
+from common.problems import Problem
 from memory.models import Claim, ClaimStatus, DeletionRequest, Event, RecallTrace, RetentionPolicy
 from memory.models.lifecycle import DeletionStatus
 from memory.services.deletion import deletion_run
@@ -253,6 +254,11 @@ def test_event_periods_follow_the_event_kind_and_traces_take_no_kind(acme, admin
         {"record": "event", "kind": "tool result; drop", "sensitivity": "", "days": "14"},
         HTTP_X_CSRFTOKEN=token,
     )
+    with pytest.raises(Problem) as trailing:
+        retention_policy_set(
+            tenant=acme, actor=ADMIN, record="event", kind="tool_result\n", sensitivity="", days=1
+        )
+    assert trailing.value.code == "validation_error"
 
     assert saved.status_code == 302
     assert refused.status_code == 400 and "no kind or class" in refused.content.decode()
