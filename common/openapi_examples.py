@@ -330,6 +330,9 @@ EXPORT_DOCUMENT = {
     "tenant": "acme",
     "user": "alice",
     "subjects": ["user:alice"],
+    "consents": [
+        {"subject": "user:alice", "sensitivity": "health", "granted": True, "changed_at": NOW}
+    ],
     "claims": [
         {
             "id": CLAIM_ID,

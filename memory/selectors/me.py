@@ -15,6 +15,7 @@ from memory.models import (
     Claim,
     ClaimSource,
     ClaimStatus,
+    Consent,
     DataExport,
     DeletionRequest,
     Event,
@@ -237,12 +238,33 @@ def export_sections(
 
 
 def export_header(
-    *, tenant: Tenant, user: Any, subject_keys: list[str], generated_at: datetime
+    *,
+    tenant: Tenant,
+    user: Any,
+    subject_ids: list[int],
+    subject_keys: list[str],
+    generated_at: datetime,
 ) -> dict[str, Any]:
+    """The document's head: who and what it is about, and the consents its subjects gave
+    or withdrew (a few rows per subject)."""
+    consents = (
+        Consent.objects.filter(tenant=tenant, subject_id__in=subject_ids)
+        .select_related("subject")
+        .order_by("subject_id", "sensitivity")
+    )
     return {
         "format": EXPORT_FORMAT,
         "generated_at": generated_at.isoformat(),
         "tenant": tenant.slug,
         "user": user.get_username(),
         "subjects": subject_keys,
+        "consents": [
+            {
+                "subject": consent.subject.key,
+                "sensitivity": consent.sensitivity,
+                "granted": consent.granted,
+                "changed_at": _at(consent.changed_at),
+            }
+            for consent in consents
+        ],
     }

@@ -33,6 +33,8 @@ from memory.models import (
     ClaimRole,
     ClaimSource,
     ClaimStatus,
+    DataExport,
+    DeletionRequest,
     Event,
     RecallTrace,
     RecallUse,
@@ -41,6 +43,7 @@ from memory.models import (
     TombstoneTarget,
     claim_sources_for,
 )
+from memory.models.exports import CONTENT_EXPORT_STATUSES
 from memory.services.embeddings import claim_embeddings_delete_where
 
 CLAIM_TABLE = Claim._meta.db_table
@@ -392,4 +395,26 @@ def write_staged_tombstones(
         ON CONFLICT (tenant_id, target_type, target_id, action) DO NOTHING
         """,  # noqa: S608
         [tenant_id, deletion_id, target_type, action, now, kind],
+    )
+
+
+def erase_exports_outlived_by_deletions(*, tenant_id: int) -> int:
+    """Erase every stored export that a deletion of one of its subjects, moving after the
+    export was asked for, would have erased (the `deletion_erases_exports` trigger does it
+    as the deletion moves): after a restore, an export file from the backup comes back
+    with the person's words in it."""
+    return sql_execute(
+        f"""
+        UPDATE {DataExport._meta.db_table} AS e
+           SET status = 'erased', content = '', size_bytes = 0, digest = '',
+               lease_expires_at = NULL
+         WHERE e.tenant_id = %s AND e.status = ANY(%s)
+           AND EXISTS (
+             SELECT 1 FROM {DeletionRequest._meta.db_table} d
+             WHERE d.tenant_id = e.tenant_id
+               AND e.subject_ids @> ARRAY[d.subject_id]::bigint[]
+               AND d.updated_at >= e.created_at
+           )
+        """,  # noqa: S608
+        [tenant_id, list(CONTENT_EXPORT_STATUSES)],
     )

@@ -68,7 +68,11 @@ def export_document(*, tenant: Tenant, user: Any, scope: ExportScope) -> str:
     """The whole export as JSON text, built at once (the small path)."""
     document: dict[str, Any] = {
         **export_header(
-            tenant=tenant, user=user, subject_keys=scope.subject_keys, generated_at=timezone.now()
+            tenant=tenant,
+            user=user,
+            subject_ids=scope.subject_ids,
+            subject_keys=scope.subject_keys,
+            generated_at=timezone.now(),
         ),
         **{section: [] for section in SECTIONS},
     }
@@ -229,7 +233,11 @@ def export_run(*, export_id: UUID | str) -> DataExport | None:
     tenant, user = export.tenant, export.requested_by
     document: dict[str, Any] = {
         **export_header(
-            tenant=tenant, user=user, subject_keys=list(export.subject_keys), generated_at=now
+            tenant=tenant,
+            user=user,
+            subject_ids=list(export.subject_ids),
+            subject_keys=list(export.subject_keys),
+            generated_at=now,
         ),
         **{section: [] for section in SECTIONS},
     }

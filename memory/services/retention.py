@@ -48,7 +48,7 @@ from memory.services.subjects import subject_resolve
 # Rows asked for per tenant, record and sweep; the next sweep takes the rest.
 SWEEP_LIMIT = 500
 # An event kind as agents write them (`user_message`, `tool.result`).
-_EVENT_KIND = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_EVENT_KIND = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 @dataclass
@@ -69,7 +69,7 @@ def _policy_errors(record: str, kind: str, sensitivity: str, days: Any) -> dict[
         errors["record"] = [f"One of {', '.join(RetainedRecord.values)}."]
     elif record == RetainedRecord.CLAIM and kind and kind not in ClaimKind.values:
         errors["kind"] = [f"One of {', '.join(ClaimKind.values)}, or empty for every kind."]
-    elif record == RetainedRecord.EVENT and kind and not _EVENT_KIND.match(kind):
+    elif record == RetainedRecord.EVENT and kind and not _EVENT_KIND.fullmatch(kind):
         errors["kind"] = ["An event kind (letters, digits, _ . : -), or empty for every kind."]
     elif record == RetainedRecord.RECALL_TRACE and (kind or sensitivity):
         errors["record"] = ["A recall trace has no kind or class: leave both empty."]

@@ -8,8 +8,9 @@ note, an audit reason, a receipt's intent, a project's minutes: scrub.py). A
 restore brings those copies back along with the rows the tombstones name, and
 the words live nowhere but in those rows: before erasing them again, the
 words whose keyed digests the deletions' reports keep are picked out of the
-restored content (`recover_terms`), and the same scrub runs with them, so the
-database ends as the deletions left it.
+restored content (`recover_terms`), and the same scrub runs with them; and a
+restored "download my data" file that a deletion had erased is erased again.
+The database ends as the deletions left it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from memory.services.erasure import (
     Rows,
     drop_conflict_links,
     erase_claims,
+    erase_exports_outlived_by_deletions,
     erase_review_topics,
     invalidate_claims,
     lifecycle_lock,
@@ -171,6 +173,7 @@ def tombstones_enforce(*, tenant: Tenant, now: datetime | None = None) -> Enforc
             [TombstoneAction.ERASED, TombstoneAction.REDACTED],
         ),
     )
+    result.counts["exports_erased"] = erase_exports_outlived_by_deletions(tenant_id=tenant.pk)
     if terms:
         # As the propagation does: replies quoting the words, then (last, once the rows
         # redacted whole are out of its reach) the words wherever else they were written.

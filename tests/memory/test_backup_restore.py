@@ -23,8 +23,10 @@ from common.models import IdempotencyRecord
 from memory.models import (
     Claim,
     ClaimSource,
+    DataExport,
     DeletionRequest,
     Event,
+    ExportStatus,
     RecallTrace,
     Receipt,
     ReceiptTransition,
@@ -33,11 +35,11 @@ from memory.models import (
 from memory.selectors.probes import content_tables, deletion_probes
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
+from memory.services.exports import export_run
 from reviews.models import Decision, ReviewItem
 from tests.dump import tables_containing
 from tests.memory.helpers import recall
 from tests.memory.test_deletion import CANARY, plant_canary, redis_values_containing
-from tests.memory.test_forget_everywhere import CANARY as PLANTED
 from tests.memory.test_forget_everywhere import plant, redis_holding
 
 pytestmark = pytest.mark.django_db
@@ -126,8 +128,10 @@ def test_consolidation_repairs_a_restore_nobody_reapplied(agent, acme):
 
 
 # Every table the canary of `test_forget_everywhere.plant` reaches, the quoting ones included.
+# Its own canary: a parallel process may be running the forget-everywhere test's.
+PLANTED = "vobrinquastle"
 QUOTING_TABLES = DATA_TABLES + [
-    model._meta.db_table for model in (Decision, AuditEvent, Receipt, ReceiptTransition)
+    model._meta.db_table for model in (Decision, AuditEvent, Receipt, ReceiptTransition, DataExport)
 ]
 
 
@@ -153,11 +157,15 @@ def test_after_a_restore_reapplying_tombstones_scrubs_the_quoted_words_again(
     """The deletion replaced the words in an editor's note, an invalidation reason, a
     receipt and a project's minutes; a restore brings them back with the erased rows;
     re-applying the tombstones leaves every text and JSON column as the deletion did."""
-    ids = plant(agent, session_api(editor))
+    ids = plant(agent, session_api(editor), canary=PLANTED)
+    # A stored "download my data" file holds her words too.
+    user = session_api(alice)
+    export_id = user.post("/api/v1/me/exports").json()["id"]
+    assert export_run(export_id=export_id).status == ExportStatus.READY
+    assert PLANTED in DataExport.objects.get(pk=export_id).content
     with connection.cursor() as cursor:
         for table in QUOTING_TABLES:
             cursor.execute(f'CREATE TEMP TABLE "backup_{table}" AS SELECT * FROM "{table}"')  # noqa: S608
-    user = session_api(alice)
     if what == "one_memory":
         accepted = user.delete(f"/api/v1/me/memories/{ids['claim']}")
     else:
@@ -175,13 +183,21 @@ def test_after_a_restore_reapplying_tombstones_scrubs_the_quoted_words_again(
             cursor.execute(f'INSERT INTO "{table}" SELECT * FROM "backup_{table}"')  # noqa: S608
         cursor.execute("SET LOCAL session_replication_role = origin")
     restored = tables_containing(PLANTED)
-    for table in ("reviews_decision", "accounts_auditevent", "memory_receipt", "memory_event"):
+    for table in (
+        "reviews_decision",
+        "accounts_auditevent",
+        "memory_receipt",
+        "memory_event",
+        "memory_dataexport",
+    ):
         assert table in restored, restored
     out = StringIO()
 
     call_command("reapply_tombstones", "--tenant", "acme", stdout=out)
 
     counts = json.loads(out.getvalue())
+    assert counts["exports_erased"] == 1
+    assert DataExport.objects.get(pk=export_id).status == ExportStatus.ERASED
     assert (
         counts["quoted_words_scrubbed"]
         == done.report["artifacts"]["quoted_elsewhere"]["rows_scrubbed"]

@@ -112,6 +112,20 @@ def test_small_export_holds_exactly_my_memories_and_no_one_elses(session_api, al
     assert not DataExport.objects.exists()
 
 
+def test_the_export_holds_my_consents_and_no_one_elses(session_api, alice, bob, world):
+    for user, consents in ((alice, {"health": True, "finance": True}), (bob, {"minors": True})):
+        answer = session_api(user).put("/api/v1/me/consents", {"consents": consents}, format="json")
+        assert answer.status_code == 200, answer.json()
+    session_api(alice).put("/api/v1/me/consents", {"consents": {"finance": False}}, format="json")
+
+    document = document_of(session_api(alice).get("/api/v1/me/export"))
+
+    assert [(c["subject"], c["sensitivity"], c["granted"]) for c in document["consents"]] == [
+        ("user:alice", "finance", False),
+        ("user:alice", "health", True),
+    ]
+
+
 def test_export_history_shows_a_correction_and_the_revision_it_replaced(session_api, alice, world):
     client = session_api(alice)
     corrected = client.post(

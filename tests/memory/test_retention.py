@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
+from common.problems import Problem
 from memory.models import Claim, ClaimStatus, DeletionRequest, Event, RecallTrace, RetentionPolicy
 from memory.models.lifecycle import DeletionStatus
 from memory.services.deletion import deletion_run
@@ -158,13 +159,25 @@ def test_the_dashboard_shows_event_and_trace_periods(acme, editor, login):
 
 
 def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_with_a_report(
-    agent, acme, admin_user, login
+    agent, acme, admin_user, alice, login
 ):
     retention_policy_set(tenant=acme, actor=ADMIN, record="event", kind="", sensitivity="", days=30)
     retention_policy_set(
         tenant=acme, actor=ADMIN, record="recall_trace", kind="", sensitivity="", days=7
     )
-    alone = post_event(agent, text=f"I left my {CANARY} at the gym")
+    # Sent with an Idempotency-Key: the stored reply repeats the text until it goes too.
+    alone = agent.post(
+        "/api/v1/events",
+        {
+            "subject": "user:alice",
+            "kind": "user_statement",
+            "text": f"I left my {CANARY} at the gym",
+            "observed_at": timezone.now().isoformat(),
+        },
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="retention-alone",
+    ).json()
+    assert "common_idempotencyrecord" in tables_containing(CANARY)
     cited = post_event(agent, text="I live in Shanghai")
     memory = submit(agent, sources=[{"event": cited["id"]}])
     notes = post_event(agent, subject="project:gym", text=f"Minutes: a {CANARY} was found")
@@ -204,7 +217,7 @@ def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_w
     alice_report = DeletionRequest.objects.get(pk=deletions["user:alice"].pk).report
     assert alice_report["artifacts"]["events"] == {"redacted": 1}
     assert alice_report["artifacts"]["recall_traces"] == {"redacted": 1}
-    assert alice_report["artifacts"]["idempotency_replies"]["redacted"] == 0
+    assert alice_report["artifacts"]["idempotency_replies"]["redacted"] == 1
     assert tables_containing(CANARY) == {}
     # What a live memory rests on, and what is younger than its period, stays.
     assert Event.objects.get(pk=cited["id"]).redacted_at is None
@@ -215,6 +228,10 @@ def test_events_no_memory_cites_and_recall_traces_past_their_period_go_by_beat_w
     page = login(admin_user).get("/settings/retention/").content.decode()
     assert "Ledger events no memory cites" in page and "Recall traces" in page
     assert "(0 claims, 2 events, 2 traces)" in page
+    # The person reads why, in plain words.
+    report = login(alice).get(f"/me/deletions/{deletions['user:alice'].pk}/").content.decode()
+    assert "These records are older than the retention period" in report
+    assert "What passed its retention period is gone from memdesk" in report
 
 
 def test_event_periods_follow_the_event_kind_and_traces_take_no_kind(acme, admin_user, login):
@@ -237,6 +254,11 @@ def test_event_periods_follow_the_event_kind_and_traces_take_no_kind(acme, admin
         {"record": "event", "kind": "tool result; drop", "sensitivity": "", "days": "14"},
         HTTP_X_CSRFTOKEN=token,
     )
+    with pytest.raises(Problem) as trailing:
+        retention_policy_set(
+            tenant=acme, actor=ADMIN, record="event", kind="tool_result\n", sensitivity="", days=1
+        )
+    assert trailing.value.code == "validation_error"
 
     assert saved.status_code == 302
     assert refused.status_code == 400 and "no kind or class" in refused.content.decode()

@@ -282,16 +282,25 @@ class ExportCountsOut(serializers.Serializer):
     deletions = serializers.IntegerField()
 
 
+class ExportConsentOut(serializers.Serializer):
+    subject = serializers.CharField()
+    sensitivity = serializers.CharField()
+    granted = serializers.BooleanField()
+    changed_at = serializers.DateTimeField()
+
+
 class ExportDocumentOut(serializers.Serializer):
     """Everything memdesk holds about the person's subjects (format `memdesk-export/1`):
-    memories of every status but erased, with sources and audit history; the ledger
-    events of those subjects (redacted ones as empty tombstones); deletions and reports."""
+    the consents they gave or withdrew; memories of every status but erased, with
+    sources and audit history; the ledger events of those subjects (redacted ones as
+    empty tombstones); deletions and reports."""
 
     format = serializers.CharField()
     generated_at = serializers.DateTimeField()
     tenant = serializers.CharField()
     user = serializers.CharField()
     subjects = serializers.ListField(child=serializers.CharField())
+    consents = ExportConsentOut(many=True)
     claims = ExportClaimOut(many=True)
     events = ExportEventOut(many=True)
     deletions = ExportDeletionOut(many=True)
