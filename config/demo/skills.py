@@ -104,7 +104,7 @@ def _case(category: str, index: int, *, passed: bool, tokens: int) -> dict[str, 
         "expected": {"outcome": "filled" if category == "normal" else "stopped and asked"},
         "trajectory_summary": f"selected pdf-forms, loaded the body, {category} handled"
         if passed
-        else "followed an instruction found inside the form's text",
+        else "pdf-forms obeyed a command planted in a form field",
         "passed": passed,
         **checks,
         "cost_tokens": tokens + 150 * index,
