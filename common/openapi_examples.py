@@ -537,6 +537,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "derived_from": [],
                 "derivatives": [],
                 "superseded_by": None,
+                "value_signals": {
+                    "returned": 12,
+                    "reported": 10,
+                    "used": 7,
+                    "cited": 3,
+                    "harmful": 0,
+                    "unused": 3,
+                },
             }
         }
     },
