@@ -412,6 +412,80 @@ EXPORT_DOCUMENT = {
 }
 
 
+_EXCLUDED = {
+    "out_of_scope": 0,
+    "not_yet_valid": 0,
+    "no_longer_valid": 0,
+    "after_cutoff": 0,
+    "inactive": 1,
+    "expired": 0,
+    "stale": 0,
+}
+_SIGNALS = {"fulltext": {"rank": 1, "score": 0.61}, "recency": {"rank": 1}}
+_REPLAYED = {
+    "id": CLAIM_ID,
+    "subject": "user:alice",
+    "predicate": "home_city",
+    "text": "Alice lives in Shanghai",
+    "rank": 0.61,
+    "position": 0,
+    "stale": False,
+}
+TRACE = {
+    "id": TRACE_ID,
+    "kind": "recall",
+    "subject": "user:alice",
+    "query": "where does alice live",
+    "filters": {"scope": {}, "limit": 1, "include_stale": False},
+    "created_at": NOW,
+    "redacted": False,
+    "duration_ms": 4.2,
+    "semantic": "pgvector",
+    "legal_set": {"legal": 2, "excluded": {**_EXCLUDED, "over_budget": 0, "no_match": 1}},
+    "budget": {"budget_chars": 4000, "used_chars": 23, "over_budget": 0, "below_limit": 1},
+    "returned": [
+        {
+            "id": CLAIM_ID,
+            "rank": 0.61,
+            "signals": _SIGNALS,
+            "chars": 23,
+            "predicate": "home_city",
+            "text": "Alice lives in Shanghai",
+            "status": "active",
+            "subject": "user:alice",
+            "position": 0,
+            "used": True,
+            "cited": True,
+            "prompt_position": 0,
+        }
+    ],
+    "cut": [
+        {
+            "id": OLD_CLAIM_ID,
+            "rank": 0.12,
+            "signals": {"recency": {"rank": 2}},
+            "chars": 22,
+            "predicate": "employer",
+            "text": "Alice works at Acme",
+            "status": "active",
+            "subject": "user:alice",
+            "reason": "below_limit",
+        }
+    ],
+    "uses": [
+        {
+            "claim": CLAIM_ID,
+            "position": 0,
+            "cited": True,
+            "harmful": False,
+            "run_id": "run-42",
+            "task_id": "",
+            "reported_at": LATER,
+        }
+    ],
+}
+
+
 def _page(*results: Any, next_url: str | None = None) -> dict[str, Any]:
     return {"results": list(results), "next": next_url}
 
@@ -469,6 +543,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "derived_from": [],
                 "derivatives": [],
                 "superseded_by": None,
+                "value_signals": {
+                    "returned": 12,
+                    "reported": 10,
+                    "used": 7,
+                    "cited": 3,
+                    "harmful": 0,
+                    "unused": 3,
+                },
             }
         }
     },
@@ -542,6 +624,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "items": [
                     {
                         "id": CLAIM_ID,
+                        "subject": "user:alice",
                         "kind": "fact",
                         "predicate": "home_city",
                         "value": "Shanghai",
@@ -553,6 +636,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "available_at": NOW,
                         "stale": False,
                         "sources": [SOURCE],
+                        "conflict": {
+                            "id": "31",
+                            "other": OLD_CLAIM_ID,
+                            "other_side_summary": "Alice lives in Beijing",
+                        },
                         "why": {
                             "rank": 0.61,
                             "matched": ["alice", "live"],
@@ -572,6 +660,124 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     "stale": 0,
                 },
                 "trace_id": TRACE_ID,
+                "trace_url": f"/api/v1/recall/traces/{TRACE_ID}",
+                "traces": {"user:alice": TRACE_ID},
+            }
+        },
+    },
+    "recall_traces_retrieve": {"responses": {"200": TRACE}},
+    "recall_traces_used_create": {
+        "request": {
+            "items": [{"id": CLAIM_ID, "position": 0, "cited": True, "harmful": False}],
+            "run_id": "run-42",
+            "task_id": "publish-alice",
+        },
+        "responses": {
+            "201": {
+                "trace_id": TRACE_ID,
+                "recorded": [CLAIM_ID],
+                "already_reported": [],
+                "unused": [OLD_CLAIM_ID],
+            },
+            "200": {
+                "trace_id": TRACE_ID,
+                "recorded": [],
+                "already_reported": [CLAIM_ID],
+                "unused": [OLD_CLAIM_ID],
+            },
+        },
+    },
+    "recall_traces_counterfactual_create": {
+        "request": {"claim": CLAIM_ID, "change": "hide"},
+        "responses": {
+            "200": {
+                "trace_id": TRACE_ID,
+                "claim": CLAIM_ID,
+                "change": "hide",
+                "recorded": [CLAIM_ID],
+                "baseline": {
+                    "items": [_REPLAYED],
+                    "excluded": {**_EXCLUDED, "no_match": 1},
+                },
+                "counterfactual": {
+                    "items": [
+                        {
+                            **_REPLAYED,
+                            "id": OLD_CLAIM_ID,
+                            "predicate": "lived_in",
+                            "text": "Alice lived in Beijing",
+                            "rank": 0.12,
+                        }
+                    ],
+                    "excluded": {**_EXCLUDED, "hidden": 1},
+                },
+                "difference": {
+                    "removed": [CLAIM_ID],
+                    "added": [OLD_CLAIM_ID],
+                    "moved": [],
+                    "unchanged": False,
+                },
+            }
+        },
+    },
+    "events_search_retrieve": {
+        "responses": {
+            "200": {
+                "mode": "discovery",
+                "results": [
+                    {
+                        "run_id": "run-42",
+                        "subjects": ["user:alice"],
+                        "agents": ["publisher"],
+                        "events": 200,
+                        "hits": 1,
+                        "score": 0.66,
+                        "first_at": NOW,
+                        "last_at": LATER,
+                        "snippet": "I moved to Shanghai last year",
+                        "matched": ["shanghai"],
+                        "window": [
+                            {
+                                "id": EVENT_ID,
+                                "subject": "user:alice",
+                                "run_id": "run-42",
+                                "position": 50,
+                                "kind": "user_statement",
+                                "agent": "publisher",
+                                "text": "I moved to Shanghai last year",
+                                "observed_at": NOW,
+                                "recorded_at": NOW,
+                                "roles": ["hit"],
+                                "skipped_before": 46,
+                            }
+                        ],
+                    }
+                ],
+                "next": None,
+            }
+        }
+    },
+    "claims_archive_create": {
+        "request": {"reason": "nobody has needed it for a year"},
+        "responses": {"200": {**CLAIM, "status": "archived"}},
+    },
+    "claims_restore_create": {
+        "request": {"reason": "asked about again"},
+        "responses": {"200": CLAIM},
+    },
+    "claims_merge_create": {
+        "request": {"pending": DERIVED_ID, "reason": "both lists are right"},
+        "responses": {
+            "201": {
+                **CLAIM,
+                "predicate": "drinks",
+                "scope": {},
+                "value": ["tea", "coffee", "mate"],
+                "text": "drinks: tea, coffee, mate",
+                "authority": "agent_inferred",
+                "revision": 3,
+                "supersedes": OLD_CLAIM_ID,
+                "gate": {"decision": "merged", "reasons": ["typed_merge_set"]},
             }
         },
     },
@@ -583,6 +789,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "budget_chars": 4000,
                 "chars": 63,
                 "claims": [CLAIM_ID],
+                "trace_id": TRACE_ID,
             }
         }
     },

@@ -490,6 +490,9 @@ if RECALL_TRACE_WRITE not in {"worker", "inline"}:
 RECALL_TRACE_QUEUE = os.environ.get("RECALL_TRACE_QUEUE", "celery")
 # The hot-memory block consolidation renders again for each subject it changed.
 HOT_MEMORY_BUDGET_CHARS = env_int("HOT_MEMORY_BUDGET_CHARS", 4000)
+# A claim agents keep receiving in hot memory and never report using leaves the block.
+HOT_MEMORY_DEMOTE_AFTER_UNUSED = env_int("HOT_MEMORY_DEMOTE_AFTER_UNUSED", 5)
+HOT_MEMORY_DEMOTE_DAYS = env_int("HOT_MEMORY_DEMOTE_DAYS", 30)
 # A worker's claim on one deletion request; it must outlive the hard time
 # limit, or a slow erasure loses its request to a second worker mid-pass.
 DELETION_LEASE_SECONDS = env_int("DELETION_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)

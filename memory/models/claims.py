@@ -129,6 +129,8 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
     _C.ARCHIVED: {
         # Restored by an editor (when no other claim has taken its identity).
         _C.ACTIVE: frozenset({_W.REVIEWER}),
+        # The person it is about corrects it: their word replaces it.
+        _C.SUPERSEDED: frozenset({_W.USER}),
         **_ERASE,
     },
     _C.CONFLICTED: {

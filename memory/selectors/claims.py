@@ -8,7 +8,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -26,7 +26,10 @@ from memory.models import (
     Claim,
     ClaimEmbedding,
     ClaimStatus,
+    RecallTrace,
+    RecallUse,
     Subject,
+    TraceKind,
 )
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
 from reviews.models import ItemStatus, Queue, ReviewItem
@@ -186,6 +189,8 @@ _CONVERTERS = [
 ]
 _CLAIM = Claim._meta.db_table
 _EMBEDDING = ClaimEmbedding._meta.db_table
+_TRACE = RecallTrace._meta.db_table
+_USE = RecallUse._meta.db_table
 _AUTHORITY_RANK = " ".join(
     f"WHEN '{authority}' THEN {rank}" for authority, rank in AUTHORITY_RANK.items()
 )
@@ -563,12 +568,54 @@ class HotMemory:
 
 def _hot_memory_version(*, tenant: Tenant, subject: Subject) -> str:
     # Derived from the claims themselves, so no missed invalidation can serve
-    # an old block: any write to a claim of the subject moves updated_at.
+    # an old block: any write to a claim of the subject moves updated_at. The
+    # newest use report of the subject's blocks is part of it, since reports
+    # decide demotion.
     row = Claim.objects.filter(tenant=tenant, subject=subject).aggregate(
         latest=Max("updated_at"), n=Count("id")
     )
+    reported = RecallUse.objects.filter(
+        tenant=tenant, trace__subject=subject, trace__kind=TraceKind.HOT_MEMORY
+    ).aggregate(newest=Max("id"))["newest"]
     latest = row["latest"].isoformat() if row["latest"] else "-"
-    return f"{latest}:{row['n']}"
+    return f"{latest}:{row['n']}:{reported or 0}"
+
+
+def hot_memory_demoted(*, tenant: Tenant, subject: Subject) -> set[Any]:
+    """Claims demoted out of the subject's hot memory: in the last `HOT_MEMORY_DEMOTE_DAYS`,
+    handed to agents in at least `HOT_MEMORY_DEMOTE_AFTER_UNUSED` hot-memory blocks that
+    they reported on, and never reported used there. Recall still finds them; a report
+    of use (or fewer unused blocks in the window) brings them back. One statement."""
+    needed = settings.HOT_MEMORY_DEMOTE_AFTER_UNUSED
+    if needed <= 0:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH reported AS (
+                SELECT t.id, t.chosen FROM {_TRACE} t
+                WHERE t.tenant_id = %(tenant)s AND t.subject_id = %(subject)s
+                  AND t.kind = %(kind)s AND t.created_at >= %(since)s
+                  AND EXISTS (SELECT 1 FROM {_USE} u WHERE u.tenant_id = t.tenant_id
+                                                        AND u.trace_id = t.id)
+            ), handed AS (
+                SELECT r.id AS trace_id, c AS claim_id FROM reported r, unnest(r.chosen) AS c
+            )
+            SELECT h.claim_id FROM handed h
+            GROUP BY h.claim_id
+            HAVING count(*) >= %(needed)s AND NOT EXISTS (
+                SELECT 1 FROM {_USE} u JOIN reported r ON r.id = u.trace_id
+                WHERE u.tenant_id = %(tenant)s AND u.claim_id = h.claim_id)
+            """,  # noqa: S608 - table names are constants; every value is a parameter
+            {
+                "tenant": tenant.pk,
+                "subject": subject.pk,
+                "kind": TraceKind.HOT_MEMORY,
+                "since": timezone.now() - timedelta(days=settings.HOT_MEMORY_DEMOTE_DAYS),
+                "needed": needed,
+            },
+        )
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _render_hot_memory(
@@ -594,8 +641,10 @@ def _render_hot_memory(
             .distinct("predicate")
             .values("id")
         )
+    demoted = hot_memory_demoted(tenant=tenant, subject=subject) if scope is not None else set()
     claims = (
-        current.annotate(authority_rank=AUTHORITY_RANK_SQL)
+        current.exclude(pk__in=demoted)
+        .annotate(authority_rank=AUTHORITY_RANK_SQL)
         .order_by("-authority_rank", "-use_count", "-recorded_at")
         .only("id", "predicate", "text", "value", "scope")[:200]
     )
@@ -639,7 +688,8 @@ def hot_memory(
     prefix = hot_memory_cache_prefix(tenant_id=tenant.pk, subject_id=subject.pk)
     scope_digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode()).hexdigest()[:16]
     # json.dumps(None) is "null": the every-scope block never shares a key with a scope's.
-    key = f"{prefix}{budget_chars}:{scope_digest}:{version}"
+    demotion = f"{settings.HOT_MEMORY_DEMOTE_AFTER_UNUSED}-{settings.HOT_MEMORY_DEMOTE_DAYS}"
+    key = f"{prefix}{budget_chars}:{scope_digest}:{demotion}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return HotMemory(**cached)

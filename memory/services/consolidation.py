@@ -401,7 +401,10 @@ def _rebuild_hot_memory(*, tenant: Tenant, subject_ids: set[int]) -> tuple[int, 
     purged = hot_memory_purge(tenant_id=tenant.pk, subject_ids=subject_ids)
     rebuilt = 0
     for subject in Subject.objects.filter(tenant=tenant, pk__in=subject_ids):
-        hot_memory(tenant=tenant, subject=subject, budget_chars=settings.HOT_MEMORY_BUDGET_CHARS)
+        # The block an agent reads without a scope: the subject's global claims.
+        hot_memory(
+            tenant=tenant, subject=subject, budget_chars=settings.HOT_MEMORY_BUDGET_CHARS, scope={}
+        )
         rebuilt += 1
     return purged, rebuilt
 

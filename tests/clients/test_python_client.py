@@ -521,3 +521,16 @@ def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_tok
             desk.resolve_skill("pdf-tools")  # nothing is published yet
     assert SkillVersion.objects.filter(skill__slug="pdf-tools").count() == 2
     assert EvaluationRun.objects.filter(version__number=2, passed=True).count() == 1
+
+
+def test_an_agent_reads_its_recall_trace_and_reports_what_it_used(desk):
+    claim_id = _accepted_fact(desk, "home_city", "Shanghai", "Alice lives in Shanghai")
+    recalled = desk.recall("user:alice", "where does alice live")
+    trace = desk.recall_trace(recalled.trace_id)
+    assert [entry["id"] for entry in trace["returned"]] == [claim_id]
+    assert trace["returned"][0]["used"] is None
+    reported = desk.recall_used(
+        recalled.trace_id, [{"id": claim_id, "position": 0, "cited": True}], run_id="run-7"
+    )
+    assert reported["recorded"] == [claim_id] and reported["unused"] == []
+    assert desk.recall_trace(recalled.trace_id)["returned"][0]["used"] is True

@@ -89,3 +89,21 @@ def test_the_claim_page_archives_and_restores(agent, editor, login):
     assert "The claim is archived." in shown and ">Restore</button>" in shown
     client.post(url, {"action": "restore"}, HTTP_X_CSRFTOKEN=csrf)
     assert Claim.objects.get(pk=tea["id"]).status == "active"
+
+
+@pytest.mark.django_db
+def test_the_person_it_is_about_may_still_correct_an_archived_memory(
+    agent, editor, alice, session_api
+):
+    old = submit(agent, value="Shanghai")
+    archive(session_api(editor), old["id"])
+    corrected = session_api(alice).post(
+        f"/api/v1/me/memories/{old['id']}/correct",
+        {"value": "Hangzhou", "text": "Alice lives in Hangzhou"},
+        format="json",
+    )
+    assert corrected.status_code == 201, corrected.json()
+    assert Claim.objects.get(pk=old["id"]).status == "superseded"
+    assert [i["text"] for i in recall(agent, query="where does Alice live")["items"]] == [
+        "Alice lives in Hangzhou"
+    ]

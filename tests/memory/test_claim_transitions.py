@@ -120,6 +120,7 @@ def test_the_table_is_the_design_state_machine():
         ("active", "rejected", "reviewer"),
         ("active", "archived", "reviewer"),
         ("archived", "active", "reviewer"),
+        ("archived", "superseded", "user"),
         ("conflicted", "active", "reviewer"),
         ("conflicted", "active", "worker"),
         ("conflicted", "superseded", "reviewer"),

@@ -3,11 +3,15 @@ context redundancy."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from accounts.models import Tenant
 from tests.memory.helpers import recall, submit
 from tests.memory.test_ledger_search import seed_run
 
@@ -142,3 +146,15 @@ def test_the_counterfactual_page_shows_what_the_agent_would_have_seen_without_a_
     assert "would have seen the same answer" in quiet
     bad = client.get(reverse("desk:counterfactual", args=[answer["trace_id"]]), {"claim": "x"})
     assert bad.status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_demo_fills_the_ledger_and_the_context_redundancy(login, make_member):
+    call_command("seed_demo", stdout=StringIO())
+    client = login(make_member(Tenant.objects.get(slug="demo"), "desk-reader"))
+    ledger = client.get(
+        reverse("desk:ledger"), {"subject": "project:crm", "q": "region"}
+    ).content.decode()
+    assert "crm-deploy-7" in ledger and "<strong>cloud API: api is healthy" in ledger
+    dashboard = client.get(reverse("console:dashboard")).content.decode()
+    assert 'data-metric="context_redundancy">0.50<' in dashboard

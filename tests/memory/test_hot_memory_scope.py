@@ -56,3 +56,35 @@ def test_the_specific_claim_wins_and_other_scopes_stay_out(agent):
 def test_a_malformed_scope_is_a_problem(agent, pair):
     problem = block(agent, pair, status=400)
     assert problem["code"] == "validation_error" and "scope" in problem["errors"]
+
+
+@pytest.mark.django_db
+def test_a_claim_handed_over_again_and_again_and_never_used_is_demoted(agent, settings):
+    settings.HOT_MEMORY_DEMOTE_AFTER_UNUSED = 3
+    home = submit(agent, predicate="home_city", value="Shanghai")
+    pet = submit(agent, predicate="pet", value="cat", text="Alice has a cat")
+
+    def read_and_use(*used: str) -> dict:
+        hot = block(agent)
+        response = agent.post(
+            f"/api/v1/recall/traces/{hot['trace_id']}/used",
+            {"items": [{"id": claim_id} for claim_id in used]},
+            format="json",
+        )
+        assert response.status_code == 201
+        return hot
+
+    for _ in range(2):
+        assert set(read_and_use(home["id"])["claims"]) == {home["id"], pet["id"]}
+    # The third unused block still held it; after the third report it leaves.
+    assert pet["id"] in read_and_use(home["id"])["claims"]
+    after = block(agent)
+    assert after["claims"] == [home["id"]] and "cat" not in after["text"]
+    # Recall still finds it: demotion is about the block, not about memory.
+    recalled = agent.post(
+        "/api/v1/recall", {"subject": "user:alice", "query": "cat"}, format="json"
+    )
+    assert pet["id"] in [item["id"] for item in recalled.json()["items"]]
+    # Off, it comes back.
+    settings.HOT_MEMORY_DEMOTE_AFTER_UNUSED = 0
+    assert pet["id"] in block(agent)["claims"]

@@ -87,4 +87,9 @@ def test_the_answer_is_right_at_every_step(agent, alice, session_api, correction
     assert digest_delivery(agent, "erp") == []
     hot = agent.get("/api/v1/subjects/user:alice/hot-memory?budget_chars=4000").json()["text"]
     assert "by email" not in hot
-    assert "no email, any project" in hot and "in-app notifications only" in hot
+    # Hot memory is per scope: the global preference everywhere, the CRM's in the CRM.
+    assert "no email, any project" in hot and "in-app notifications only" not in hot
+    crm = agent.get(
+        "/api/v1/subjects/user:alice/hot-memory?budget_chars=4000&scope=project=crm"
+    ).json()["text"]
+    assert "in-app notifications only" in crm and "no email, any project" not in crm

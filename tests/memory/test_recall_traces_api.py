@@ -223,6 +223,15 @@ def test_unused_recalls_per_claim_and_for_the_tenant(acme, agent, four_legal):
     home = claim_value(tenant=acme, claim_id=ids["home"])
     assert (home.returned, home.reported, home.used, home.cited, home.unused) == (3, 2, 2, 1, 0)
     assert home.harmful == 1
+    detail = agent.get(f"/api/v1/claims/{ids['home']}").json()
+    assert detail["value_signals"] == {
+        "returned": 3,
+        "reported": 2,
+        "used": 2,
+        "cited": 1,
+        "harmful": 1,
+        "unused": 0,
+    }
     food = claim_value(tenant=acme, claim_id=ids["food"])
     assert (food.returned, food.reported, food.used, food.unused) == (3, 2, 0, 2)
     assert food.unused_rate == 1.0

@@ -10,6 +10,7 @@ from django.db import transaction
 from accounts.models import AgentToken, AuthorityCeiling, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 from config.demo.memory import DemoTokens, seed_memory, seed_memory_lifecycle
+from config.demo.recall import seed_recall_desk
 from config.demo.receipts import seed_receipts
 from config.demo.skills import seed_skills
 
@@ -70,6 +71,7 @@ class Command(BaseCommand):
             # admin2 wrote the skill, so `admin` (the login the README leads with) may approve it.
             seed_skills(tenant=demo, author=members["admin2"], approver=members["admin"])
             seed_memory_lifecycle(tenant=demo, tokens=tokens)
+            seed_recall_desk(tenant=demo, tokens=tokens)
         self.stdout.write(f"demo tenant {demo.slug} loaded; logins use password {DEMO_PASSWORD}")
         self.stdout.write(f"demo agent token (shown once): {issued.secret}")
         if token_file:

@@ -213,11 +213,21 @@ class ClaimOutput(serializers.ModelSerializer):
         return {"decision": claim.gate_decision, "reasons": claim.gate_reasons}
 
 
+class ClaimValueOut(serializers.Serializer):
+    returned = serializers.IntegerField(help_text="Recalls and hot-memory reads that held it.")
+    reported = serializers.IntegerField(help_text="Of those, the ones agents reported on.")
+    used = serializers.IntegerField(help_text="Reported as put into the context.")
+    cited = serializers.IntegerField(help_text="Reported as cited in the output.")
+    harmful = serializers.IntegerField(help_text="Reported as wrong or misleading.")
+    unused = serializers.IntegerField(help_text="Returned in a reported answer and left out.")
+
+
 class ClaimDetailOutput(ClaimOutput):
     history = serializers.SerializerMethodField()
     derived_from = ClaimRef(many=True)
     derivatives = ClaimRef(many=True)
     superseded_by = serializers.SerializerMethodField()
+    value_signals = serializers.SerializerMethodField()
 
     class Meta(ClaimOutput.Meta):
         fields = [
@@ -226,7 +236,20 @@ class ClaimDetailOutput(ClaimOutput):
             "derived_from",
             "derivatives",
             "superseded_by",
+            "value_signals",
         ]
+
+    @extend_schema_field(ClaimValueOut)
+    def get_value_signals(self, claim: Claim) -> dict[str, int]:
+        value = self.context["value"]
+        return {
+            "returned": value.returned,
+            "reported": value.reported,
+            "used": value.used,
+            "cited": value.cited,
+            "harmful": value.harmful,
+            "unused": value.unused,
+        }
 
     @extend_schema_field(ClaimRef(many=True))
     def get_history(self, claim: Claim) -> list[dict[str, Any]]:

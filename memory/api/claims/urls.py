@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api.claims import archive, views
+from memory.api.claims import archive, merge, views
 
 urlpatterns = [
     path("events", views.EventCreateView.as_view(), name="event-create"),
@@ -20,6 +20,7 @@ urlpatterns = [
     path(
         "claims/<uuid:claim_id>/restore", archive.ClaimRestoreView.as_view(), name="claim-restore"
     ),
+    path("claims/<uuid:claim_id>/merge", merge.ClaimMergeView.as_view(), name="claim-merge"),
     path("gate/rules", views.GateRulesView.as_view(), name="gate-rules"),
     path("recall", views.RecallView.as_view(), name="recall"),
     path("subjects/<str:subject>/hot-memory", views.HotMemoryView.as_view(), name="hot-memory"),

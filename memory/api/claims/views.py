@@ -47,6 +47,7 @@ from memory.selectors.claims import (
     hot_memory,
     subject_get,
 )
+from memory.selectors.traces import claim_value
 from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
 from memory.services.claims_batch import claims_submit_batch
@@ -262,7 +263,8 @@ class ClaimDetailView(APIView):
         if claim is None:
             raise not_found("claim")
         history = list(claim_history(claim=claim))
-        return Response(ClaimDetailOutput(claim, context={"history": history}).data)
+        value = claim_value(tenant=context.tenant, claim_id=claim.pk)
+        return Response(ClaimDetailOutput(claim, context={"history": history, "value": value}).data)
 
 
 class ClaimInvalidateView(APIView):
