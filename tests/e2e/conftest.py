@@ -29,7 +29,10 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 DEMO_PASSWORD = "memdesk-demo"
 
 
-@pytest.fixture(scope="session")
+# One browser per module, not per session: sync Playwright keeps an asyncio loop running in
+# the test process while it is open, and a later test in the same process (the suite runs in
+# pytest-xdist workers, in no fixed order) that calls asyncio.run() would find it.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
