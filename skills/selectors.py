@@ -758,6 +758,16 @@ def draft_sources(*, tenant: Tenant, version: SkillVersion) -> QuerySet[DraftSou
     return DraftSource.objects.filter(tenant=tenant, version=version).order_by("id")
 
 
+def draft_source_claims(*, tenant: Tenant, sources: list[DraftSource]) -> dict[str, Claim]:
+    """The claims a draft names that still hold content, by id; erased ones are left out."""
+    return {
+        str(claim.pk): claim
+        for claim in claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(pk__in=[source.claim_id for source in sources])
+        .exclude(status=ClaimStatus.ERASED)
+    }
+
+
 def sources_deleted(*, version: SkillVersion) -> bool:
     return DraftSource.objects.filter(
         tenant_id=version.tenant_id, version=version, source_deleted_at__isnull=False

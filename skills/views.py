@@ -327,6 +327,15 @@ def _version_context(
                 forms.append(ActionForm(action=action, prefix=action))
     matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
     sources = list(selectors.draft_sources(tenant=tenant, version=version))
+    claims = selectors.draft_source_claims(tenant=tenant, sources=sources)
+    draft_sources = [
+        {
+            "claim_id": source.claim_id,
+            "source_deleted_at": source.source_deleted_at,
+            "claim": claims.get(str(source.claim_id)),
+        }
+        for source in sources
+    ]
     production = selectors.production_version(tenant=tenant, skill=skill)
     compare_to = production if production is not None and production.pk != version.pk else None
     if compare_to is None and version.number > 1:
@@ -349,7 +358,7 @@ def _version_context(
         ),
         "files": list(selectors.version_files(tenant=tenant, version=version)),
         "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
-        "draft_sources": sources,
+        "draft_sources": draft_sources,
         "sources_deleted": any(source.source_deleted_at for source in sources),
         "loads": selectors.version_load_totals(tenant=tenant, version=version),
         "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
