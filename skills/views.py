@@ -360,6 +360,7 @@ def _version_context(
         "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
         "draft_sources": draft_sources,
         "sources_deleted": any(source.source_deleted_at for source in sources),
+        "withheld": selectors.content_withheld(version=version),
         "loads": selectors.version_load_totals(tenant=tenant, version=version),
         "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
         "trail": list(
@@ -458,6 +459,8 @@ def _file(
     membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
+    if selectors.content_withheld(version=version):
+        raise Http404("A source memory of this draft was deleted; its files are withheld.")
     file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
     if file is None:
         raise Http404("No such file.")

@@ -373,7 +373,8 @@ class CostPointOutput(serializers.Serializer):
 
 class VersionDetailOutput(VersionOutput):
     body = serializers.SerializerMethodField(
-        help_text="The SKILL.md body; null once revoked, since revoke refuses every load."
+        help_text="The SKILL.md body; null once revoked, since revoke refuses every load, and "
+        "for an unpublished draft whose source memory was deleted."
     )
     files = serializers.SerializerMethodField()
     evaluation_matrix = serializers.SerializerMethodField()
@@ -423,7 +424,9 @@ class VersionDetailOutput(VersionOutput):
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_body(self, version: SkillVersion) -> str | None:
-        return None if version.status == VersionStatus.REVOKED else version.body
+        if version.status == VersionStatus.REVOKED or self.context.get("withheld"):
+            return None
+        return version.body
 
     @extend_schema_field(FileOutput(many=True))
     def get_files(self, version: SkillVersion) -> list[dict[str, Any]]:
