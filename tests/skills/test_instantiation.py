@@ -215,3 +215,23 @@ def test_agents_cannot_retire_tools(acme, make_agent, blog):
     response = agent.post(f"{BASE}/tools/http_post/retire", {"reason": "x"}, format="json")
     assert response.status_code == 403
     assert not RetiredTool.objects.exists()
+
+
+def test_retiring_a_tool_closes_the_review_of_a_version_needing_it(acme, ada, ada_api, upload):
+    from reviews.models import ReviewItem
+    from skills import services
+    from tests.skills.conftest import package
+
+    version = upload(package(**{"allowed-tools": "http_post"}), actor=ada)
+    services.skill_version_submit(tenant=acme, version=version, actor=ada)
+    item = ReviewItem.objects.get(target_id=str(version.pk))
+    assert item.status == "open"
+
+    response = ada_api.post(f"{BASE}/tools/http_post/retire", {"reason": "gone"}, format="json")
+    assert response.json()["incompatible"] == [
+        {"skill": "pdf-tools", "number": 1, "previous_status": "in_review"}
+    ]
+    item.refresh_from_db()
+    assert item.status == "cancelled"
+    approve = ada_api.post(f"{BASE}/pdf-tools/versions/1/approve")
+    assert (approve.status_code, approve.json()["code"]) == (409, "illegal_transition")
