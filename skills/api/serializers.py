@@ -23,6 +23,7 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
+from skills.package.manifest import SLOT_PATTERN
 from skills.services import allowed_next
 
 CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -703,6 +704,11 @@ class InstantiateInput(serializers.Serializer):
     def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
         if len(value) > 50:
             raise serializers.ValidationError("At most 50 bindings.")
+        # Slot names as SKILL.md declares them; anything else is never echoed back.
+        if not all(SLOT_PATTERN.fullmatch(slot) for slot in value):
+            raise serializers.ValidationError(
+                "Bind slots by their names: lowercase letters, digits and underscores."
+            )
         return value
 
 

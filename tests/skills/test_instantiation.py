@@ -96,6 +96,7 @@ def test_a_secret_value_instead_of_a_name_is_refused_and_not_recorded(runner, bl
     "payload",
     [
         {"bindings": {"not_a_slot": "vault:x"}},
+        {"bindings": {"Not A Slot <script>" * 100: "vault:x"}},
         {"bindings": {"blog_token": "has spaces and; semicolons"}},
         {"bindings": {"blog_token": "x" * 201}},
         {"tools": ["rm -rf /"]},
