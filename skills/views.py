@@ -32,6 +32,7 @@ from skills.forms import (
     ActionForm,
     CompareForm,
     DraftForm,
+    RetireToolForm,
     RollbackForm,
     SkillCreateForm,
     UploadForm,
@@ -102,8 +103,14 @@ def _answer(
 # --- the list ---------------------------------------------------------------------------------
 
 
-def _index_context(membership: Membership, form: SkillCreateForm | None = None) -> dict[str, Any]:
+def _index_context(
+    membership: Membership,
+    form: SkillCreateForm | None = None,
+    retire_form: RetireToolForm | None = None,
+) -> dict[str, Any]:
     return {
+        "retired_tools": list(selectors.retired_tools(tenant=membership.tenant)[:50]),
+        "retire_form": retire_form or RetireToolForm(),
         "skills": list(selectors.skill_list(tenant=membership.tenant)),
         "is_admin": membership.role == Role.ADMIN,
         "may_draft": membership.role in (Role.ADMIN, Role.EDITOR),
@@ -138,6 +145,33 @@ def _create(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Created {skill.slug}. Upload its first version below.")
             return redirect("skills:detail", slug=skill.slug)
     return render(request, "skills/index.html", _index_context(membership, form), status=400)
+
+
+@login_required
+@require_POST
+def retire_tool(request: HttpRequest) -> HttpResponse:
+    """Admins retire a tool agents no longer have; the versions needing it turn incompatible."""
+    membership = console_context(request, roles=[Role.ADMIN])
+    form = RetireToolForm(request.POST)
+    if form.is_valid():
+        try:
+            result = services.tool_retire(
+                tenant=membership.tenant,
+                name=form.cleaned_data["name"],
+                reason=form.cleaned_data["reason"],
+                actor=_actor(request, membership),
+            )
+        except Problem as problem:
+            form.add_error("name", f"{problem.detail} ({problem.code})")
+        else:
+            moved = ", ".join(f"{v.skill.slug} v{v.number}" for v, _ in result.incompatible)
+            messages.success(
+                request,
+                f"Retired {result.tool.name}. Incompatible now: {moved or 'no version'}.",
+            )
+            return redirect("skills:index")
+    context = _index_context(membership, retire_form=form)
+    return render(request, "skills/index.html", context, status=400)
 
 
 # --- a skill ----------------------------------------------------------------------------------

@@ -121,7 +121,9 @@ def test_experience_becomes_a_published_skill_an_agent_loads_level_by_level(sign
     }
     assert loads == {1: 1, 2: 1, 3: 1}
 
-    second.reload()
+    second.goto("/skills/")
+    screenshot(second, "skills-index-1280")
+    second.goto(f"/skills/{SLUG}/v1/")
     assert second.locator("#loads").inner_text() == "1 catalog · 1 body · 1 file"
     screenshot(second, "skill-from-experience-published-1280")
     narrow = sign_in("admin2", width=390)

@@ -236,3 +236,42 @@ def test_retiring_a_tool_closes_the_review_of_a_version_needing_it(acme, ada, ad
     assert item.status == "cancelled"
     approve = ada_api.post(f"{BASE}/pdf-tools/versions/1/approve")
     assert (approve.status_code, approve.json()["code"]) == (409, "illegal_transition")
+
+
+def test_an_admin_retires_a_tool_from_the_console(login, admin_user, editor, blog):
+    from tests.skills.test_views import csrf
+
+    client = login(admin_user)
+    refused = client.post(
+        "/skills/tools/retire/",
+        {"csrfmiddlewaretoken": csrf(client), "name": "http_post", "reason": "gone"},
+    )
+    assert refused.status_code == 400 and not RetiredTool.objects.exists()
+
+    done = client.post(
+        "/skills/tools/retire/",
+        {
+            "csrfmiddlewaretoken": csrf(client),
+            "name": "http_post",
+            "reason": "blog API moved",
+            "confirm": "on",
+        },
+    )
+    assert done.status_code == 302
+    blog.refresh_from_db()
+    assert blog.status == "incompatible"
+    page = client.get("/skills/").content.decode()
+    assert "<code>http_post</code>" in page and "blog API moved" in page
+    editor_client = login(editor)
+    assert "Retire tool" not in editor_client.get("/skills/").content.decode()
+    forbidden = editor_client.post(
+        "/skills/tools/retire/",
+        {
+            "csrfmiddlewaretoken": csrf(editor_client),
+            "name": "Read",
+            "reason": "x",
+            "confirm": "on",
+        },
+    )
+    assert forbidden.status_code == 403
+    assert RetiredTool.objects.count() == 1
