@@ -188,6 +188,8 @@ VERSION = {
     "deprecate_reason": "",
     "revoked_at": None,
     "revoke_reason": "",
+    "incompatible_at": None,
+    "incompatible_reason": "",
 }
 DRAFT = {
     **VERSION,
@@ -201,16 +203,51 @@ DRAFT = {
     "approved_by": None,
     "published_at": None,
 }
+CHECKS = {
+    "selection": True,
+    "loading": True,
+    "action_trajectory": True,
+    "final_state": True,
+    "safety_refusal": True,
+}
+EVALUATION_CASE = {
+    "id": "fill-1",
+    "input": {"form": "forms/visa.pdf", "values": {"name": "Ada"}},
+    "expected": {"filled": True},
+    "trajectory_summary": "selected pdf-tools, loaded the body, filled 1 field, returned the file",
+    "result": "passed",
+    "checks": CHECKS,
+    "cost": {"tokens": 1840, "seconds": 4.2, "tool_calls": 3},
+}
+EVALUATOR = {"kind": "agent", "id": "9", "label": "ci-evaluator"}
 EVALUATION = {
     "id": 31,
     "category": "normal",
     "passed": True,
     "content_hash": HASH,
     "counts": True,
-    "details": {"cases": 12, "failures": 0},
+    "details": {"suite": "regression-12"},
     "environment": {"model": "example-model-1"},
-    "actor": PUBLISHER,
+    "actor": EVALUATOR,
+    "independent": True,
+    "cases": [EVALUATION_CASE],
     "at": NOW,
+}
+CATALOG_ENTRY = {
+    "skill": "pdf-tools",
+    "name": "PDF tools",
+    "description": "Fill in PDF forms.",
+    "version": 1,
+    "content_hash": HASH,
+    "status": "published",
+    "risk": "low",
+    "capabilities": [],
+    "required_tools": ["Read"],
+    "credentials": [],
+    "consumes": ["form:private"],
+    "produces": ["document:private"],
+    "score": 2,
+    "body_url": "/api/v1/skills/pdf-tools/versions/1/body",
 }
 LABEL_MOVE = {
     "id": 5,
@@ -1037,11 +1074,27 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     "complete": True,
                     "missing": [],
                     "failed": [],
+                    "unverified": [],
                     "other_hash_runs": 0,
-                    "categories": [{"category": "normal", "state": "passed", "run": EVALUATION}],
+                    "categories": [
+                        {"category": "normal", "state": "passed", "doubts": [], "run": EVALUATION}
+                    ],
                 },
                 "instances_last_24h": 4,
                 "changes_vs_production": [],
+                "loads": {"catalog": 120, "body": 31, "file": 4},
+                "cost_curve": [
+                    {
+                        "version": 1,
+                        "cases": 12,
+                        "passed": 12,
+                        "pass_rate": 1.0,
+                        "mean_tokens": 1840.0,
+                        "mean_seconds": 4.2,
+                        "mean_tool_calls": 3.0,
+                    }
+                ],
+                "draft_sources": [],
             }
         }
     },
@@ -1054,10 +1107,123 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "category": "normal",
             "passed": True,
             "content_hash": HASH,
-            "details": {"cases": 12, "failures": 0},
+            "details": {"suite": "regression-12"},
             "environment": {"model": "example-model-1"},
+            "cases": [EVALUATION_CASE],
         },
         "responses": {"201": EVALUATION},
+    },
+    "skills_catalog_retrieve": {
+        "responses": {
+            "200": {
+                "results": [CATALOG_ENTRY],
+                "excluded": [
+                    {
+                        "skill": "blog-publish",
+                        "version": 3,
+                        "reason": "tools_unavailable",
+                        "missing_tools": ["http_post"],
+                    }
+                ],
+                "conflicts": [],
+            }
+        }
+    },
+    "skills_versions_body_retrieve": {
+        "responses": {
+            "200": {
+                "skill": "pdf-tools",
+                "number": 1,
+                "content_hash": HASH,
+                "status": "published",
+                "body": "# PDF tools\n\nFill in PDF forms. See references/guide.md.\n",
+                "files": [
+                    {
+                        "path": "references/guide.md",
+                        "sha256": HASH_V2,
+                        "size": 31,
+                        "url": "/api/v1/skills/pdf-tools/versions/1/files/references/guide.md",
+                    }
+                ],
+                "deprecation": None,
+            }
+        }
+    },
+    "skills_versions_loads_list": {
+        "responses": {
+            "200": _page(
+                {"level": 2, "loader": PUBLISHER, "count": 31, "first_at": NOW, "last_at": LATER}
+            )
+        }
+    },
+    "skills_versions_instantiate_create": {
+        "request": {
+            "bindings": {"site_token": "vault:blog/token"},
+            "tools": ["http_post"],
+            "capabilities": ["network"],
+        },
+        "responses": {
+            "200": {
+                "skill": "blog-publish",
+                "number": 3,
+                "content_hash": HASH,
+                "state": "blocked",
+                "reasons": [
+                    {
+                        "code": "slot_unbound",
+                        "detail": "Bind the credential slot image_store to the name of a secret "
+                        "you hold.",
+                        "slot": "image_store",
+                        "tool": None,
+                        "capability": None,
+                    }
+                ],
+                "bindings": {"site_token": "vault:blog/token"},
+            }
+        },
+    },
+    "skills_tools_list": {
+        "responses": {
+            "200": _page(
+                {"name": "http_post", "reason": "moved to webhooks", "actor": ADA, "at": NOW}
+            )
+        }
+    },
+    "skills_tools_retire_create": {
+        "request": {"reason": "the blog API moved to webhooks"},
+        "responses": {
+            "200": {
+                "tool": {
+                    "name": "http_post",
+                    "reason": "the blog API moved to webhooks",
+                    "actor": ADA,
+                    "at": NOW,
+                },
+                "incompatible": [
+                    {"skill": "blog-publish", "number": 3, "previous_status": "published"}
+                ],
+            }
+        },
+    },
+    "skills_drafts_create": {
+        "request": {
+            "slug": "deploy-crm",
+            "name": "Deploy CRM",
+            "description": "Deploy the CRM with a blue-green switch and watch the errors.",
+            "claims": [CLAIM_ID, OLD_CLAIM_ID, DERIVED_ID],
+        },
+        "responses": {
+            "201": {
+                "version": {**DRAFT, "skill": "deploy-crm", "number": 1, "author": ADA},
+                "created": True,
+                "sources": [CLAIM_ID, OLD_CLAIM_ID, DERIVED_ID],
+            },
+            "200": {
+                "version": {**DRAFT, "skill": "deploy-crm", "number": 1, "author": ADA},
+                "created": False,
+                "sources": [CLAIM_ID, OLD_CLAIM_ID, DERIVED_ID],
+            },
+        },
     },
     "skills_versions_submit_create": {
         "responses": {

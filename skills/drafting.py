@@ -35,7 +35,8 @@ class Experience:
     def steps(self) -> list[str]:
         steps = self.value.get("steps") if isinstance(self.value, dict) else None
         if isinstance(steps, list) and all(isinstance(step, str) for step in steps):
-            return [step.strip() for step in steps if step.strip()]
+            # One line each: a step is a list item, never a heading or a new section.
+            return [" ".join(step.split()) for step in steps if step.strip()]
         return []
 
 
@@ -75,8 +76,8 @@ def skill_md(*, slug: str, description: str, experiences: Sequence[Experience]) 
         lines += [f"- {step}" for step in some]
     lines += ["", "## Runs this draft comes from", ""]
     lines += [
-        f"- {experience.text or experience.predicate} ({experience.subject}, claim "
-        f"{experience.claim_id})"
+        f"- {' '.join((experience.text or experience.predicate).split())} "
+        f"({experience.subject}, claim {experience.claim_id})"
         for experience in experiences
     ]
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)

@@ -112,3 +112,20 @@ class DraftForm(forms.Form):
         claims = self.fields["claims"]
         assert isinstance(claims, forms.MultipleChoiceField)
         claims.choices = choices
+
+
+class RetireToolForm(forms.Form):
+    name = forms.RegexField(
+        r"^[A-Za-z0-9_.:-]{1,100}$",
+        label="Tool",
+        error_messages={"invalid": "A tool name is letters, digits, _, ., : or -."},
+    )
+    reason = forms.CharField(
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Say why the tool is gone; the reason is kept."},
+    )
+    confirm = forms.BooleanField(
+        label="Mark every version needing this tool incompatible; production falls back.",
+        error_messages={"required": "Tick the box to confirm."},
+    )

@@ -141,6 +141,12 @@ def version_file_get(*, tenant: Tenant, version: SkillVersion, path: str) -> Ski
 def version_file_texts(*, tenant: Tenant, version: SkillVersion) -> dict[str, str]:
     """Every file as text, for diffs; binary assets stand in as their digest."""
     texts: dict[str, str] = {}
+    if content_withheld(version=version):
+        listing = SkillFile.objects.filter(tenant=tenant, version=version).values_list("path")
+        return {
+            path: "withheld: a memory this draft was built from was deleted\n"
+            for (path,) in listing
+        }
     for file in SkillFile.objects.filter(tenant=tenant, version=version).order_by("path"):
         content = bytes(file.content)
         try:
@@ -758,7 +764,28 @@ def draft_sources(*, tenant: Tenant, version: SkillVersion) -> QuerySet[DraftSou
     return DraftSource.objects.filter(tenant=tenant, version=version).order_by("id")
 
 
+def draft_source_claims(*, tenant: Tenant, sources: list[DraftSource]) -> dict[str, Claim]:
+    """The claims a draft names that still hold content, by id; erased ones are left out."""
+    return {
+        str(claim.pk): claim
+        for claim in claims_visible(tenant=tenant, allowed_subjects=None)
+        .filter(pk__in=[source.claim_id for source in sources])
+        .exclude(status=ClaimStatus.ERASED)
+    }
+
+
 def sources_deleted(*, version: SkillVersion) -> bool:
     return DraftSource.objects.filter(
         tenant_id=version.tenant_id, version=version, source_deleted_at__isnull=False
     ).exists()
+
+
+def content_withheld(*, version: SkillVersion) -> bool:
+    """A draft whose source memory was deleted is served to nobody.
+
+    Forgetting propagates to skill candidates (seed 004): the rows are
+    immutable and keep their bytes, but neither the API nor the console hands
+    out the body or a file of such a version. A version already published
+    stays loadable (agents run it) and is flagged for an admin to revoke.
+    """
+    return version.status not in LOADABLE_STATUSES and sources_deleted(version=version)

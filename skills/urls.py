@@ -6,6 +6,7 @@ app_name = "skills"
 urlpatterns = [
     path("", views.index, name="index"),
     path("drafts/new/", views.draft_new, name="draft-new"),
+    path("tools/retire/", views.retire_tool, name="retire-tool"),
     path("<slug:slug>/", views.detail, name="detail"),
     path("<slug:slug>/upload/", views.upload, name="upload"),
     path("<slug:slug>/rollback/", views.rollback, name="rollback"),

@@ -32,6 +32,7 @@ from skills.forms import (
     ActionForm,
     CompareForm,
     DraftForm,
+    RetireToolForm,
     RollbackForm,
     SkillCreateForm,
     UploadForm,
@@ -102,8 +103,14 @@ def _answer(
 # --- the list ---------------------------------------------------------------------------------
 
 
-def _index_context(membership: Membership, form: SkillCreateForm | None = None) -> dict[str, Any]:
+def _index_context(
+    membership: Membership,
+    form: SkillCreateForm | None = None,
+    retire_form: RetireToolForm | None = None,
+) -> dict[str, Any]:
     return {
+        "retired_tools": list(selectors.retired_tools(tenant=membership.tenant)[:50]),
+        "retire_form": retire_form or RetireToolForm(),
         "skills": list(selectors.skill_list(tenant=membership.tenant)),
         "is_admin": membership.role == Role.ADMIN,
         "may_draft": membership.role in (Role.ADMIN, Role.EDITOR),
@@ -138,6 +145,33 @@ def _create(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Created {skill.slug}. Upload its first version below.")
             return redirect("skills:detail", slug=skill.slug)
     return render(request, "skills/index.html", _index_context(membership, form), status=400)
+
+
+@login_required
+@require_POST
+def retire_tool(request: HttpRequest) -> HttpResponse:
+    """Admins retire a tool agents no longer have; the versions needing it turn incompatible."""
+    membership = console_context(request, roles=[Role.ADMIN])
+    form = RetireToolForm(request.POST)
+    if form.is_valid():
+        try:
+            result = services.tool_retire(
+                tenant=membership.tenant,
+                name=form.cleaned_data["name"],
+                reason=form.cleaned_data["reason"],
+                actor=_actor(request, membership),
+            )
+        except Problem as problem:
+            form.add_error("name", f"{problem.detail} ({problem.code})")
+        else:
+            moved = ", ".join(f"{v.skill.slug} v{v.number}" for v, _ in result.incompatible)
+            messages.success(
+                request,
+                f"Retired {result.tool.name}. Incompatible now: {moved or 'no version'}.",
+            )
+            return redirect("skills:index")
+    context = _index_context(membership, retire_form=form)
+    return render(request, "skills/index.html", context, status=400)
 
 
 # --- a skill ----------------------------------------------------------------------------------
@@ -327,6 +361,15 @@ def _version_context(
                 forms.append(ActionForm(action=action, prefix=action))
     matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
     sources = list(selectors.draft_sources(tenant=tenant, version=version))
+    claims = selectors.draft_source_claims(tenant=tenant, sources=sources)
+    draft_sources = [
+        {
+            "claim_id": source.claim_id,
+            "source_deleted_at": source.source_deleted_at,
+            "claim": claims.get(str(source.claim_id)),
+        }
+        for source in sources
+    ]
     production = selectors.production_version(tenant=tenant, skill=skill)
     compare_to = production if production is not None and production.pk != version.pk else None
     if compare_to is None and version.number > 1:
@@ -349,8 +392,9 @@ def _version_context(
         ),
         "files": list(selectors.version_files(tenant=tenant, version=version)),
         "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
-        "draft_sources": sources,
+        "draft_sources": draft_sources,
         "sources_deleted": any(source.source_deleted_at for source in sources),
+        "withheld": selectors.content_withheld(version=version),
         "loads": selectors.version_load_totals(tenant=tenant, version=version),
         "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
         "trail": list(
@@ -449,6 +493,8 @@ def _file(
     membership = console_context(request, roles=CONSOLE_READERS)
     skill = _skill(membership, slug)
     version = _version(membership, skill, number)
+    if selectors.content_withheld(version=version):
+        raise Http404("A source memory of this draft was deleted; its files are withheld.")
     file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
     if file is None:
         raise Http404("No such file.")

@@ -23,6 +23,7 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
+from skills.package.manifest import SLOT_PATTERN
 from skills.services import allowed_next
 
 CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -373,7 +374,8 @@ class CostPointOutput(serializers.Serializer):
 
 class VersionDetailOutput(VersionOutput):
     body = serializers.SerializerMethodField(
-        help_text="The SKILL.md body; null once revoked, since revoke refuses every load."
+        help_text="The SKILL.md body; null once revoked, since revoke refuses every load, and "
+        "for an unpublished draft whose source memory was deleted."
     )
     files = serializers.SerializerMethodField()
     evaluation_matrix = serializers.SerializerMethodField()
@@ -423,7 +425,9 @@ class VersionDetailOutput(VersionOutput):
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_body(self, version: SkillVersion) -> str | None:
-        return None if version.status == VersionStatus.REVOKED else version.body
+        if version.status == VersionStatus.REVOKED or self.context.get("withheld"):
+            return None
+        return version.body
 
     @extend_schema_field(FileOutput(many=True))
     def get_files(self, version: SkillVersion) -> list[dict[str, Any]]:
@@ -700,6 +704,11 @@ class InstantiateInput(serializers.Serializer):
     def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
         if len(value) > 50:
             raise serializers.ValidationError("At most 50 bindings.")
+        # Slot names as SKILL.md declares them; anything else is never echoed back.
+        if not all(SLOT_PATTERN.fullmatch(slot) for slot in value):
+            raise serializers.ValidationError(
+                "Bind slots by their names: lowercase letters, digits and underscores."
+            )
         return value
 
 

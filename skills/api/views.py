@@ -244,6 +244,7 @@ class VersionDetailView(APIView):
             "loads": selectors.version_load_totals(tenant=tenant, version=version),
             "cost_curve": selectors.cost_curve(tenant=tenant, skill=version.skill),
             "draft_sources": list(selectors.draft_sources(tenant=tenant, version=version)),
+            "withheld": selectors.content_withheld(version=version),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -263,7 +264,7 @@ class VersionFileView(APIView):
             (200, "text/plain"): OpenApiTypes.STR,
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
             404: NOT_FOUND,
-            410: OpenApiResponse(description="`version_revoked`"),
+            410: OpenApiResponse(description="`version_revoked`, `draft_source_deleted`"),
         },
     )
     def get(self, request: Request, slug: str, number: int, path: str) -> HttpResponse:
@@ -275,6 +276,13 @@ class VersionFileView(APIView):
                 f"Version {number} of {slug} was revoked; its files may not be loaded.",
                 status_code=410,
                 number=number,
+            )
+        if selectors.content_withheld(version=version):
+            raise Problem(
+                "draft_source_deleted",
+                f"Version {number} of {slug} was drafted from a memory that has been deleted; "
+                "its files are no longer served.",
+                status_code=410,
             )
         file = selectors.version_file_get(tenant=tenant, version=version, path=path)
         if file is None:

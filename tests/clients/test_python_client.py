@@ -534,3 +534,61 @@ def test_an_agent_reads_its_recall_trace_and_reports_what_it_used(desk):
     )
     assert reported["recorded"] == [claim_id] and reported["unused"] == []
     assert desk.recall_trace(recalled.trace_id)["returned"][0]["used"] is True
+
+
+def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_level(
+    live_server, issue_token, acme, admin_user, admin2
+):
+    from accounts.actors import Actor
+    from accounts.models import Role
+    from skills import services
+    from skills.models import EvaluationCategory
+    from tests.skills.conftest import package, service_case
+
+    ada, abe = Actor.for_user(admin_user, Role.ADMIN), Actor.for_user(admin2, Role.ADMIN)
+    skill = services.skill_create(tenant=acme, slug="blog-publish", actor=ada)
+    version, _ = services.skill_version_upload(
+        tenant=acme,
+        skill=skill,
+        data=package(
+            "blog-publish",
+            description="Publish an article to the blog.",
+            credentials=[{"slot": "blog_token", "purpose": "post"}],
+            files={"references/style.md": "Short titles.\n"},
+            **{"allowed-tools": "http_post"},
+        ),
+        actor=ada,
+    )
+    for category in EvaluationCategory.values:
+        services.evaluation_record(
+            tenant=acme,
+            version=version,
+            actor=Actor(kind="agent", id="ev", label="ev"),
+            category=category,
+            passed=True,
+            content_hash=version.content_hash,
+            cases=[service_case(category)],
+        )
+    services.skill_version_submit(tenant=acme, version=version, actor=ada)
+    services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+    token = issue_token(capabilities=["skills:read"])
+    with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
+        assert desk.skill_catalog("publish an article", tools=[])["excluded"][0]["skill"] == (
+            "blog-publish"
+        )
+        (entry,) = desk.skill_catalog("publish an article", tools=["http_post"])["results"]
+        assert entry["credentials"] == [{"slot": "blog_token", "purpose": "post"}]
+        blocked = desk.instantiate_skill("blog-publish", entry["version"], tools=["http_post"])
+        assert [r["code"] for r in blocked["reasons"]] == ["slot_unbound"]
+        ready = desk.instantiate_skill(
+            "blog-publish",
+            entry["version"],
+            bindings={"blog_token": "vault:blog"},
+            tools=["http_post"],
+        )
+        assert ready["state"] == "ready"
+        body = desk.skill_body("blog-publish", entry["version"])
+        assert [f["path"] for f in body["files"]] == ["SKILL.md", "references/style.md"]
+        assert desk.skill_file("blog-publish", 1, "references/style.md") == b"Short titles.\n"

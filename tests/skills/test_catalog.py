@@ -210,3 +210,11 @@ def test_composition_finds_shared_outputs_and_downgraded_classes_only():
         ("classification_mismatch", ("collect", "summarise"), "documents"),
         ("shared_output", ("digest", "summarise"), "summary"),
     ]
+
+
+def test_chinese_task_words_match_by_substring(reader, publish):
+    publish("report-cn", description="把实验结果整理成公开报告", triggers=["整理实验报告"])
+    publish("deploy-cn", description="部署服务到生产环境")
+
+    results = reader.get(f"{BASE}/catalog", {"q": "整理实验"}).json()["results"]
+    assert [entry["skill"] for entry in results] == ["report-cn"]

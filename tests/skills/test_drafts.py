@@ -186,3 +186,36 @@ def test_the_version_page_shows_the_lineage_and_the_flag(acme, login, session_ap
     page = login(editor).get(f"/skills/{SLUG}/v1/").content.decode()
     assert "memory deleted" in page
     assert "cannot be submitted, approved or published" in page
+
+
+def test_a_flagged_draft_serves_its_body_and_files_to_nobody(
+    acme, login, session_api, editor, runs, reader
+):
+    from skills import services
+
+    draft(session_api(editor), runs)
+    text = "Blue-green deploy of CRM release 1 succeeded"
+    assert text in session_api(editor).get(f"/api/v1/skills/{SLUG}/versions/1").json()["body"]
+    services.drafts_flag_forgotten_sources(tenant_id=acme.pk, claim_ids=[runs[1]], deletion_id=None)
+
+    detail = reader.get(f"/api/v1/skills/{SLUG}/versions/1").json()
+    assert detail["body"] is None
+    file = reader.get(f"/api/v1/skills/{SLUG}/versions/1/files/SKILL.md")
+    assert (file.status_code, file.json()["code"]) == (410, "draft_source_deleted")
+    client = login(editor)
+    page = client.get(f"/skills/{SLUG}/v1/").content.decode()
+    assert text not in page and "body and files are withheld" in page
+    assert client.get(f"/skills/{SLUG}/v1/files/SKILL.md").status_code == 404
+    assert client.get(f"/skills/{SLUG}/v1/download/SKILL.md").status_code == 404
+    session_api(editor).post(
+        "/api/v1/skills/drafts",
+        {
+            "slug": SLUG,
+            "description": "Again, from the runs that remain.",
+            "claims": [runs[0], runs[2]],
+        },
+        format="json",
+    )
+    diff = reader.get(f"/api/v1/skills/{SLUG}/versions/1/diff/2").json()
+    assert text not in str(diff)
+    assert "withheld" in str(diff)

@@ -96,6 +96,7 @@ def test_a_secret_value_instead_of_a_name_is_refused_and_not_recorded(runner, bl
     "payload",
     [
         {"bindings": {"not_a_slot": "vault:x"}},
+        {"bindings": {"Not A Slot <script>" * 100: "vault:x"}},
         {"bindings": {"blog_token": "has spaces and; semicolons"}},
         {"bindings": {"blog_token": "x" * 201}},
         {"tools": ["rm -rf /"]},
@@ -215,3 +216,62 @@ def test_agents_cannot_retire_tools(acme, make_agent, blog):
     response = agent.post(f"{BASE}/tools/http_post/retire", {"reason": "x"}, format="json")
     assert response.status_code == 403
     assert not RetiredTool.objects.exists()
+
+
+def test_retiring_a_tool_closes_the_review_of_a_version_needing_it(acme, ada, ada_api, upload):
+    from reviews.models import ReviewItem
+    from skills import services
+    from tests.skills.conftest import package
+
+    version = upload(package(**{"allowed-tools": "http_post"}), actor=ada)
+    services.skill_version_submit(tenant=acme, version=version, actor=ada)
+    item = ReviewItem.objects.get(target_id=str(version.pk))
+    assert item.status == "open"
+
+    response = ada_api.post(f"{BASE}/tools/http_post/retire", {"reason": "gone"}, format="json")
+    assert response.json()["incompatible"] == [
+        {"skill": "pdf-tools", "number": 1, "previous_status": "in_review"}
+    ]
+    item.refresh_from_db()
+    assert item.status == "cancelled"
+    approve = ada_api.post(f"{BASE}/pdf-tools/versions/1/approve")
+    assert (approve.status_code, approve.json()["code"]) == (409, "illegal_transition")
+
+
+def test_an_admin_retires_a_tool_from_the_console(login, admin_user, editor, blog):
+    from tests.skills.test_views import csrf
+
+    client = login(admin_user)
+    refused = client.post(
+        "/skills/tools/retire/",
+        {"csrfmiddlewaretoken": csrf(client), "name": "http_post", "reason": "gone"},
+    )
+    assert refused.status_code == 400 and not RetiredTool.objects.exists()
+
+    done = client.post(
+        "/skills/tools/retire/",
+        {
+            "csrfmiddlewaretoken": csrf(client),
+            "name": "http_post",
+            "reason": "blog API moved",
+            "confirm": "on",
+        },
+    )
+    assert done.status_code == 302
+    blog.refresh_from_db()
+    assert blog.status == "incompatible"
+    page = client.get("/skills/").content.decode()
+    assert "<code>http_post</code>" in page and "blog API moved" in page
+    editor_client = login(editor)
+    assert "Retire tool" not in editor_client.get("/skills/").content.decode()
+    forbidden = editor_client.post(
+        "/skills/tools/retire/",
+        {
+            "csrfmiddlewaretoken": csrf(editor_client),
+            "name": "Read",
+            "reason": "x",
+            "confirm": "on",
+        },
+    )
+    assert forbidden.status_code == 403
+    assert RetiredTool.objects.count() == 1

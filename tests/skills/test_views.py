@@ -104,7 +104,7 @@ def test_it_shows_the_version_page_with_matrix_files_and_pins(login, editor, pub
     reader.get(f"/api/v1/skills/{SLUG}/resolve", HTTP_X_SKILL_INSTANCE="worker-7")
     page = login(editor).get(f"/skills/{SLUG}/v2/").content.decode()
     assert "all six categories passed" in page
-    assert page.count('<td><span class="chip passed">passed</span></td>') == 6
+    assert page.count('<td data-label="Result"><span class="chip passed">passed</span></td>') == 6
     assert "scripts/fetch.py" in page
     assert "worker-7" in page
     assert "1 instance loaded it in the last 24 h" in page
@@ -130,7 +130,7 @@ def test_it_counts_only_results_for_this_hash_in_the_matrix(login, editor, uploa
     response = login(editor).get(f"/skills/{SLUG}/v1/", **HTMX)
     page = response.content.decode()
     assert 'id="evaluation-matrix"' in page and "<html" not in page
-    assert page.count('<td><span class="chip missing">missing</span></td>') == 6
+    assert page.count('<td data-label="Result"><span class="chip missing">missing</span></td>') == 6
     assert "1 result(s) were recorded against another content hash" in page
 
 

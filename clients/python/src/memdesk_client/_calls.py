@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -406,6 +406,34 @@ def skill_file(slug: str, number: int, path: str) -> Call[bytes]:
         api_path("skills", slug, "versions", str(number), "files") + "/" + quote(path, safe="/"),
         parse_bytes,
         Retry.SAFE,
+    )
+
+
+def skill_catalog(
+    *, q: str, tools: Sequence[str] | None, loaded: Sequence[str], limit: int | None
+) -> Call[dict[str, Any]]:
+    params = {
+        "q": q or None,
+        # An empty list is an answer ("no tools"); None leaves the filter off.
+        "tools": ",".join(tools) if tools is not None else None,
+        "loaded": ",".join(loaded) or None,
+        "limit": limit,
+    }
+    return Call("GET", api_path("skills", "catalog"), _json, Retry.SAFE, params=compact(params))
+
+
+def skill_body(slug: str, number: int) -> Call[dict[str, Any]]:
+    return Call("GET", api_path("skills", slug, "versions", str(number), "body"), _json, Retry.SAFE)
+
+
+def instantiate_skill(slug: str, number: int, body: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    # A check that changes nothing but its audit row: safe to send again.
+    return Call(
+        "POST",
+        api_path("skills", slug, "versions", str(number), "instantiate"),
+        _json,
+        Retry.SAFE,
+        json=dict(body),
     )
 
 

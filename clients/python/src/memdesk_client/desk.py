@@ -512,6 +512,41 @@ class Desk:
         """One file of a version, as the bytes memdesk stored (data, never to be run blind)."""
         return self.send(_calls.skill_file(slug, number, path))
 
+    def skill_catalog(
+        self,
+        q: str = "",
+        *,
+        tools: Sequence[str] | None = None,
+        loaded: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """Level 1: production skills matching task words, without bodies. `tools` (the
+        tools you have) leaves out skills needing others; `conflicts` warns about data
+        that skills loaded together would pass where it must not go."""
+        return self.send(_calls.skill_catalog(q=q, tools=tools, loaded=loaded, limit=limit))
+
+    def skill_body(self, slug: str, number: int) -> dict[str, Any]:
+        """Level 2: the SKILL.md body and the file listing of a published version."""
+        return self.send(_calls.skill_body(slug, number))
+
+    def instantiate_skill(
+        self,
+        slug: str,
+        number: int,
+        *,
+        bindings: Mapping[str, str] | None = None,
+        tools: Sequence[str] = (),
+        capabilities: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Check a run: bind each credential slot to the *name* of a secret you hold.
+        The answer's `state` is `ready` or `blocked` with every reason."""
+        body = {
+            "bindings": dict(bindings or {}),
+            "tools": list(tools),
+            "capabilities": list(capabilities),
+        }
+        return self.send(_calls.instantiate_skill(slug, number, body))
+
     def skill_diff(self, slug: str, a: int, b: int) -> dict[str, Any]:
         return self.send(_calls.skill_diff(slug, a, b))
 
