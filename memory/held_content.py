@@ -24,7 +24,7 @@ from memory.models import (
     TombstoneAction,
     TombstoneTarget,
 )
-from reviews.models import Decision, ReviewItem
+from reviews.models import Decision, ReviewItem, SavedFilter
 
 # What an erased string is replaced with: a short keyed digest behind this prefix.
 ERASED_PREFIX = "erased:"
@@ -154,6 +154,8 @@ class QuotedContent:
 _ONCE = "scrubbed_at IS NULL"
 QUOTED_CONTENT = (
     QuotedContent(ReviewItem, ("topic",), whole=True),
+    # An editor's saved queue view may name a subject or a topic in its name or filters.
+    QuotedContent(SavedFilter, ("name", "query"), whole=True),
     QuotedContent(Decision, ("note", "payload"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
     QuotedContent(AuditEvent, ("reason", "data"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
     QuotedContent(

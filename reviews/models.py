@@ -120,3 +120,26 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on {self.item_id} by {self.actor_label}"
+
+
+class SavedFilter(models.Model):
+    """A person's named view of a queue: its filters and sort, as the query string the
+    queue page reads, so the saved view is also a link anyone on the tenant can open."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    queue = models.CharField(max_length=32, choices=Queue.choices)
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "owner", "queue", "name"], name="review_saved_filter_unique_name"
+            ),
+            models.CheckConstraint(condition=~models.Q(name=""), name="review_saved_filter_named"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.queue})"

@@ -21,7 +21,7 @@ from django.db.models.fields import DateTimeField
 from django.utils import timezone
 
 from accounts.models import Tenant
-from reviews.models import OPEN_STATUSES, Queue, ReviewItem
+from reviews.models import OPEN_STATUSES, Queue, ReviewItem, SavedFilter
 
 
 def review_items(
@@ -222,3 +222,8 @@ def queue_page(
         last = page[-1]
         next_cursor = f"{last.priority}|{last.created_at.isoformat()}|{last.id}"
     return QueuePage(items=page, next_cursor=next_cursor, count_label=count_label)
+
+
+def saved_filters(*, tenant: Tenant, owner: Any, queue: str) -> QuerySet[SavedFilter]:
+    """The person's saved views of a queue, by name."""
+    return SavedFilter.objects.filter(tenant=tenant, owner=owner, queue=queue).order_by("name")

@@ -8,14 +8,17 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
-from reviews.models import OPEN_STATUSES, Decision, ItemStatus, ReviewItem
+from reviews.filters import ReviewItemFilter
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem, SavedFilter
 from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, policy_for
+from reviews.selectors import SORTS
 
 
 def review_open(
@@ -302,3 +305,52 @@ def reviews_cancel_for_targets(
         cursor.execute(sql, params)
         cancelled: int = cursor.rowcount
         return cancelled
+
+
+# What a saved filter may keep of the queue page's query string.
+SAVED_FILTER_KEYS = ("subject", "topic", "agent", "reason", "older_than", "sort")
+
+
+def saved_filter_save(
+    *, tenant: Tenant, owner: Any, queue: str, name: str, query: QueryDict
+) -> SavedFilter:
+    """Keep the queue page's filters and sort under a name (the same name replaces it).
+    Only the filters the queue page reads are kept, each checked by its FilterSet."""
+    name = " ".join(name.split())
+    if not name or len(name) > 80:
+        raise Problem(
+            "name_required",
+            "Give the filter a name of at most 80 characters.",
+            errors={"name": ["Name it, e.g. “Alice, oldest first”."]},
+        )
+    if queue not in Queue.values:
+        raise not_found("queue")
+    kept = QueryDict(mutable=True)
+    for key in SAVED_FILTER_KEYS:
+        value = query.get(key, "").strip()
+        if value:
+            kept[key] = value
+    form = ReviewItemFilter(kept, queryset=ReviewItem.objects.none()).form
+    if not form.is_valid():
+        raise Problem(
+            "validation_error",
+            "These filters are not valid, so they cannot be saved.",
+            errors={k: [str(e) for e in v] for k, v in form.errors.items()},
+        )
+    if kept.get("sort") and kept["sort"] not in SORTS:
+        kept.pop("sort")
+    saved, _created = SavedFilter.objects.update_or_create(
+        tenant=tenant,
+        owner=owner,
+        queue=queue,
+        name=name,
+        defaults={"query": kept.urlencode()[:1000]},
+    )
+    return saved
+
+
+def saved_filter_delete(*, tenant: Tenant, owner: Any, filter_id: int) -> None:
+    """Forget one of the person's saved filters; another person's is not found."""
+    deleted, _ = SavedFilter.objects.filter(tenant=tenant, owner=owner, pk=filter_id).delete()
+    if not deleted:
+        raise not_found("saved filter")

@@ -100,6 +100,9 @@ def _workspace(
         "sort": sort,
         "sort_choices": selectors.SORT_CHOICES,
         "age_choices": AGE_CHOICES,
+        "saved_filters": list(
+            selectors.saved_filters(tenant=membership.tenant, owner=request.user, queue=queue)
+        ),
         **_detail_context(request, membership, queue, selected, query=kept.urlencode()),
     }
 
@@ -437,3 +440,42 @@ def _open_item(membership: Membership, queue: str, raw: str) -> ReviewItem | Non
     except (ValueError, Http404):
         return None
     return item if item.status in OPEN_STATUSES else None
+
+
+@login_required
+@require_POST
+def filter_save(request: HttpRequest, queue: str) -> HttpResponse:
+    """Save the queue page's current filters and sort under a name, for this person."""
+    membership = console_context(request, roles=CONSOLE_READERS)
+    queue = _queue(queue)
+    query = QueryDict(request.POST.get("query", ""), mutable=True)
+    try:
+        saved = services.saved_filter_save(
+            tenant=membership.tenant,
+            owner=request.user,
+            queue=queue,
+            name=request.POST.get("name", ""),
+            query=query,
+        )
+    except Problem as problem:
+        messages.error(request, str(problem.detail))
+        suffix = f"?{query.urlencode()}" if query else ""
+        return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+    messages.success(request, f"Saved “{saved.name}”. Its link opens the queue this way.")
+    suffix = f"?{saved.query}" if saved.query else ""
+    return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+
+
+@login_required
+@require_POST
+def filter_delete(request: HttpRequest, queue: str, filter_id: int) -> HttpResponse:
+    membership = console_context(request, roles=CONSOLE_READERS)
+    queue = _queue(queue)
+    try:
+        services.saved_filter_delete(
+            tenant=membership.tenant, owner=request.user, filter_id=filter_id
+        )
+    except Problem as problem:
+        raise Http404(str(problem.detail)) from problem
+    messages.success(request, "Saved filter removed.")
+    return redirect("reviews:queue", queue=queue)

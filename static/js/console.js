@@ -91,6 +91,14 @@
     }
   });
 
+  // Saving filters keeps what the list shows now: htmx changed the address, not the form.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.matches(".save-filter")) return;
+    const query = form.querySelector("input[name=query]");
+    if (query instanceof HTMLInputElement) query.value = window.location.search.replace(/^\?/, "");
+  });
+
   // A button with data-opens="<dialog id>" opens that dialog (no inline handlers:
   // the Content-Security-Policy refuses them).
   document.addEventListener("click", (event) => {

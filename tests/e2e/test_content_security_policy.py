@@ -45,7 +45,7 @@ def test_an_editor_walks_the_queues_and_decides_with_the_keyboard(sign_in, width
     page.wait_for_selector("#claim-status")
     page.wait_for_load_state("networkidle")
     page.keyboard.press("a")
-    page.wait_for_selector("text=Approve: done.")
+    page.wait_for_selector("text=Approved “")
     screenshot(page, f"csp-decided-{width}")
     assert Claim.objects.get(pk=item.target_id).status == "active"
     for queue in ("conflicts", "manual_review", "stale", "deletions"):

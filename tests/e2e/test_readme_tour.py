@@ -1,8 +1,11 @@
-"""The README's console tour: each picture taken again from the demo on every run, so the
-README shows the console as it is. Small viewport shots (not full pages) keep the PNGs light."""
+"""The README's console tour: each picture taken again from the demo on every run. They land
+in test-artifacts/tour/; with `UPDATE_TOUR=1` they replace the README's own in docs/tour/
+(so an ordinary test run leaves the work tree clean). Small viewport shots (not full pages)
+keep the PNGs light."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,8 @@ from reviews.models import ReviewItem
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-TOUR = Path(__file__).resolve().parents[2] / "docs" / "tour"
+ROOT = Path(__file__).resolve().parents[2]
+TOUR = ROOT / "docs" / "tour" if os.environ.get("UPDATE_TOUR") else ROOT / "test-artifacts" / "tour"
 
 
 def _item(queue: str) -> int:
@@ -40,3 +44,6 @@ def test_the_tour_pictures(sign_in):
         page.screenshot(path=str(target))
         # Kept small: the README's pictures together stay well under a megabyte.
         assert target.stat().st_size < 200_000, (name, target.stat().st_size)
+    readme = (ROOT / "README.md").read_text()
+    assert all(f"docs/tour/{name}.png" in readme for *_, name in shots)
+    assert all((ROOT / "docs" / "tour" / f"{name}.png").exists() for *_, name in shots)

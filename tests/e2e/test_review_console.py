@@ -163,3 +163,15 @@ def test_the_manual_review_page_fits_the_desktop(sign_in):
     open_item(page, "manual_review", item)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1280
+
+
+@pytest.mark.parametrize("width", [1100, 1280])
+def test_both_sides_of_a_conflict_fit_beside_the_list(sign_in, width):
+    item = ReviewItem.objects.get(queue="conflicts")
+    page = sign_in("editor", width=width)
+    open_item(page, "conflicts", item)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    pane = page.locator("#detail").bounding_box()
+    for side in page.locator(".side-by-side > .card").all():
+        box = side.bounding_box()
+        assert box["x"] + box["width"] <= pane["x"] + pane["width"] + 1

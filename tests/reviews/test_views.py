@@ -432,3 +432,13 @@ def test_messages_are_toasts_outside_the_layout(editor, login, candidate_item):
     assert (
         "Approved “Alice probably works at Acme”." in page[toasts : page.index('<div class="shell')]
     )
+
+
+def test_a_dirty_probe_tells_the_editor_what_to_do(demo_desk):
+    item = ReviewItem.objects.get(queue="deletions")
+    page = demo_desk.get(f"/review/deletions/?item={item.pk}").content.decode()
+    guidance = page[page.index('id="deletion-guidance"') :]
+    assert "A probe found a possible copy." in guidance
+    assert "If the match is unrelated text (a false positive)" in guidance
+    assert "(optional)" in page and "required to reject" not in page
+    assert "The probe matched unrelated text" in page  # the deletions queue's own reasons
