@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memory.models import Claim, DeletionRequest
+from memory.models import Claim, DeletionRequest, RecallTrace
 from reviews.models import Queue, ReviewItem
 from skills.models import SkillVersion
 from tests.e2e.conftest import ARTIFACTS
@@ -91,6 +91,9 @@ def _pages_for(persona: str) -> list[tuple[str, str]]:
                 ("skill-version", f"/skills/{slug}/v{version.number}/"),
                 ("skill-history", f"/skills/{slug}/history/"),
             ]
+        pages += _desk_pages()
+    if persona in ("editor", "admin"):
+        pages.append(("skill-draft-new", "/skills/drafts/new/"))
     if persona == "admin":
         pages += [
             ("platforms", "/platforms/"),
@@ -109,6 +112,28 @@ def _pages_for(persona: str) -> list[tuple[str, str]]:
         deletion = DeletionRequest.objects.filter(subject__ref="alice").first()
         if deletion is not None:
             pages.append(("my-deletion", f"/me/deletions/{deletion.pk}/"))
+    return pages
+
+
+def _desk_pages() -> list[tuple[str, str]]:
+    """The memory desk: the ledger, a recall's trace, its counterfactual, a claim's uses."""
+    pages = [("ledger", "/memory/ledger/")]
+    trace = (
+        RecallTrace.objects.filter(redacted_at__isnull=True, kind="recall")
+        .exclude(chosen=[])
+        .order_by("created_at")
+        .first()
+    )
+    if trace is not None:
+        claim = trace.chosen[0]
+        pages += [
+            ("recall-trace", f"/memory/traces/{trace.pk}/"),
+            (
+                "counterfactual",
+                f"/memory/traces/{trace.pk}/counterfactual?claim={claim}&change=hide",
+            ),
+            ("claim-uses", f"/memory/claims/{claim}/"),
+        ]
     return pages
 
 
