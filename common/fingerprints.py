@@ -10,6 +10,8 @@ import hashlib
 import json
 from typing import Any
 
+from django.utils.crypto import salted_hmac
+
 
 def canonical_json(value: Any) -> bytes:
     return json.dumps(
@@ -26,3 +28,20 @@ def sha256_hex(data: bytes | str) -> str:
 def fingerprint(value: Any) -> str:
     """`sha256:<hex>` over the canonical JSON of `value`."""
     return "sha256:" + sha256_hex(canonical_json(value))
+
+
+# What replaces a string that held deleted content: a short keyed digest behind this prefix.
+ERASED_PREFIX = "erased:"
+
+
+def erased_marker(value: str) -> str:
+    """What a deletion writes in place of a string that held deleted content: a short
+    keyed digest of it. The same string always gets the same marker, so an identifier
+    replaced this way is still found by whoever knows the original."""
+    digest = salted_hmac("memdesk.deletion.scrub", value, algorithm="sha256").hexdigest()
+    return f"{ERASED_PREFIX}{digest[:24]}"
+
+
+def identifier_forms(value: str) -> list[str]:
+    """An agent-chosen identifier as stored before and after a deletion replaced it."""
+    return [value, erased_marker(value)]

@@ -21,7 +21,7 @@ from django.utils.module_loading import import_string
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.fingerprints import canonical_json, fingerprint
+from common.fingerprints import canonical_json, erased_marker, fingerprint
 from common.models import IdempotencyRecord, IdempotencyState
 from common.problems import Problem
 
@@ -63,6 +63,13 @@ class _DoNotKeep(Exception):
 
 
 def _claim(*, tenant_id: int, principal: str, key: str, fp: str) -> IdempotencyRecord:
+    # A deletion replaces a key holding the deleted words by its digest: the request
+    # was still made, and a retry under the original key must not make it again.
+    existing = IdempotencyRecord.objects.filter(
+        tenant_id=tenant_id, principal=principal, key=erased_marker(key)
+    ).first()
+    if existing is not None:
+        return _settled(existing, fp)
     try:
         with transaction.atomic():
             return IdempotencyRecord.objects.create(
@@ -75,6 +82,12 @@ def _claim(*, tenant_id: int, principal: str, key: str, fp: str) -> IdempotencyR
     except IntegrityError:
         pass
     existing = IdempotencyRecord.objects.get(tenant_id=tenant_id, principal=principal, key=key)
+    return _settled(existing, fp)
+
+
+def _settled(existing: IdempotencyRecord, fp: str) -> IdempotencyRecord:
+    """The key's record if its request is done (or was abandoned and is now taken over);
+    a problem if the key names another request or its request is still running."""
     if existing.request_fingerprint != fp:
         raise Problem(
             "idempotency_key_reused",
@@ -104,6 +117,20 @@ def _claim(*, tenant_id: int, principal: str, key: str, fp: str) -> IdempotencyR
 
 
 def _replay(record: IdempotencyRecord) -> Response:
+    body = record.response_body
+    if isinstance(body, dict) and body.get("redacted") is True:
+        # The reply quoted content a deletion erased: answering with what is left would
+        # look like a success with a broken body, and running the request again would
+        # repeat what it did. The caller learns it was done, and which object it made.
+        raise Problem(
+            "idempotent_reply_erased",
+            "The request with this Idempotency-Key was already done, but its stored reply "
+            "held content that has since been deleted, so it cannot be replayed. It was not "
+            "run again; read what it made by its id.",
+            status_code=409,
+            id=body.get("id"),
+            original_status=record.response_status,
+        )
     response = Response(record.response_body, status=record.response_status)
     for name, value in record.response_headers.items():
         response[name] = value

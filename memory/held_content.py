@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from django.db import models
 
 from accounts.models import AuditEvent
+from common.fingerprints import ERASED_PREFIX
 from common.models import IdempotencyRecord
 from memory.models import (
+    Checkpoint,
     Claim,
     ClaimSource,
     Event,
@@ -24,10 +26,8 @@ from memory.models import (
     TombstoneAction,
     TombstoneTarget,
 )
+from memory.models.receipts import TERMINAL_RECEIPT_STATES
 from reviews.models import Decision, ReviewItem, SavedFilter
-
-# What an erased string is replaced with: a short keyed digest behind this prefix.
-ERASED_PREFIX = "erased:"
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,10 @@ class QuotedContent:
 
 
 _ONCE = "scrubbed_at IS NULL"
+# Receipts nothing will look up in the outside world any more.
+SETTLED_RECEIPTS = "state IN ({})".format(
+    ", ".join(f"'{state}'" for state in sorted(TERMINAL_RECEIPT_STATES))
+)
 QUOTED_CONTENT = (
     QuotedContent(ReviewItem, ("topic",), whole=True),
     # An editor's saved queue view may name a subject or a topic in its name or filters.
@@ -163,9 +167,18 @@ QUOTED_CONTENT = (
         ("operation", "target", "intent", "run_id", "agent", "external_id", "error_code"),
         whole=True,
     ),
+    # A receipt's key and lookup settings only once it is settled: while reconciliation
+    # may still run, the outside system is looked up by them. Lookups by key match the
+    # replacing digest too (`common.fingerprints.identifier_forms`), so a retry with the
+    # original key still finds the receipt instead of making a second effect.
+    QuotedContent(Receipt, ("idempotency_key", "reconciler"), whole=True, pending=SETTLED_RECEIPTS),
     QuotedContent(
         ReceiptTransition, ("reason", "evidence"), whole=True, pending=_ONCE, stamp="scrubbed_at"
     ),
+    # Found again by the original key: the replay of an `Idempotency-Key`, the recovery
+    # of a task. A reply quoting the words was erased before (`redact_replies_quoting`).
+    QuotedContent(IdempotencyRecord, ("key",), whole=True),
+    QuotedContent(Checkpoint, ("task_key", "run_id", "stage", "allowed_next_stages"), whole=True),
     # Events of other subjects (a project's notes quoting the person): the quoted
     # words only. The subject's own events are redacted whole by the deletion.
     QuotedContent(

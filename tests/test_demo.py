@@ -4,7 +4,16 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import AgentToken, Membership
-from memory.models import Claim, ClaimSource
+from common.fingerprints import erased_marker
+from memory.models import (
+    Checkpoint,
+    Claim,
+    ClaimSource,
+    DeletionRequest,
+    DeletionStatus,
+    Receipt,
+)
+from memory.selectors.receipts import checkpoint_get
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +79,31 @@ def test_the_demo_skill_in_review_is_approvable_by_the_admin_login():
     admin = get_user_model().objects.get(username="admin")
     # Four-eyes: the README's `admin` is not the author, so the queue lets them approve.
     assert waiting.author_label != admin.username
+
+
+def test_the_demo_deletions_one_clean_and_one_waiting_for_an_in_flight_receipt():
+    call_command("seed_demo", stdout=StringIO())
+    locker, cat = DeletionRequest.objects.filter(tenant__slug="demo").order_by("created_at")
+    assert locker.status == DeletionStatus.COMPLETED
+    assert locker.report["clean"] is True, [p for p in locker.report["probes"] if not p["clean"]]
+    # The reminder task's key named the code: the checkpoint stays, under the key's digest,
+    # and recovery by the original key still finds it.
+    checkpoint = Checkpoint.objects.get(tenant__slug="demo", task_key__startswith="erased:")
+    assert checkpoint.task_key == erased_marker("remind-alice-locker-quokka-2291")
+    found = checkpoint_get(tenant=checkpoint.tenant, task_key="remind-alice-locker-quokka-2291")
+    assert found == checkpoint
+    assert not Checkpoint.objects.filter(task_key__contains="quokka").exists()
+    # The cat's name is still the key of a booking being settled: that deletion waits
+    # for a person, and its report says why.
+    assert cat.status == DeletionStatus.NEEDS_REVIEW
+    assert cat.report["artifacts"]["receipts_in_flight"]["keys_kept"] == 1
+    booking = Receipt.objects.get(tenant__slug="demo", idempotency_key="vet-checkup-biscotto")
+    everywhere = next(p for p in cat.report["probes"] if p["name"] == "everywhere")
+    assert everywhere["result"]["findings"] == [
+        {
+            "table": "memory_receipt",
+            "column": "idempotency_key",
+            "row": str(booking.pk),
+            "scrubbed_by_deletions": True,
+        }
+    ]

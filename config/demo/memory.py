@@ -17,6 +17,7 @@ from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.events import event_record
 from memory.services.recall import recall_run
+from memory.services.receipts import receipt_create, receipt_transition
 from memory.services.recovery import checkpoint_save
 
 
@@ -163,9 +164,9 @@ def seed_memory_lifecycle(*, tenant: Tenant, tokens: DemoTokens) -> None:
     consolidation_run(tenant=tenant)
 
     # Alice asks to forget her locker code. A CRM note quotes it (the deletion
-    # replaces the quote), and an agent named a saved checkpoint after it: no
-    # deletion writes checkpoints, so the probe over every column finds the copy
-    # and the deletion waits for a person.
+    # replaces the quote), and an agent named a saved checkpoint after it (the
+    # deletion replaces the key by its digest; recovery by the old key still finds
+    # it): the deletion completes clean.
     locker = event_record(
         tenant=tenant,
         actor=chat,
@@ -222,6 +223,57 @@ def seed_memory_lifecycle(*, tenant: Tenant, tokens: DemoTokens) -> None:
         stage="reminded",
         stage_complete=True,
     )
+    owner = SubjectOwnership.objects.filter(tenant=tenant, subject_key="user:alice").first()
+    deletion, _ = deletion_request_create(
+        tenant=tenant,
+        actor=Actor.for_user(owner.user, Role.USER) if owner else agent,
+        subject=result.claim.subject,
+        claim=result.claim,
+        requested_by=owner.user if owner else None,
+    )
+    deletion_run(deletion_id=deletion.pk, worker=Actor.system("demo-worker"))
+    _forget_while_a_receipt_is_in_flight(tenant=tenant, chat=chat, agent=agent, now=now)
+
+
+def _forget_while_a_receipt_is_in_flight(
+    *, tenant: Tenant, chat: Actor, agent: Actor, now: datetime
+) -> None:
+    """Alice forgets her cat's name while an agent's booking, keyed by the name, is still
+    being settled: the receipt keeps its key (reconciliation looks the booking up by it),
+    the probe over every column finds it, and the deletion waits for a person."""
+    said = event_record(
+        tenant=tenant,
+        actor=chat,
+        subject_key="user:alice",
+        kind="user_statement",
+        text="My cat is called Biscotto.",
+        source_uri="chat://demo/s3/m1",
+        observed_at=now - timedelta(hours=6),
+    )
+    result = claim_submit(
+        tenant=tenant,
+        actor=chat,
+        candidate=CandidateInput(
+            subject="user:alice",
+            kind="fact",
+            predicate="pet_name",
+            value="Biscotto",
+            text="Alice's cat is called Biscotto",
+            authority="user_explicit",
+            basis="reported",
+            sources=[SourceInput(event=said.id)],
+        ),
+    )
+    booking, _ = receipt_create(
+        tenant=tenant,
+        actor=agent,
+        operation="vet.book",
+        target="https://vet.example/api/bookings",
+        intent={"when": "next week"},
+        idempotency_key="vet-checkup-biscotto",
+        reconciler={"adapter": "manual"},
+    )
+    receipt_transition(tenant=tenant, receipt_id=booking.pk, actor=agent, to="submitted")
     owner = SubjectOwnership.objects.filter(tenant=tenant, subject_key="user:alice").first()
     deletion, _ = deletion_request_create(
         tenant=tenant,

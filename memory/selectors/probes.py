@@ -542,7 +542,9 @@ def _probe_everywhere(s: _Scope) -> dict[str, Any]:
     tables = content_tables()
     findings: list[dict[str, str | bool]] = []
     scanned_columns = sum(len(table.columns) for table in tables)
-    registered = {quoted.table: set(quoted.columns) for quoted in QUOTED_CONTENT}
+    registered: dict[str, set[str]] = {}
+    for quoted in QUOTED_CONTENT:
+        registered.setdefault(quoted.table, set()).update(quoted.columns)
     words = quotable_terms(s.terms)
     if words:
         regex = word_regex(words)

@@ -8,6 +8,7 @@ from uuid import UUID
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Tenant
+from common.fingerprints import identifier_forms
 from memory.models.receipts import Checkpoint, Receipt, ReceiptTransition, ReconciliationRead
 
 
@@ -46,4 +47,13 @@ def receipts_by_ids(*, tenant: Tenant, receipt_ids: Iterable[UUID | str]) -> lis
 
 
 def checkpoint_get(*, tenant: Tenant, task_key: str) -> Checkpoint | None:
-    return Checkpoint.objects.filter(tenant=tenant, task_key=task_key).first()
+    """The checkpoint of `task_key`, also once a deletion replaced the key by its digest."""
+    return Checkpoint.objects.filter(tenant=tenant, task_key__in=identifier_forms(task_key)).first()
+
+
+def receipt_by_key(*, tenant: Tenant, idempotency_key: str) -> Receipt | None:
+    """The receipt named by `idempotency_key`, also once a deletion replaced the key by
+    its digest: a retry after the deletion must find it, not make a second effect."""
+    return Receipt.objects.filter(
+        tenant=tenant, idempotency_key__in=identifier_forms(idempotency_key)
+    ).first()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -39,7 +40,7 @@ from memory.services.erasure import (
     write_tombstones,
 )
 from memory.services.lineage import claim_reviews_cancel
-from memory.services.scrub import QUOTE_MARK, scrub_quoted_content
+from memory.services.scrub import QUOTE_MARK, receipt_keys_kept_in_flight, scrub_quoted_content
 from memory.signals import claims_forgotten
 from memory.terms import like_patterns, term_digest
 
@@ -130,7 +131,7 @@ def deletion_propagate(
             )
         ]
         invalidated = len(invalidated_ids)
-        artifacts = {
+        artifacts: dict[str, dict[str, Any]] = {
             "claims": {"erased": len(plan.roots)},
             "derived_claims": {"erased": len(plan.derived_erase), "invalidated": invalidated},
             "claim_sources": {"removed": remove_uri_sources(tenant_id=tenant.pk, claims=ERASE)},
@@ -178,6 +179,9 @@ def deletion_propagate(
         # Last: rows redacted whole above are no longer candidates for a partial scrub.
         scrubbed = scrub_quoted_content(tenant_id=tenant.pk, terms=plan.terms, now=now)
         artifacts["quoted_elsewhere"] = {"rows_scrubbed": sum(scrubbed.values()), **scrubbed}
+        kept_in_flight = receipt_keys_kept_in_flight(tenant_id=tenant.pk, terms=plan.terms)
+        if kept_in_flight:
+            artifacts["receipts_in_flight"] = {"keys_kept": kept_in_flight}
         staged_tombstones = (
             ("erase", TombstoneTarget.CLAIM, TombstoneAction.ERASED),
             ("event", TombstoneTarget.EVENT, TombstoneAction.REDACTED),
@@ -223,6 +227,15 @@ def deletion_propagate(
                 "how": "events of other subjects (a project's notes) keep what they said "
                 f"about themselves: only the quoted words were replaced by {QUOTE_MARK}; "
                 "elsewhere a string holding a word was replaced whole by a digest",
+            },
+            "identifiers": {
+                "in_flight_receipt_keys_kept": kept_in_flight,
+                "how": "a receipt's idempotency key, an Idempotency-Key and a checkpoint's "
+                "task key holding a word were replaced by their keyed digest, which a retry "
+                "or a recovery under the original key still finds; a receipt still being "
+                "settled keeps its key and lookup settings (reconciliation reads the outside "
+                "system by them), so the probe over every column reports that copy and the "
+                "deletion waits for a person",
             },
         }
         deletion.error_code = ""

@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
-from common.fingerprints import fingerprint
+from common.fingerprints import fingerprint, identifier_forms
 from common.problems import Problem
 from common.screen import find_secrets_in_value
 from memory.models.platforms import Platform
@@ -29,6 +29,7 @@ from memory.reconcilers import ReconcilerConfigError, reconciler_config_validate
 from memory.reconcilers.http import PLATFORM_NOT_REGISTERED, HttpReconciler, lookup_url_probe
 from memory.reconcilers.urls import URLRefused, parse_platform_url
 from memory.selectors.platforms import operation_policy_for, platform_for_url, platform_get
+from memory.selectors.receipts import receipt_by_key
 from memory.services.receipt_moves import (
     RECEIPT_TARGET_TYPE,
     receipt_locked,
@@ -107,7 +108,7 @@ def receipt_create(
     if config["adapter"] == HttpReconciler.name:
         platform, config = _lookup_platform(tenant=tenant, config=config)
     intent_fingerprint = fingerprint(intent)
-    existing = Receipt.objects.filter(tenant=tenant, idempotency_key=idempotency_key).first()
+    existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
     if existing is not None:
         return _same_request(existing, operation, target, intent_fingerprint), False
     now = timezone.now()
@@ -147,7 +148,7 @@ def receipt_create(
             )
     except IntegrityError:
         # A concurrent duplicate won the unique (tenant, idempotency_key) race.
-        existing = Receipt.objects.filter(tenant=tenant, idempotency_key=idempotency_key).first()
+        existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
         if existing is None:
             raise
         return _same_request(existing, operation, target, intent_fingerprint), False
@@ -199,10 +200,12 @@ def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platfor
 
 
 def _same_request(existing: Receipt, operation: str, target: str, intent_fp: str) -> Receipt:
-    if (existing.operation, existing.target, existing.intent_fingerprint) != (
-        operation,
-        target,
-        intent_fp,
+    # A deletion may have replaced the operation or target by its digest; the intent
+    # is compared by fingerprint, which a deletion keeps.
+    if (
+        existing.operation not in identifier_forms(operation)
+        or existing.target not in identifier_forms(target)
+        or existing.intent_fingerprint != intent_fp
     ):
         raise Problem(
             "idempotency_key_reused",

@@ -281,9 +281,12 @@ def checkpoint_save(
         "updated_at": now,
     }
     with transaction.atomic():
+        # Once a deletion replaced the key by its digest, the task's checkpoint is
+        # still the one row saved under it (and keeps the digest).
+        stored = checkpoint_get(tenant=tenant, task_key=task_key)
         checkpoint, created = Checkpoint.objects.update_or_create(
             tenant=tenant,
-            task_key=task_key,
+            task_key=stored.task_key if stored is not None else task_key,
             defaults=fields,
             create_defaults={**fields, "created_at": now},
         )

@@ -18,20 +18,16 @@ from datetime import datetime
 from re import Pattern
 from typing import Any
 
-from django.db import models
-from django.utils.crypto import salted_hmac
+from django.contrib.postgres.fields import ArrayField
+from django.db import IntegrityError, models, transaction
 
-from memory.held_content import ERASED_PREFIX, QUOTED_CONTENT, QuotedContent
+from common.fingerprints import erased_marker
+from memory.held_content import QUOTED_CONTENT, SETTLED_RECEIPTS, QuotedContent
+from memory.models import Receipt
 from memory.services.erasure import sql_rows
 from memory.terms import like_patterns, quotable_terms, word_pattern
 
 QUOTE_MARK = "[erased]"
-
-
-def erased_marker(value: str) -> str:
-    """What replaces a string that held deleted content: a short keyed digest of it."""
-    digest = salted_hmac("memdesk.deletion.scrub", value, algorithm="sha256").hexdigest()
-    return f"{ERASED_PREFIX}{digest[:24]}"
 
 
 def _string_scrubber(words: Pattern[str], *, whole: bool) -> Callable[[str], str]:
@@ -85,7 +81,7 @@ def _scrub_table(
             value = row[column]
             kept = (
                 _scrub_json(value, scrub)
-                if isinstance(field, models.JSONField)
+                if isinstance(field, models.JSONField | ArrayField)
                 else (scrub(value) if isinstance(value, str) else value)
             )
             if kept != value:
@@ -96,7 +92,14 @@ def _scrub_table(
             continue
         if quoted.stamp:
             changes[quoted.stamp] = now
-        changed += quoted.model._default_manager.filter(pk=row["pk"]).update(**changes)
+        try:
+            with transaction.atomic():
+                changed += quoted.model._default_manager.filter(pk=row["pk"]).update(**changes)
+        except IntegrityError:
+            # The digest of a unique identifier is already another row's identifier
+            # (only a race with a write under the original can do that): the row keeps
+            # its words, and the deletion's generic probe reports the copy.
+            continue
     return Scrubbed(quoted.table, changed)
 
 
@@ -112,3 +115,21 @@ def scrub_quoted_content(*, tenant_id: int, terms: list[str], now: datetime) -> 
         if scrubbed.rows:
             counts[scrubbed.table] = counts.get(scrubbed.table, 0) + scrubbed.rows
     return counts
+
+
+def receipt_keys_kept_in_flight(*, tenant_id: int, terms: list[str]) -> int:
+    """Receipts still being settled whose key or lookup settings hold a distinctive word:
+    the scrub leaves them (reconciliation looks the outside system up by them), so the
+    deletion's report says how many, and its generic probe keeps it out of `completed`."""
+    terms = quotable_terms(terms)
+    if not terms:
+        return 0
+    patterns = like_patterns(terms)
+    return int(
+        sql_rows(
+            f"SELECT count(*) FROM {Receipt._meta.db_table} WHERE tenant_id = %s "  # noqa: S608
+            f"AND NOT ({SETTLED_RECEIPTS}) "
+            "AND (idempotency_key ILIKE ANY(%s) OR reconciler::text ILIKE ANY(%s))",
+            [tenant_id, patterns, patterns],
+        )[0][0]
+    )

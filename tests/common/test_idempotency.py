@@ -5,8 +5,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from accounts.actors import Actor
 from accounts.services import agent_token_create
-from memory.models import Claim, Event
+from common.fingerprints import erased_marker
+from common.models import IdempotencyRecord
+from memory.models import Claim, DeletionStatus, Event
+from memory.services.deletion import deletion_run
 from tests.memory.helpers import candidate
 
 EVENT = {
@@ -88,3 +92,45 @@ def test_concurrent_duplicates_run_once(live_server, acme):
     assert replay.status_code == 200
     assert replay.headers["Idempotent-Replayed"] == "true"
     assert Claim.objects.count() == 150
+
+
+@pytest.mark.django_db
+def test_a_key_a_deletion_replaced_is_still_answered_and_never_runs_again(
+    agent, alice, session_api
+):
+    said = {**EVENT, "text": "My locker word is plinthwarble"}
+    first = agent.post("/api/v1/events", said, format="json", HTTP_IDEMPOTENCY_KEY="plinthwarble")
+    assert first.status_code == 201, first.json()
+    claim = agent.post(
+        "/api/v1/claims",
+        candidate(
+            first.json()["id"],
+            kind="fact",
+            predicate="locker_word",
+            value="plinthwarble",
+            text="Alice's locker word is plinthwarble",
+            authority="agent_inferred",
+            basis="inference",
+        ),
+        format="json",
+    )
+    assert claim.status_code == 201, claim.json()
+    deletion = session_api(alice).delete(f"/api/v1/me/memories/{claim.json()['id']}")
+    done = deletion_run(deletion_id=deletion.json()["deletion"], worker=Actor.system("test"))
+    assert done.status == DeletionStatus.COMPLETED, done.report["probes"]
+    record = IdempotencyRecord.objects.get()
+    assert record.key == erased_marker("plinthwarble") and record.response_status == 201
+    assert record.response_body == {"id": first.json()["id"], "redacted": True}
+
+    again = agent.post("/api/v1/events", said, format="json", HTTP_IDEMPOTENCY_KEY="plinthwarble")
+    assert again.status_code == 409
+    assert again.json()["code"] == "idempotent_reply_erased"
+    assert again.json()["id"] == first.json()["id"] and again.json()["original_status"] == 201
+    other = agent.post(
+        "/api/v1/events",
+        {**said, "text": "I moved"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="plinthwarble",
+    )
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
+    assert Event.objects.count() == 1 and IdempotencyRecord.objects.count() == 1

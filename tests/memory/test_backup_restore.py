@@ -21,6 +21,7 @@ from accounts.actors import Actor
 from accounts.models import AuditEvent, Tenant
 from common.models import IdempotencyRecord
 from memory.models import (
+    Checkpoint,
     Claim,
     ClaimSource,
     DataExport,
@@ -131,7 +132,8 @@ def test_consolidation_repairs_a_restore_nobody_reapplied(agent, acme):
 # Its own canary: a parallel process may be running the forget-everywhere test's.
 PLANTED = "vobrinquastle"
 QUOTING_TABLES = DATA_TABLES + [
-    model._meta.db_table for model in (Decision, AuditEvent, Receipt, ReceiptTransition, DataExport)
+    model._meta.db_table
+    for model in (Decision, AuditEvent, Receipt, ReceiptTransition, DataExport, Checkpoint)
 ]
 
 
@@ -155,8 +157,9 @@ def test_after_a_restore_reapplying_tombstones_scrubs_the_quoted_words_again(
     what, agent, acme, alice, editor, session_api
 ):
     """The deletion replaced the words in an editor's note, an invalidation reason, a
-    receipt and a project's minutes; a restore brings them back with the erased rows;
-    re-applying the tombstones leaves every text and JSON column as the deletion did."""
+    receipt, a checkpoint's task key, an `Idempotency-Key` and a project's minutes; a
+    restore brings them back with the erased rows; re-applying the tombstones leaves every
+    text and JSON column as the deletion did."""
     ids = plant(agent, session_api(editor), canary=PLANTED)
     # A stored "download my data" file holds her words too.
     user = session_api(alice)
@@ -189,6 +192,8 @@ def test_after_a_restore_reapplying_tombstones_scrubs_the_quoted_words_again(
         "memory_receipt",
         "memory_event",
         "memory_dataexport",
+        "memory_checkpoint",
+        "common_idempotencyrecord",
     ):
         assert table in restored, restored
     out = StringIO()

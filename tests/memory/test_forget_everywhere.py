@@ -4,8 +4,9 @@ registered keeps the deletion out of `completed` until an editor resolves it.
 A canary goes into every field an agent or a person can write (events: kind, text,
 body keys and values, source uri, run id, agent; claims: predicate, scope, value,
 text, uri source; review items and decisions: topic, note, payload; receipts:
-operation target, intent, run id, agent, external id, transition reasons and
-evidence, error codes; recall traces of the person and of a project; invalidation reasons;
+operation target, intent, idempotency key, run id, agent, external id, transition reasons
+and evidence, error codes; a checkpoint's task key, run id and stages; recall traces of
+the person and of a project; invalidation reasons; `Idempotency-Key` headers and
 idempotency replies); the person deletes one memory, or everything, through the
 public API; then no line of a real `pg_dump` of the database and no key or value of
 the Redis database may still hold it.
@@ -14,7 +15,9 @@ the Redis database may still hold it.
 from __future__ import annotations
 
 import json
+from uuid import UUID
 
+import httpx
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -22,9 +25,21 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.actors import Actor
+from common.fingerprints import erased_marker
+from common.models import IdempotencyRecord
 from memory.hot_memory import cache_client
-from memory.models import Claim, ClaimStatus, DeletionRequest, DeletionStatus, Event
+from memory.models import (
+    Checkpoint,
+    Claim,
+    ClaimStatus,
+    DeletionRequest,
+    DeletionStatus,
+    Event,
+    Receipt,
+)
+from memory.models.receipts import ReceiptState
 from memory.services.deletion import deletion_run
+from memory.services.recovery import RecoveryDecision, RecoveryReason
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
 from tests.dump import pg_dump_lines_containing, tables_containing
 from tests.memory.helpers import post_event, recall
@@ -88,7 +103,7 @@ def plant(agent, editor_api, canary: str = CANARY) -> dict[str, str]:
             "observed_at": timezone.now().isoformat(),
         },
         format="json",
-        HTTP_IDEMPOTENCY_KEY="canary-event",
+        HTTP_IDEMPOTENCY_KEY=f"event-{canary}",
     )
     assert event.status_code == 201, event.json()
     proposed = agent.post(
@@ -153,7 +168,7 @@ def plant(agent, editor_api, canary: str = CANARY) -> dict[str, str]:
             "operation": "notes.create",
             "target": f"https://notes.example/api/{canary}",
             "intent": {"title": f"Where the {canary} is", canary: True},
-            "idempotency_key": "canary-receipt",
+            "idempotency_key": f"publish-{canary}",
             "reconciler": {"adapter": "manual"},
             "run_id": f"run-{canary}",
             "agent": f"agent-{canary}",
@@ -190,6 +205,21 @@ def plant(agent, editor_api, canary: str = CANARY) -> dict[str, str]:
         moved = agent.post(f"/api/v1/receipts/{refused['id']}/transitions", step, format="json")
         assert moved.status_code == 200, moved.json()
 
+    # The task that made the settled receipt saved where it stood, under a key naming it.
+    saved = agent.put(
+        f"/api/v1/checkpoints/task-{canary}",
+        {
+            "run_id": f"run-{canary}",
+            "input_fingerprint": "sha256:canary",
+            "stage": f"posted_{canary}",
+            "stage_complete": True,
+            "allowed_next_stages": [f"announce_{canary}"],
+            "effects": [receipt.json()["id"]],
+        },
+        format="json",
+    )
+    assert saved.status_code == 200, saved.json()
+
     invalidated = agent.post(
         f"/api/v1/claims/{claim_id}/invalidate",
         {"reason": f"Alice moved the {canary} out of the shed"},
@@ -210,8 +240,11 @@ def plant(agent, editor_api, canary: str = CANARY) -> dict[str, str]:
         "reviews_decision",
         "accounts_auditevent",
         "common_idempotencyrecord",
+        "memory_checkpoint",
     ):
         assert table in found, (table, found)
+    assert canary in " ".join(IdempotencyRecord.objects.values_list("key", flat=True))
+    assert canary in Receipt.objects.get(pk=receipt.json()["id"]).idempotency_key
     return {"claim": claim_id, "event": event.json()["id"], "receipt": receipt.json()["id"]}
 
 
@@ -260,6 +293,18 @@ def test_the_canary_is_nowhere_after_the_deletion(
     assert claim.predicate.startswith("erased:") and claim.scope == {} and claim.value_digest
     assert report["horizon"]["wal_and_backups"]["retention_days"] == 30
     assert CANARY not in json.dumps(report)
+    assert "receipts_in_flight" not in report["artifacts"]
+    assert report["identifiers"]["in_flight_receipt_keys_kept"] == 0
+    # Identifiers an agent looks things up by become their keyed digest; the rows stay.
+    receipt = Receipt.objects.get(pk=ids["receipt"])
+    assert receipt.idempotency_key == erased_marker(f"publish-{CANARY}")
+    assert receipt.state == "succeeded" and receipt.intent_fingerprint.startswith("sha256:")
+    checkpoint = Checkpoint.objects.get(task_key=erased_marker(f"task-{CANARY}"))
+    assert checkpoint.effects == [UUID(ids["receipt"])] and checkpoint.stage_complete
+    assert checkpoint.allowed_next_stages == [erased_marker(f"announce_{CANARY}")]
+    reply = IdempotencyRecord.objects.get(key=erased_marker(f"event-{CANARY}"))
+    assert reply.response_body == {"id": ids["event"], "redacted": True}
+    assert reply.response_status == 201 and reply.request_fingerprint.startswith("sha256:")
 
     # The worker vacuumed the tables it touched, and says when.
     horizon = DeletionRequest.objects.get(pk=deletion_id).report["horizon"]
@@ -352,3 +397,172 @@ def test_a_copy_in_a_column_nobody_registered_keeps_the_deletion_out_of_complete
     assert resolved.report["clean"] is False and resolved.report["resolved"]["by"]
     item.refresh_from_db()
     assert item.status == ItemStatus.DECIDED
+
+
+def publish_once(agent, platform, *, key: str, header: str | None = None):
+    """What a careful agent does: write the receipt first, and call the platform only
+    when memdesk says the effect is new (201); anything else means it was done."""
+    answer = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "blog.publish",
+            "target": f"https://blog.example/articles/{CANARY}",
+            "intent": {"title": f"The {CANARY} moved"},
+            "idempotency_key": key,
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+        **({"HTTP_IDEMPOTENCY_KEY": header} if header else {}),
+    )
+    if answer.status_code != 201:
+        return answer
+    transitions = f"/api/v1/receipts/{answer.json()['id']}/transitions"
+    assert agent.post(transitions, {"to": "submitted"}, format="json").status_code == 200
+    written = httpx.post(
+        f"{platform.url}/articles", json={"title": "moved"}, headers={"Idempotency-Key": key}
+    )
+    assert written.status_code == 201
+    settled = agent.post(
+        transitions,
+        {"to": "succeeded", "external_id": written.json()["id"], "evidence": {"status": 201}},
+        format="json",
+    )
+    assert settled.status_code == 200, settled.json()
+    return answer
+
+
+@pytest.mark.django_db
+def test_a_retry_with_the_original_keys_after_the_deletion_finds_what_they_named(
+    agent, alice, editor_api, session_api, platform
+):
+    ids = plant(agent, editor_api)
+    key, header = f"weekly-{CANARY}", f"hdr-{CANARY}"
+    first = publish_once(agent, platform, key=key, header=header)
+    assert first.status_code == 201 and platform.writes_attempted == 1
+    receipt_id = first.json()["id"]
+    receipts, checkpoints = Receipt.objects.count(), Checkpoint.objects.count()
+
+    deletion = session_api(alice).delete("/api/v1/me/memories").json()["deletion"]
+    done = deletion_run(deletion_id=deletion, worker=WORKER)
+    assert done.status == DeletionStatus.COMPLETED, done.report["probes"]
+    assert Receipt.objects.get(pk=receipt_id).idempotency_key == erased_marker(key)
+    assert IdempotencyRecord.objects.filter(key=erased_marker(header)).count() == 1
+
+    # The body's key finds the settled receipt: the agent learns it is done.
+    again = publish_once(agent, platform, key=key)
+    assert again.status_code == 200, again.json()
+    assert again.json()["id"] == receipt_id and again.json()["state"] == "succeeded"
+    assert CANARY not in again.json()["idempotency_key"]
+    # The header's stored reply quoted the key and was erased: the retry is told it was
+    # done and what it made, and nothing runs again.
+    replayed = publish_once(agent, platform, key=key, header=header)
+    assert replayed.status_code == 409, replayed.json()
+    assert replayed.json()["code"] == "idempotent_reply_erased"
+    assert replayed.json()["id"] == receipt_id and replayed.json()["original_status"] == 201
+    # The header's key still names only that request.
+    other = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "blog.publish",
+            "target": "https://blog.example/x",
+            "intent": {},
+            "idempotency_key": "another",
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=header,
+    )
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
+    # The body's key with another effect is still refused as reuse.
+    reused = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "blog.publish",
+            "target": "https://blog.example/other",
+            "intent": {},
+            "idempotency_key": key,
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+    )
+    assert reused.status_code == 409 and reused.json()["code"] == "idempotency_key_reused"
+    assert Receipt.objects.count() == receipts and platform.writes_attempted == 1
+
+    # Recovery by the original task key finds the checkpoint and its settled effect.
+    recovered = agent.post(
+        "/api/v1/recovery",
+        {"task_key": f"task-{CANARY}", "input_fingerprint": "sha256:canary"},
+        format="json",
+    )
+    assert recovered.status_code == 200, recovered.json()
+    answer = recovered.json()
+    assert (answer["decision"], answer["reason"]) == (
+        RecoveryDecision.RESUME,
+        RecoveryReason.NEXT_STAGE,
+    )
+    assert answer["checkpoint"]["task_key"] == erased_marker(f"task-{CANARY}")
+    assert [e["id"] for e in answer["effects"]] == [ids["receipt"]]
+    assert agent.get(f"/api/v1/checkpoints/task-{CANARY}").status_code == 200
+    # Saving again under the original key moves the same checkpoint on.
+    saved = agent.put(
+        f"/api/v1/checkpoints/task-{CANARY}",
+        {"input_fingerprint": "sha256:canary", "stage": "announced", "stage_complete": True},
+        format="json",
+    )
+    assert saved.status_code == 200, saved.json()
+    assert Checkpoint.objects.count() == checkpoints
+    assert Checkpoint.objects.get(task_key=erased_marker(f"task-{CANARY}")).stage == "announced"
+
+
+@pytest.mark.django_db
+def test_an_in_flight_receipt_keeps_its_key_and_the_deletion_says_so(agent, alice, session_api):
+    claim = agent.post(
+        "/api/v1/claims",
+        {
+            "subject": "user:alice",
+            "kind": "fact",
+            "predicate": "hideout",
+            "value": CANARY,
+            "text": f"Alice hides at {CANARY}",
+            "authority": "agent_inferred",
+            "basis": "inference",
+            "sources": [{"uri": "chat://s1/m1"}],
+        },
+        format="json",
+    ).json()
+    pending = agent.post(
+        "/api/v1/receipts",
+        {
+            "operation": "notes.create",
+            "target": "https://notes.example/api/notes",
+            "intent": {"title": "A note"},
+            "idempotency_key": f"pending-{CANARY}",
+            "reconciler": {"adapter": "manual"},
+        },
+        format="json",
+    ).json()
+    moved = agent.post(
+        f"/api/v1/receipts/{pending['id']}/transitions", {"to": "submitted"}, format="json"
+    )
+    assert moved.status_code == 200, moved.json()
+
+    deletion = session_api(alice).delete(f"/api/v1/me/memories/{claim['id']}").json()["deletion"]
+    done = deletion_run(deletion_id=deletion, worker=WORKER)
+
+    # The agent may still report back, and a reconciler look the effect up, by its key.
+    receipt = Receipt.objects.get(pk=pending["id"])
+    assert receipt.idempotency_key == f"pending-{CANARY}"
+    assert receipt.state == ReceiptState.SUBMITTED
+    assert done.report["artifacts"]["receipts_in_flight"] == {"keys_kept": 1}
+    assert done.report["identifiers"]["in_flight_receipt_keys_kept"] == 1
+    assert done.status == DeletionStatus.NEEDS_REVIEW and done.report["clean"] is False
+    everywhere = next(p for p in done.report["probes"] if p["name"] == "everywhere")
+    assert everywhere["result"]["findings"] == [
+        {
+            "table": "memory_receipt",
+            "column": "idempotency_key",
+            "row": pending["id"],
+            "scrubbed_by_deletions": True,
+        }
+    ]
+    assert CANARY not in json.dumps(done.report).lower()

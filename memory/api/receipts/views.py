@@ -86,7 +86,9 @@ class ReceiptListCreateView(ListAPIView):
             ),
             409: OpenApiResponse(
                 description="Problem details: idempotency_key_reused (same key, another "
-                "operation, target or intent), request_in_progress"
+                "operation, target or intent), request_in_progress, idempotent_reply_erased "
+                "(the Idempotency-Key's request was done, but a deletion erased its stored "
+                "reply: `id` names what it made)"
             ),
             **AGENT_AUTH,
         },
