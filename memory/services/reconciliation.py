@@ -50,6 +50,7 @@ from memory.models.receipts import (
     allowed_receipt_targets,
 )
 from memory.reconcilers import LookupResult
+from memory.reconcilers.http import lookup_client
 from memory.services.receipt_moves import (
     MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
@@ -431,6 +432,10 @@ def _read_in_time(claim: ReconcileClaim, start_by: float) -> LookupResult | None
     if host is None:
         # No platform, no network: the adapter answers from the receipt alone.
         return receipt_read(claim)
+    # Build the process's HTTP client before taking a paced start: built after it (tens of
+    # ms, under the GIL, by every read thread of a new process at once), it would hold the
+    # first reads back and send them to the platform together, faster than its rate.
+    lookup_client()
     with _gate.enter(host, start_by) as admitted:
         if not admitted:
             return None

@@ -278,7 +278,10 @@ def test_read_starts_are_paced_per_platform(platform, make_receipt, actors, sett
     assert report.states == {S.SAFE_TO_RETRY: 5}
     starts = sorted(platform.read_started)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 5 and min(gaps) > 0.08, gaps
+    # Measured where the platform notes each read's arrival, so a little scheduling jitter
+    # is allowed; unpaced (or held back and released together) reads arrive within a few ms.
+    assert len(starts) == 5 and min(gaps) > 0.06, gaps
+    assert starts[-1] - starts[0] > 0.35, gaps
 
 
 def test_a_read_that_cannot_start_within_the_lease_gives_its_claim_back(
