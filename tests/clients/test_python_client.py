@@ -13,6 +13,7 @@ from memdesk_client.errors import (
     AuthenticationError,
     CapabilityRequired,
     ConflictError,
+    IdempotentReplyErased,
     IllegalTransition,
     InvalidRequest,
     NotFoundError,
@@ -191,6 +192,11 @@ def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_t
     assert unknown_token.value.code in {"authentication_failed", "not_authenticated"}
 
     assert error_class_for("illegal_transition") is IllegalTransition
+    erased = error_class_for("idempotent_reply_erased", 409)(
+        {"code": "idempotent_reply_erased", "status": 409, "id": "r-1", "original_status": 201}
+    )
+    assert isinstance(erased, IdempotentReplyErased) and isinstance(erased, ConflictError)
+    assert (erased.original_id, erased.original_status) == ("r-1", 201)
     assert error_class_for("some_new_code", 409) is ConflictError
     assert issubclass(error_class_for("some_new_code", 500), ProblemError)
 
@@ -343,6 +349,28 @@ def test_hot_memory_is_revalidated_with_its_etag(desk):
     assert not changed.not_modified
     assert changed.etag != first.etag
     assert "Acme" in changed.text
+
+
+def test_hot_memory_takes_a_scope_and_keeps_an_etag_per_scope(desk):
+    _accepted_fact(desk, "home_city", "Shanghai", "Alice lives in Shanghai")
+    verdict = desk.propose(
+        "user:alice",
+        "notify_channel",
+        "in-app",
+        text="For the CRM project Alice wants in-app notifications",
+        sources=[_said(desk, "For CRM, in-app notifications please")],
+        authority="user_explicit",
+        basis="reported",
+        scope={"project": "crm"},
+    )
+    assert verdict["decision"] == "accepted", verdict
+    unscoped = desk.hot_memory("user:alice", budget_chars=500)
+    in_crm = desk.hot_memory("user:alice", budget_chars=500, scope={"project": "crm"})
+    assert "Shanghai" in unscoped.text and "in-app" not in unscoped.text
+    assert "Shanghai" in in_crm.text and "in-app" in in_crm.text
+    # Each scope revalidates its own block.
+    assert desk.hot_memory("user:alice", budget_chars=500, scope={"project": "crm"}).not_modified
+    assert desk.hot_memory("user:alice", budget_chars=500).not_modified
 
 
 def test_a_timeout_inside_the_receipt_block_is_an_unknown_outcome_never_a_retry(

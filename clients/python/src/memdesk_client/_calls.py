@@ -207,14 +207,19 @@ def recall_used(
     )
 
 
-def hot_memory(subject: str, budget_chars: int, etag: str | None) -> Call[httpx.Response]:
+def hot_memory(
+    subject: str, budget_chars: int, etag: str | None, scope: tuple[tuple[str, str], ...] = ()
+) -> Call[httpx.Response]:
     headers = {"If-None-Match": etag} if etag else {}
+    params: dict[str, Any] = {"budget_chars": budget_chars}
+    if scope:
+        params["scope"] = [f"{key}={value}" for key, value in scope]
     return Call(
         "GET",
         api_path("subjects", subject, "hot-memory"),
         lambda response: response,
         Retry.SAFE,
-        params={"budget_chars": budget_chars},
+        params=params,
         headers=headers,
         accept=frozenset({304}),
     )

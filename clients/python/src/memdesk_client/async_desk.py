@@ -72,7 +72,7 @@ class AsyncDesk:
             transport=transport,
             follow_redirects=False,
         )
-        self._hot: dict[tuple[str, int], HotMemory] = {}
+        self._hot: dict[tuple[str, int, tuple[tuple[str, str], ...]], HotMemory] = {}
         self._skills: dict[tuple[str, str | None, int | None], tuple[str, ResolvedSkill]] = {}
 
     @classmethod
@@ -282,18 +282,27 @@ class AsyncDesk:
         """Record which recalled items went into the agent's context."""
         return await self.send(_calls.recall_used(trace_id, items, run_id))
 
-    async def hot_memory(self, subject: str, *, budget_chars: int = 4000) -> HotMemory:
-        """The subject's hot-memory block. The client keeps the last block and its ETag
-        and asks with `If-None-Match`; on 304 it returns that block, `not_modified=True`."""
-        known = self._hot.get((subject, budget_chars))
+    async def hot_memory(
+        self,
+        subject: str,
+        *,
+        budget_chars: int = 4000,
+        scope: Mapping[str, str] | None = None,
+    ) -> HotMemory:
+        """The subject's hot-memory block for `scope` (global claims, and of the claims
+        on one predicate the most specific that `scope` contains; without it, global
+        claims only). The client keeps the last block and its ETag and asks with
+        `If-None-Match`; on 304 it returns that block, `not_modified=True`."""
+        scoped = tuple(sorted((scope or {}).items()))
+        known = self._hot.get((subject, budget_chars, scoped))
         response = await self.send(
-            _calls.hot_memory(subject, budget_chars, known.etag if known else None)
+            _calls.hot_memory(subject, budget_chars, known.etag if known else None, scoped)
         )
         if response.status_code == 304 and known is not None:
             fresh = HotMemory(**{**known.__dict__, "not_modified": True})
         else:
             fresh = HotMemory.from_json(response.json(), etag=response.headers.get("ETag"))
-        self._hot[(subject, budget_chars)] = fresh
+        self._hot[(subject, budget_chars, scoped)] = fresh
         return fresh
 
     # --- receipts -----------------------------------------------------------------------

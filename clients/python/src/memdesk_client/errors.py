@@ -142,6 +142,22 @@ class IdempotencyKeyReused(ConflictError):
     """The key was used before for a different request."""
 
 
+class IdempotentReplyErased(ConflictError):
+    """The key's first request ran, but its stored reply was erased with a deleted memory.
+
+    Nothing ran again: `original_id` is what the first request made and
+    `original_status` what it answered.
+    """
+
+    @property
+    def original_id(self) -> str | None:
+        return self.problem.get("id")
+
+    @property
+    def original_status(self) -> int | None:
+        return self.problem.get("original_status")
+
+
 class RequestInProgress(ConflictError):
     """A request with this key is still being processed."""
 
@@ -188,6 +204,7 @@ _BY_CODE: dict[str, type[ProblemError]] = {
     "person_required": PersonRequired,
     "illegal_transition": IllegalTransition,
     "idempotency_key_reused": IdempotencyKeyReused,
+    "idempotent_reply_erased": IdempotentReplyErased,
     "request_in_progress": RequestInProgress,
     "evidence_required": EvidenceRequired,
     "version_revoked": VersionRevoked,
