@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -24,6 +25,23 @@ class ArchiveIn(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
+def _move(request: Request, claim_id: Any, move: Callable[..., Claim]) -> Response:
+    """Archive or restore: the claim must be the tenant's; the service guards the move."""
+    context = api_context(request)
+    if claim_get(tenant=context.tenant, claim_id=claim_id, allowed_subjects=None) is None:
+        raise not_found("claim")
+    data = ArchiveIn(data=request.data)
+    data.is_valid(raise_exception=True)
+    moved = move(
+        tenant=context.tenant,
+        actor=context.actor,
+        claim_id=claim_id,
+        reason=data.validated_data["reason"],
+    )
+    claim = Claim.objects.select_related("subject").prefetch_related("sources").get(pk=moved.pk)
+    return Response(ClaimOutput(claim).data)
+
+
 class ClaimArchiveView(APIView):
     permission_classes = [role_required(Role.EDITOR)]
 
@@ -35,19 +53,7 @@ class ClaimArchiveView(APIView):
         "archived; `allowed` lists what it may become).",
     )
     def post(self, request: Request, claim_id: Any) -> Response:
-        context = api_context(request)
-        if claim_get(tenant=context.tenant, claim_id=claim_id, allowed_subjects=None) is None:
-            raise not_found("claim")
-        data = ArchiveIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        claim = claim_archive(
-            tenant=context.tenant,
-            actor=context.actor,
-            claim_id=claim_id,
-            reason=data.validated_data["reason"],
-        )
-        claim = Claim.objects.select_related("subject").prefetch_related("sources").get(pk=claim.pk)
-        return Response(ClaimOutput(claim).data)
+        return _move(request, claim_id, claim_archive)
 
 
 class ClaimRestoreView(APIView):
@@ -61,16 +67,4 @@ class ClaimRestoreView(APIView):
         "`identity_taken` (409: another active claim holds its identity; `active` names it).",
     )
     def post(self, request: Request, claim_id: Any) -> Response:
-        context = api_context(request)
-        if claim_get(tenant=context.tenant, claim_id=claim_id, allowed_subjects=None) is None:
-            raise not_found("claim")
-        data = ArchiveIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        claim = claim_restore(
-            tenant=context.tenant,
-            actor=context.actor,
-            claim_id=claim_id,
-            reason=data.validated_data["reason"],
-        )
-        claim = Claim.objects.select_related("subject").prefetch_related("sources").get(pk=claim.pk)
-        return Response(ClaimOutput(claim).data)
+        return _move(request, claim_id, claim_restore)
