@@ -1,0 +1,59 @@
+"""Every write to skills, one module per concern; callers use ``skills.services.<name>``.
+
+- ``uploads``: creating a skill, uploading a version's package
+- ``lifecycle``: submit, approve, reject, publish, roll back, revoke, deprecate
+- ``labels``: how labels move between versions (used by the lifecycle and tool retirement)
+- ``evaluations``: evaluation runs, pins, load counts
+- ``tools``: retiring a tool, instantiating credential slots
+- ``drafts``: drafts built from experience memories
+- ``base``: the guards, row locks, audit row and package limits they share
+
+Every service locks what it changes, writes its audit row in the same transaction and
+bumps the resolve cache generation after commit.
+"""
+
+from skills.services.base import RESERVED_SLUGS, REVIEW_TARGET, allowed_next, upload_max_bytes
+from skills.services.drafts import (
+    Draft,
+    drafts_flag_forgotten_sources,
+    skill_draft_from_experiences,
+)
+from skills.services.evaluations import evaluation_record, skill_loads_record, skill_pin_record
+from skills.services.lifecycle import (
+    RevokeResult,
+    skill_rollback,
+    skill_version_approve,
+    skill_version_deprecate,
+    skill_version_publish,
+    skill_version_reject,
+    skill_version_revoke,
+    skill_version_submit,
+)
+from skills.services.tools import ToolRetirement, skill_version_instantiate, tool_retire
+from skills.services.uploads import skill_create, skill_version_upload
+
+__all__ = [
+    "RESERVED_SLUGS",
+    "REVIEW_TARGET",
+    "Draft",
+    "RevokeResult",
+    "ToolRetirement",
+    "allowed_next",
+    "drafts_flag_forgotten_sources",
+    "evaluation_record",
+    "skill_create",
+    "skill_draft_from_experiences",
+    "skill_loads_record",
+    "skill_pin_record",
+    "skill_rollback",
+    "skill_version_approve",
+    "skill_version_deprecate",
+    "skill_version_instantiate",
+    "skill_version_publish",
+    "skill_version_reject",
+    "skill_version_revoke",
+    "skill_version_submit",
+    "skill_version_upload",
+    "tool_retire",
+    "upload_max_bytes",
+]

@@ -1,0 +1,127 @@
+"""What every skills service shares: guards, row locks, the audit row, package limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import InvalidTransition, Problem
+from skills.cache import resolve_generation_bump
+from skills.models import (
+    VERSION_TRANSITIONS,
+    Skill,
+    SkillVersion,
+    VersionStatus,
+    allowed_version_targets,
+)
+from skills.package.budget import ScanBudget
+
+REVIEW_TARGET = "skill_version"
+# Paths under /api/v1/skills/ that are not skills.
+RESERVED_SLUGS = frozenset({"catalog", "drafts", "tools"})
+
+
+def allowed_next(status: str) -> list[str]:
+    """The moves a caller may ask for; `incompatible` only follows a retired tool."""
+    return [
+        target for target in allowed_version_targets(status) if target != VersionStatus.INCOMPATIBLE
+    ]
+
+
+def package_limits() -> dict[str, int]:
+    return {
+        "max_file_bytes": settings.SKILL_PACKAGE_MAX_FILE_BYTES,
+        "max_total_bytes": settings.SKILL_PACKAGE_MAX_TOTAL_BYTES,
+        "max_files": settings.SKILL_PACKAGE_MAX_FILES,
+    }
+
+
+def scan_budget() -> ScanBudget:
+    return ScanBudget(
+        max_text_lines=settings.SKILL_SCAN_MAX_TEXT_LINES,
+        max_script_bytes=settings.SKILL_SCAN_MAX_SCRIPT_BYTES,
+        max_ast_nodes=settings.SKILL_SCAN_MAX_AST_NODES,
+        max_ast_depth=settings.SKILL_SCAN_MAX_AST_DEPTH,
+        max_seconds=settings.SKILL_SCAN_MAX_SECONDS,
+    )
+
+
+def upload_max_bytes() -> int:
+    # A zip may be a little larger than what it unpacks to (headers, stored
+    # members); anything beyond this cannot pass the unpacked-size check.
+    limits = package_limits()
+    return limits["max_total_bytes"] + 64 * limits["max_files"] + 1_000_000
+
+
+def actor_fields(actor: Actor, prefix: str) -> dict[str, str]:
+    return {
+        f"{prefix}_kind": actor.kind,
+        f"{prefix}_id": actor.id,
+        f"{prefix}_label": actor.label,
+    }
+
+
+def require_reason(reason: str, *, doing: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise Problem(
+            "reason_required",
+            f"Say why you {doing}; the reason is kept in the history.",
+            errors={"reason": ["A reason is required."]},
+        )
+    return reason
+
+
+def require_admin(actor: Actor, *, doing: str) -> None:
+    if not actor.is_admin:
+        raise Problem(
+            "role_required",
+            f"Only a signed-in admin may {doing}; agent tokens never can.",
+            status_code=403,
+            roles=["admin"],
+        )
+
+
+def guard(version: SkillVersion, to: str) -> None:
+    if to not in VERSION_TRANSITIONS[version.status]:
+        raise InvalidTransition(
+            f"Version {version.number} is {version.status} and cannot become {to}.",
+            allowed=allowed_next(version.status),
+        )
+
+
+def lock_version(*, tenant: Tenant, version: SkillVersion) -> tuple[Skill, SkillVersion]:
+    skill = Skill.objects.select_for_update().get(tenant=tenant, pk=version.skill_id)
+    locked = SkillVersion.objects.select_for_update().get(tenant=tenant, pk=version.pk)
+    locked.skill = skill
+    return skill, locked
+
+
+def bump_after_commit(skill: Skill) -> None:
+    tenant_id, slug = skill.tenant_id, skill.slug
+    transaction.on_commit(lambda: resolve_generation_bump(tenant_id=tenant_id, slug=slug))
+
+
+def audit(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    verb: str,
+    version: SkillVersion,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> None:
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        verb=verb,
+        target_type=REVIEW_TARGET,
+        target_id=version.pk,
+        reason=reason,
+        data={"skill": version.skill.slug, "number": version.number, **(data or {})},
+    )

@@ -1,0 +1,373 @@
+"""The version lifecycle: submit, approve, reject, publish, roll back, revoke, deprecate.
+
+Each service locks the skill row first (then the version), so label moves and version
+numbers of one skill are serialised and two admins racing to publish and revoke cannot
+interleave. Lifecycle (``VERSION_TRANSITIONS``, beside the model)::
+
+    draft → in_review → approved → published → deprecated
+              └→ rejected                 any but rejected/revoked → revoked
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import Problem, not_found
+from reviews.models import Queue
+from reviews.services import review_cancel_for_target, review_open
+from skills import selectors
+from skills.models import (
+    PRODUCTION,
+    LabelMove,
+    LabelMoveCause,
+    Skill,
+    SkillVersion,
+    VersionStatus,
+)
+from skills.services.base import (
+    REVIEW_TARGET,
+    actor_fields,
+    audit,
+    bump_after_commit,
+    guard,
+    lock_version,
+    require_admin,
+    require_reason,
+)
+from skills.services.labels import label_named, move_label, number_of, production_falls_back
+
+
+def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor) -> SkillVersion:
+    """draft → in_review, and open a ``skill_publication`` review item for it."""
+    with transaction.atomic():
+        skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.IN_REVIEW)
+        _refuse_if_source_deleted(locked)
+        locked.status = VersionStatus.IN_REVIEW
+        locked.submitted_at = timezone.now()
+        locked.save(update_fields=["status", "submitted_at"])
+        changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
+        item = review_open(
+            tenant=tenant,
+            queue=Queue.SKILL_PUBLICATION,
+            target_type=REVIEW_TARGET,
+            target_id=locked.pk,
+            target_version=locked.status,
+            # Versions that widen what a skill may do go to the top of the queue.
+            priority=1 if changes else 0,
+            topic=f"{skill.slug} v{locked.number}",
+            agent_label=locked.author_label,
+            reason_codes=sorted({change["flag"] for change in changes}),
+        )
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.submitted",
+            version=locked,
+            data={"review_item": item.pk, "changes": changes},
+        )
+    return locked
+
+
+def skill_version_approve(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    reason: str = "",
+    review_item_id: int | None = None,
+) -> SkillVersion:
+    """in_review → approved by an admin who is not the author.
+
+    ``review_item_id`` is set when the approval is a ``skill_publication``
+    review decision: that item is being closed by the reviews app, and the
+    one-open-item-per-target constraint means there is no other to close.
+    Approved through the API or console instead, the open item is cancelled.
+    """
+    with transaction.atomic():
+        _skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.APPROVED)
+        _refuse_if_source_deleted(locked)
+        changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
+        if not actor.is_admin:
+            if changes:
+                raise Problem(
+                    "admin_approval_required",
+                    f"Version {locked.number} adds capabilities or raises risk to high; "
+                    "only an admin may approve it.",
+                    status_code=403,
+                    changes=changes,
+                )
+            require_admin(actor, doing="approve a skill version")
+        if (actor.kind, actor.id) == (locked.author_kind, locked.author_id):
+            raise Problem(
+                "author_cannot_approve",
+                f"You uploaded version {locked.number}; another admin must approve it.",
+                status_code=409,
+            )
+        locked.status = VersionStatus.APPROVED
+        locked.approved_at = timezone.now()
+        locked.approved_changes = changes
+        for field, value in actor_fields(actor, "approved_by").items():
+            setattr(locked, field, value)
+        locked.save(
+            update_fields=[
+                "status",
+                "approved_at",
+                "approved_changes",
+                "approved_by_kind",
+                "approved_by_id",
+                "approved_by_label",
+            ]
+        )
+        if review_item_id is None:
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.approved",
+            version=locked,
+            reason=reason.strip(),
+            data={"changes": changes, "review_item": review_item_id},
+        )
+    return locked
+
+
+def skill_version_reject(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    reason: str,
+    review_item_id: int | None = None,
+) -> SkillVersion:
+    """in_review → rejected. Final: a fixed package is a new upload with a new hash."""
+    require_admin(actor, doing="reject a skill version")
+    reason = require_reason(reason, doing="reject this version")
+    with transaction.atomic():
+        _skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.REJECTED)
+        locked.status = VersionStatus.REJECTED
+        locked.rejected_at = timezone.now()
+        locked.reject_reason = reason[:1000]
+        locked.save(update_fields=["status", "rejected_at", "reject_reason"])
+        if review_item_id is None:
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.rejected",
+            version=locked,
+            reason=reason,
+            data={"review_item": review_item_id},
+        )
+    return locked
+
+
+def skill_version_publish(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str = ""
+) -> SkillVersion:
+    """approved → published, and move ``production`` to it.
+
+    Refused with ``evaluation_incomplete`` unless the latest result of every
+    one of the six categories passed on this exact content hash.
+    """
+    require_admin(actor, doing="publish a skill version")
+    with transaction.atomic():
+        skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.PUBLISHED)
+        _refuse_if_source_deleted(locked)
+        matrix = selectors.evaluation_matrix(tenant=tenant, version=locked)
+        if not matrix.complete:
+            raise Problem(
+                "evaluation_incomplete",
+                f"Version {locked.number} needs all six evaluation categories passed on "
+                f"{locked.content_hash} by an independent evaluator, case by case; missing: "
+                f"{', '.join(matrix.missing) or 'none'}, failed: "
+                f"{', '.join(matrix.failed) or 'none'}, unverified: "
+                f"{', '.join(matrix.unverified) or 'none'}.",
+                status_code=409,
+                content_hash=locked.content_hash,
+                missing=matrix.missing,
+                failed=matrix.failed,
+                unverified=matrix.unverified,
+            )
+        locked.status = VersionStatus.PUBLISHED
+        locked.published_at = timezone.now()
+        locked.save(update_fields=["status", "published_at"])
+        reason = reason.strip() or f"publish v{locked.number}"
+        move = move_label(
+            tenant=tenant,
+            skill=skill,
+            to=locked,
+            actor=actor,
+            reason=reason,
+            cause=LabelMoveCause.PUBLISH,
+        )
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.published",
+            version=locked,
+            reason=reason,
+            data={"label_move": move.pk, "from": number_of(move.from_version)},
+        )
+    return locked
+
+
+def skill_rollback(
+    *, tenant: Tenant, skill: Skill, to_number: int, actor: Actor, reason: str
+) -> LabelMove:
+    """Move ``production`` to another published version. Only the pointer moves."""
+    require_admin(actor, doing="roll a skill back")
+    reason = require_reason(reason, doing="roll back")
+    with transaction.atomic():
+        locked_skill = Skill.objects.select_for_update().get(tenant=tenant, pk=skill.pk)
+        target = SkillVersion.objects.filter(
+            tenant=tenant, skill=locked_skill, number=to_number
+        ).first()
+        if target is None:
+            raise not_found("skill version")
+        current = label_named(tenant=tenant, skill=locked_skill)
+        if target.status != VersionStatus.PUBLISHED:
+            raise Problem(
+                "rollback_target_invalid",
+                f"Version {to_number} is {target.status}; production can only point at a "
+                "published version that is neither deprecated nor revoked.",
+                status_code=409,
+                status=target.status,
+            )
+        if current is not None and current.version_id == target.pk:
+            raise Problem(
+                "rollback_target_invalid",
+                f"Version {to_number} already is production.",
+                status_code=409,
+                status=target.status,
+            )
+        target.skill = locked_skill
+        move = move_label(
+            tenant=tenant,
+            skill=locked_skill,
+            to=target,
+            actor=actor,
+            reason=reason,
+            cause=LabelMoveCause.ROLLBACK,
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill.rolled_back",
+            target_type="skill",
+            target_id=locked_skill.pk,
+            reason=reason,
+            data={
+                "label": PRODUCTION,
+                "from": number_of(move.from_version),
+                "to": target.number,
+                "label_move": move.pk,
+            },
+        )
+    return move
+
+
+@dataclass(frozen=True)
+class RevokeResult:
+    version: SkillVersion
+    # The production move revoke caused, if the version held production.
+    label_move: LabelMove | None
+    instances_last_24h: int
+
+
+def skill_version_revoke(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str
+) -> RevokeResult:
+    """Refuse every future load of this version, pinned or not.
+
+    If it held ``production``, the label falls back to the newest published
+    version; with none left the label is cleared and a label resolve answers
+    ``label_not_set`` rather than serve a revoked version.
+    """
+    require_admin(actor, doing="revoke a skill version")
+    reason = require_reason(reason, doing="revoke this version")
+    with transaction.atomic():
+        skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.REVOKED)
+        locked.status = VersionStatus.REVOKED
+        locked.revoked_at = timezone.now()
+        locked.revoke_reason = reason[:1000]
+        locked.save(update_fields=["status", "revoked_at", "revoke_reason"])
+        move = production_falls_back(
+            tenant=tenant, skill=skill, leaving=locked, actor=actor, reason=reason
+        )
+        review_cancel_for_target(
+            tenant=tenant,
+            target_type=REVIEW_TARGET,
+            target_id=locked.pk,
+            queue=Queue.SKILL_PUBLICATION,
+        )
+        instances = selectors.pins_recent_count(tenant=tenant, version=locked)
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.revoked",
+            version=locked,
+            reason=reason,
+            data={
+                "label_move": move.pk if move else None,
+                "production_now": number_of(move.to_version) if move else None,
+                "instances_last_24h": instances,
+            },
+        )
+        # Exact pins are cached too: every resolve must see the revoke at once.
+        bump_after_commit(skill)
+    return RevokeResult(version=locked, label_move=move, instances_last_24h=instances)
+
+
+def skill_version_deprecate(
+    *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str = ""
+) -> SkillVersion:
+    """published → deprecated: still loadable, with a ``Warning`` header on every load."""
+    require_admin(actor, doing="deprecate a skill version")
+    reason = reason.strip()
+    with transaction.atomic():
+        skill, locked = lock_version(tenant=tenant, version=version)
+        guard(locked, VersionStatus.DEPRECATED)
+        locked.status = VersionStatus.DEPRECATED
+        locked.deprecated_at = timezone.now()
+        locked.deprecate_reason = reason[:1000]
+        locked.save(update_fields=["status", "deprecated_at", "deprecate_reason"])
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.deprecated",
+            version=locked,
+            reason=reason,
+        )
+        bump_after_commit(skill)
+    return locked
+
+
+def _refuse_if_source_deleted(version: SkillVersion) -> None:
+    if selectors.sources_deleted(version=version):
+        raise Problem(
+            "draft_source_deleted",
+            f"Version {version.number} was drafted from a memory that has since been deleted; "
+            "it cannot move towards production. Draft again from the memories that remain.",
+            status_code=409,
+        )

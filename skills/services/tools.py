@@ -1,0 +1,186 @@
+"""Retiring a tool (its skills become incompatible); instantiating a version's credential slots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import Problem
+from common.screen import find_secrets_in_strings
+from reviews.models import Queue
+from reviews.services import review_cancel_for_target
+from skills import selectors
+from skills.instantiation import Instantiation, check_instantiation
+from skills.models import (
+    INCOMPATIBLE_FROM,
+    RetiredTool,
+    SkillVersion,
+    VersionStatus,
+)
+from skills.package.manifest import TOOL_NAME
+from skills.services.base import (
+    REVIEW_TARGET,
+    actor_fields,
+    audit,
+    bump_after_commit,
+    guard,
+    lock_version,
+    require_admin,
+    require_reason,
+)
+from skills.services.labels import production_falls_back
+
+
+@dataclass(frozen=True)
+class ToolRetirement:
+    tool: RetiredTool
+    # (version, the status it had) for every version the retirement made incompatible.
+    incompatible: list[tuple[SkillVersion, str]]
+
+
+def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> ToolRetirement:
+    """Record that agents no longer have ``name``; every version needing it becomes incompatible.
+
+    A version holding production gives the label back to the newest other
+    published version, as on revoke. Rare and administrative: versions are
+    moved one by one through the guarded transition, each with its audit row.
+    """
+    require_admin(actor, doing="retire a tool")
+    reason = require_reason(reason, doing="retire this tool")
+    if not TOOL_NAME.fullmatch(name):
+        raise Problem(
+            "validation_error",
+            "A tool name is 1-100 letters, digits, `_`, `.`, `:` or `-`.",
+            errors={"name": ["Not a tool name."]},
+        )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                tool = RetiredTool.objects.create(
+                    tenant=tenant, name=name, reason=reason[:1000], **actor_fields(actor, "actor")
+                )
+        except IntegrityError as exc:
+            raise Problem(
+                "tool_already_retired", f"{name} is retired already.", status_code=409
+            ) from exc
+        affected = (
+            SkillVersion.objects.filter(
+                tenant=tenant, manifest__tools__contains=[name], status__in=INCOMPATIBLE_FROM
+            )
+            .order_by("skill_id", "number")
+            .values_list("pk", flat=True)
+        )
+        moved = []
+        for version_id in list(affected):
+            version = SkillVersion.objects.get(tenant=tenant, pk=version_id)
+            skill, locked = lock_version(tenant=tenant, version=version)
+            previous = locked.status
+            guard(locked, VersionStatus.INCOMPATIBLE)
+            locked.status = VersionStatus.INCOMPATIBLE
+            locked.incompatible_at = timezone.now()
+            locked.incompatible_reason = f"tool {name} retired: {reason}"[:1000]
+            locked.save(update_fields=["status", "incompatible_at", "incompatible_reason"])
+            move = production_falls_back(
+                tenant=tenant,
+                skill=skill,
+                leaving=locked,
+                actor=actor,
+                reason=locked.incompatible_reason,
+            )
+            review_cancel_for_target(
+                tenant=tenant,
+                target_type=REVIEW_TARGET,
+                target_id=locked.pk,
+                queue=Queue.SKILL_PUBLICATION,
+            )
+            audit(
+                tenant=tenant,
+                actor=actor,
+                verb="skill_version.incompatible",
+                version=locked,
+                reason=locked.incompatible_reason,
+                data={
+                    "tool": name,
+                    "from": previous,
+                    "label_move": move.pk if move else None,
+                },
+            )
+            bump_after_commit(skill)
+            moved.append((locked, previous))
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_tool.retired",
+            target_type="skill_tool",
+            target_id=tool.pk,
+            reason=reason,
+            data={"tool": name, "versions": [v.pk for v, _ in moved]},
+        )
+    return ToolRetirement(tool=tool, incompatible=moved)
+
+
+def skill_version_instantiate(
+    *,
+    tenant: Tenant,
+    version: SkillVersion,
+    actor: Actor,
+    bindings: dict[str, str],
+    tools: list[str],
+    capabilities: list[str],
+) -> Instantiation:
+    """Check a binding of the version's slots and the agent's tools; audit the answer.
+
+    Binding a slot the skill does not declare, or anything that looks like a
+    credential instead of a secret's name, is a 400 and records nothing.
+    """
+    if version.status == VersionStatus.REVOKED:
+        raise selectors.version_revoked_problem(version)
+    declared = {slot["slot"] for slot in version.manifest.get("credentials") or []}
+    unknown = sorted(set(bindings) - declared)
+    if unknown:
+        raise Problem(
+            "validation_error",
+            f"{version.skill.slug} v{version.number} has no credential slot "
+            f"{', '.join(unknown)}; its slots are {', '.join(sorted(declared)) or 'none'}.",
+            errors={"bindings": [f"Unknown slot: {slot}" for slot in unknown]},
+        )
+    # The values only: a slot named `blog_token` bound to a name is no credential pair.
+    if find_secrets_in_strings(bindings.values()):
+        raise Problem(
+            "secret_detected",
+            "A binding holds what looks like a credential. Bind each slot to the name of a "
+            "secret you hold elsewhere; memdesk never receives secret values.",
+        )
+    retired = frozenset(
+        RetiredTool.objects.filter(
+            tenant=tenant, name__in=version.manifest.get("tools") or []
+        ).values_list("name", flat=True)
+    )
+    answer = check_instantiation(
+        status=version.status,
+        manifest=version.manifest,
+        bindings=bindings,
+        tools=frozenset(tools),
+        environment_capabilities=frozenset(capabilities),
+        token_capabilities=actor.capabilities,
+        retired_tools=retired,
+    )
+    with transaction.atomic():
+        audit(
+            tenant=tenant,
+            actor=actor,
+            verb="skill_version.instantiated",
+            version=version,
+            data={
+                "state": answer.state,
+                "reasons": [reason.code for reason in answer.reasons],
+                # Names of secrets, never values; the values never reach memdesk.
+                "bindings": dict(sorted(bindings.items())),
+            },
+        )
+    return answer
