@@ -130,6 +130,15 @@ def test_the_table_is_the_design_state_machine():
         ("conflicted", "invalidated", "writer"),
         ("conflicted", "invalidated", "worker"),
         ("conflicted", "invalidated", "deletion"),
+        # A review decision taken back within its window: the inverse moves only.
+        ("active", "candidate", "undo"),
+        ("active", "conflicted", "undo"),
+        ("superseded", "active", "undo"),
+        ("superseded", "conflicted", "undo"),
+        ("invalidated", "active", "undo"),
+        ("rejected", "candidate", "undo"),
+        ("rejected", "active", "undo"),
+        ("rejected", "conflicted", "undo"),
     }
     assert erase <= moves
     assert set(CLAIM_TRANSITIONS) == set(STATUSES)
@@ -139,7 +148,11 @@ def test_erasure_is_legal_from_every_state_and_nothing_leaves_it():
     assert set(claim_sources_for(ClaimStatus.ERASED)) == set(STATUSES) - {"erased"}
     assert allowed_claim_targets(ClaimStatus.ERASED) == []
     for history in ("superseded", "invalidated", "rejected"):
-        assert allowed_claim_targets(history) == ["erased"]
+        # Only an undo of the review decision that ended it (within its window) revives one.
+        for role in set(ROLES) - {ClaimRole.UNDO}:
+            assert allowed_claim_targets(history, role) == (
+                ["erased"] if role == ClaimRole.DELETION else []
+            )
 
 
 def test_set_based_moves_start_where_a_claim_is_still_live():
