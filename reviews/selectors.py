@@ -21,8 +21,8 @@ from django.db.models import (
 from django.db.models.fields import DateTimeField
 from django.utils import timezone
 
-from accounts.models import Tenant
-from reviews.models import OPEN_STATUSES, Decision, Queue, ReviewItem, SavedFilter
+from accounts.models import ActorKind, Tenant
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem, SavedFilter
 
 
 def review_items(
@@ -244,3 +244,28 @@ def decision_undo_until(*, decision: Decision) -> datetime | None:
         return None
     until = undo_deadline(decision=decision)
     return until if until > timezone.now() else None
+
+
+def undoable_decisions(
+    *, tenant: Tenant, actor_id: str, queue: str, ids: Sequence[int] | None = None
+) -> list[Decision]:
+    """The person's decisions in `queue` still inside their undo window (the latest first):
+    those named by `ids`, or else the latest one, which the console offers to undo."""
+    decisions = (
+        Decision.objects.filter(
+            tenant=tenant,
+            item__queue=queue,
+            item__status=ItemStatus.DECIDED,
+            actor_kind=ActorKind.USER,
+            actor_id=actor_id,
+            at__gt=timezone.now() - timedelta(seconds=settings.REVIEW_UNDO_SECONDS),
+            undo__isnull=True,
+            scrubbed_at__isnull=True,
+        )
+        .exclude(undo_state={})
+        .select_related("item")
+        .order_by("-at", "-pk")
+    )
+    if ids is not None:
+        return list(decisions.filter(pk__in=ids))
+    return list(decisions[:1])

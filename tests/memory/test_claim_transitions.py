@@ -348,13 +348,15 @@ def test_a_rejected_claim_cannot_be_brought_back_by_sql_but_its_metadata_can_cha
     make_claim,
 ):
     rejected = make_claim(ClaimStatus.REJECTED)
+    # (Only an undo of the rejecting review decision may bring it back to where that
+    # decision found it: candidate, conflicted or active. Never anywhere else.)
     with (
-        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> active"),
+        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> quarantined"),
         transaction.atomic(),
         connection.cursor() as cursor,
     ):
         cursor.execute(
-            "UPDATE memory_claim SET status = 'active' WHERE id = %s AND status = 'rejected'",
+            "UPDATE memory_claim SET status = 'quarantined' WHERE id = %s AND status = 'rejected'",
             [rejected.pk],
         )
     # Same-status updates (links, counters, erasing remnants) are not moves.

@@ -288,3 +288,105 @@ def test_a_decision_of_another_tenant_is_not_found(agent, erin, globex, make_mem
         )
     assert caught.value.status_code == 404
     assert Claim.objects.get(pk=item.target_id).status == ClaimStatus.ACTIVE
+
+
+# --- console and API ----------------------------------------------------------------------------
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_the_console_offers_the_undo_and_taking_it_reopens_the_item(agent, editor, login):
+    item = candidate(agent)
+    desk = login(editor)
+    desk.get("/review/candidates/")
+    token = desk.cookies["csrftoken"].value
+
+    decided = desk.post(
+        f"/review/candidates/{item.pk}/decide",
+        {"verdict": "approve"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    ).content.decode()
+    decision = Decision.objects.get(item=item)
+    assert 'id="undo-offer"' in decided
+    assert f'name="decision" value="{decision.pk}"' in decided
+    assert 'data-shortcut="u"' in decided
+
+    undone = desk.post(
+        "/review/candidates/undo", {"decision": decision.pk}, HTTP_X_CSRFTOKEN=token, **HTMX
+    ).content.decode()
+    assert f"Undone: #{item.pk} is open again" in undone
+    assert f"<h2>#{item.pk} " in undone
+    assert 'id="undo-offer"' not in undone
+    assert Claim.objects.get(pk=item.target_id).status == ClaimStatus.CANDIDATE
+    assert_reopened_for(item, editor, decision)
+
+
+def test_the_console_stops_offering_the_undo_when_the_window_ends(
+    agent, editor, login, erin, settings
+):
+    item = candidate(agent)
+    decide(item, erin, "approve")
+    desk = login(editor)
+    assert 'id="undo-offer"' in desk.get("/review/candidates/").content.decode()
+    settings.REVIEW_UNDO_SECONDS = 0
+    assert 'id="undo-offer"' not in desk.get("/review/candidates/").content.decode()
+
+
+def test_a_bulk_approval_is_undone_at_once(agent, editor, login):
+    items = [candidate(agent, n) for n in range(3)]
+    desk = login(editor)
+    desk.get("/review/candidates/")
+    token = desk.cookies["csrftoken"].value
+    answer = desk.post(
+        "/review/candidates/bulk",
+        {"items": [i.pk for i in items], "reason_code": "verified"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    ).content.decode()
+    decisions = list(Decision.objects.filter(item__in=items))
+    assert "Approve: 3 items." in answer
+    desk.post(
+        "/review/candidates/undo",
+        {"decision": [d.pk for d in decisions]},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    )
+    assert DecisionUndo.objects.count() == 3
+    assert {Claim.objects.get(pk=i.target_id).status for i in items} == {ClaimStatus.CANDIDATE}
+
+
+def test_the_api_undoes_a_decision_and_answers_refusals_as_problems(
+    agent, editor, session_api, settings
+):
+    item = candidate(agent)
+    api = session_api(editor)
+    decided = api.post(f"/api/v1/reviews/{item.pk}/decide", {"verdict": "approve"}, format="json")
+    assert decided.status_code == 200, decided.json()
+    assert decided.json()["undo_until"] is not None
+    decision_id = decided.json()["id"]
+
+    response = api.post(f"/api/v1/reviews/decisions/{decision_id}/undo")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["decision"] == decision_id
+    assert (body["item"]["id"], body["item"]["status"]) == (item.pk, "claimed")
+
+    again = api.post(f"/api/v1/reviews/decisions/{decision_id}/undo")
+    assert (again.status_code, again.json()["code"]) == (409, "already_undone")
+    assert again["Content-Type"].startswith("application/problem+json")
+
+    redecided = api.post(f"/api/v1/reviews/{item.pk}/decide", {"verdict": "approve"}, format="json")
+    settings.REVIEW_UNDO_SECONDS = 0
+    late = api.post(f"/api/v1/reviews/decisions/{redecided.json()['id']}/undo")
+    assert (late.status_code, late.json()["code"]) == (409, "undo_expired")
+    missing = api.post("/api/v1/reviews/decisions/999999/undo")
+    assert missing.status_code == 404
+
+
+def test_the_api_documents_the_undo(agent, editor, session_api):
+    schema = session_api(editor).get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    text = schema.content.decode()
+    assert "/api/v1/reviews/decisions/{decision_id}/undo" in text
+    assert "undo_expired" in text
