@@ -4,7 +4,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import extend_schema_field
-
 from rest_framework import serializers
 
 from reviews.models import Decision, DecisionUndo, ReviewItem
