@@ -390,3 +390,46 @@ def test_the_api_documents_the_undo(agent, editor, session_api):
     text = schema.content.decode()
     assert "/api/v1/reviews/decisions/{decision_id}/undo" in text
     assert "undo_expired" in text
+
+
+def test_an_undone_approval_leaves_the_subjects_hot_memory(agent, erin, editor):
+    item = candidate(agent)
+    url = "/api/v1/subjects/user:alice/hot-memory"
+    decision = decide(item, erin, "approve")
+    served = agent.get(url)
+    assert item.target_id in served.json()["claims"]
+
+    undo(decision, erin, editor)
+
+    # The block is rebuilt from the claims as they are now: no stale cached copy.
+    after = agent.get(url, HTTP_IF_NONE_MATCH=served.headers["ETag"])
+    assert after.status_code == 200
+    assert item.target_id not in after.json()["claims"]
+
+
+@pytest.mark.parametrize(
+    ("queue", "verdict", "payload"),
+    [
+        ("manual_review", "succeeded", {"external_id": "a-1"}),
+        ("deletions", "acknowledge", {}),
+    ],
+)
+def test_what_cannot_be_called_back_is_not_undoable(queue, verdict, payload):
+    """A settled receipt is acted on at once (recovery reads it, a retry follows it); a
+    deletion cannot be taken back. Their handlers have no revert: refused, nothing moves."""
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=StringIO())
+    user = get_user_model().objects.get(username="editor")
+    actor = Actor.for_user(user, Role.EDITOR)
+    item = ReviewItem.objects.get(queue=queue)
+    decision = decide(item, actor, verdict, note="checked by hand", payload=payload)
+    assert decision.undo_state == {}
+
+    assert refusal(lambda: undo(decision, actor, user)) == (409, "not_undoable")
+    item.refresh_from_db()
+    assert item.status == ItemStatus.DECIDED
+    assert not DecisionUndo.objects.exists()
