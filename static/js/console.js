@@ -74,7 +74,11 @@
   };
   document.addEventListener("click", (event) => {
     const close = event.target instanceof Element && event.target.closest("[data-dismiss]");
-    if (close) close.closest(".toast")?.classList.add("hidden");
+    if (!close) return;
+    const toast = close.closest(".toast");
+    // A dismissed undo offer goes with its `u` shortcut; other toasts just hide.
+    if (toast?.hasAttribute("data-undo-until")) toast.remove();
+    else toast?.classList.add("hidden");
   });
   document.addEventListener("DOMContentLoaded", dismissLater);
   document.body.addEventListener("htmx:oobAfterSwap", dismissLater);
