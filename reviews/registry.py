@@ -62,9 +62,12 @@ class UndoableHandler(DecisionHandler, Protocol):
     Optional: a handler without `revert` makes every decision of its queue final
     (an erasure, a settled receipt, a published skill cannot be called back)."""
 
-    def snapshot(self, *, item: ReviewItem, verdict: str) -> dict[str, Any] | None:
+    def snapshot(
+        self, *, item: ReviewItem, verdict: str, before: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
         """The target's state as JSON, enough to restore it and to tell whether it moved;
-        None when `verdict` cannot be taken back. Taken before and after the decision."""
+        None when `verdict` cannot be taken back. Taken before the decision, then after it
+        and at the undo with `before` given, so those two cover the same things."""
 
     def revert(self, undo: UndoInput) -> None:
         """Put the target back as `undo.before` says, with legal, audited moves. Called

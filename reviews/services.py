@@ -201,7 +201,7 @@ def review_decide(
             actor_label=actor.label,
             undo_state={}
             if before is None or snapshot is None
-            else {"before": before, "after": snapshot(item=item, verdict=verdict)},
+            else {"before": before, "after": snapshot(item=item, verdict=verdict, before=before)},
         )
         item.status = ItemStatus.DECIDED
         item.decided_at = now
@@ -276,7 +276,10 @@ def review_undo(*, tenant: Tenant, decision_id: int, actor: Actor, user: Any) ->
                 "The item was reopened or decided again since; this decision no longer stands.",
                 status_code=409,
             )
-        if snapshot(item=item, verdict=decision.verdict) != decision.undo_state["after"]:
+        now_state = snapshot(
+            item=item, verdict=decision.verdict, before=decision.undo_state["before"]
+        )
+        if now_state != decision.undo_state["after"]:
             raise Problem(
                 "target_changed",
                 "The target changed since the decision (an agent used or replaced it), so the "

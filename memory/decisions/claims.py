@@ -84,10 +84,15 @@ class _ClaimHandler:
         claim = _claim(item)
         return claim_version(claim) if claim else "gone"
 
-    def snapshot(self, *, item: ReviewItem, verdict: str) -> dict[str, Any] | None:
+    def snapshot(
+        self, *, item: ReviewItem, verdict: str, before: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
         if verdict in self.final_verdicts:
             return None
-        return {"claims": claims_snapshot(item=item)}
+        # After the decision, the claims it found too: a side it superseded must still be
+        # as the decision left it when the undo comes.
+        also = list((before or {}).get("claims", {}))
+        return {"claims": claims_snapshot(item=item, also=also)}
 
     def revert(self, undo: UndoInput) -> None:
         claims_restore(

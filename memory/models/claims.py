@@ -130,8 +130,10 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         # Beyond the diagram: an editor archives a claim nobody needs any more; it
         # stays, out of recall and hot memory, until restored or erased.
         _C.ARCHIVED: frozenset({_W.REVIEWER}),
-        # Beyond the diagram, undo: an approval taken back; the memory waits again.
+        # Beyond the diagram, undo: an approval taken back; the memory waits again,
+        # as a candidate or, if it came from quarantine, quarantined.
         _C.CANDIDATE: frozenset({_W.UNDO}),
+        _C.QUARANTINED: frozenset({_W.UNDO}),
         **_ERASE,
     },
     _C.ARCHIVED: {
@@ -162,6 +164,7 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
     _C.INVALIDATED: {_C.ACTIVE: frozenset({_W.UNDO}), **_ERASE},
     _C.REJECTED: {
         _C.CANDIDATE: frozenset({_W.UNDO}),
+        _C.QUARANTINED: frozenset({_W.UNDO}),
         _C.ACTIVE: frozenset({_W.UNDO}),
         _C.CONFLICTED: frozenset({_W.UNDO}),
         **_ERASE,

@@ -11,6 +11,7 @@ validity, refresh date, the superseded link).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -19,7 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from accounts.actors import Actor
 from accounts.models import Tenant
-from common.problems import Problem
+from common.problems import InvalidTransition, Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
 from memory.services.claims import claim_move, scope_key
 from reviews.models import ReviewItem
@@ -39,8 +40,9 @@ def _state(claim: Claim) -> dict[str, Any]:
     }
 
 
-def claims_snapshot(*, item: ReviewItem) -> dict[str, Any]:
-    """The state of every claim a decision on `item` may move, keyed by claim id."""
+def claims_snapshot(*, item: ReviewItem, also: Sequence[str] = ()) -> dict[str, Any]:
+    """The state of every claim a decision on `item` may move (and of the claims `also`
+    names), keyed by claim id."""
     target = Claim.objects.filter(tenant_id=item.tenant_id, pk=item.target_id).first()
     if target is None:
         return {}
@@ -51,7 +53,7 @@ def claims_snapshot(*, item: ReviewItem) -> dict[str, Any]:
         scope_key=target.scope_key,
         status=ClaimStatus.ACTIVE,
     ).values_list("pk", flat=True)
-    ids = {target.pk, *target.conflicts_with, *standing}
+    ids = {target.pk, *target.conflicts_with, *standing, *also}
     claims = Claim.objects.filter(tenant_id=item.tenant_id, pk__in=ids).order_by("pk")
     return {str(claim.pk): _state(claim) for claim in claims}
 
@@ -78,7 +80,7 @@ def claims_restore(
                         others=set(before),
                     )
                 )
-    except IntegrityError as clash:
+    except (IntegrityError, InvalidTransition) as clash:
         raise _moved() from clash
     return restored
 

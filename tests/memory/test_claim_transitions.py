@@ -132,11 +132,13 @@ def test_the_table_is_the_design_state_machine():
         ("conflicted", "invalidated", "deletion"),
         # A review decision taken back within its window: the inverse moves only.
         ("active", "candidate", "undo"),
+        ("active", "quarantined", "undo"),
         ("active", "conflicted", "undo"),
         ("superseded", "active", "undo"),
         ("superseded", "conflicted", "undo"),
         ("invalidated", "active", "undo"),
         ("rejected", "candidate", "undo"),
+        ("rejected", "quarantined", "undo"),
         ("rejected", "active", "undo"),
         ("rejected", "conflicted", "undo"),
     }
@@ -349,14 +351,14 @@ def test_a_rejected_claim_cannot_be_brought_back_by_sql_but_its_metadata_can_cha
 ):
     rejected = make_claim(ClaimStatus.REJECTED)
     # (Only an undo of the rejecting review decision may bring it back to where that
-    # decision found it: candidate, conflicted or active. Never anywhere else.)
+    # decision found it: candidate, quarantined, conflicted or active. Nowhere else.)
     with (
-        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> quarantined"),
+        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> archived"),
         transaction.atomic(),
         connection.cursor() as cursor,
     ):
         cursor.execute(
-            "UPDATE memory_claim SET status = 'quarantined' WHERE id = %s AND status = 'rejected'",
+            "UPDATE memory_claim SET status = 'archived' WHERE id = %s AND status = 'rejected'",
             [rejected.pk],
         )
     # Same-status updates (links, counters, erasing remnants) are not moves.
