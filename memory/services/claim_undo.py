@@ -22,7 +22,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.problems import InvalidTransition, Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
-from memory.services.claims import claim_move, scope_key
+from memory.services.claims import claim_move, identity_lock, scope_key
 from reviews.models import ReviewItem
 
 
@@ -94,9 +94,19 @@ def _restore_one(
     reason: str,
     others: set[str],
 ) -> Claim:
-    claim = Claim.objects.select_for_update().get(tenant=tenant, pk=claim_id)
+    claim = (
+        Claim.objects.select_for_update().select_related("subject").get(tenant=tenant, pk=claim_id)
+    )
     scope = state["scope"]
     if state["status"] == ClaimStatus.ACTIVE and claim.status != ClaimStatus.ACTIVE:
+        # The writers' identity lock, so no claim becomes active there between this look
+        # and the move (which would otherwise supersede it without a word).
+        identity_lock(
+            tenant=tenant,
+            subject=claim.subject,
+            predicate=claim.predicate,
+            scope_json=scope_key(scope),
+        )
         standing = (
             Claim.objects.filter(
                 tenant=tenant,
