@@ -179,7 +179,9 @@ def test_both_sides_of_a_conflict_fit_beside_the_list(sign_in, width):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_an_approval_is_undone_from_its_toast_and_the_item_comes_back(sign_in, width):
+def test_an_approval_is_undone_from_its_toast_and_the_item_comes_back(sign_in, width, settings):
+    # Longer than the accessibility scan below may take on a busy machine.
+    settings.REVIEW_UNDO_SECONDS = 600
     item = ReviewItem.objects.filter(
         queue="candidates", reason_codes__contains=["unverified_authority"]
     ).get()

@@ -25,6 +25,13 @@ from tests.memory.helpers import recall, submit
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _window_longer_than_a_test(settings) -> None:
+    # A decision's time is its transaction's start, and a test is one transaction: the
+    # window is counted from the test's start. Expiry tests close it explicitly.
+    settings.REVIEW_UNDO_SECONDS = 3600
+
+
 @pytest.fixture
 def erin(editor) -> Actor:
     return Actor.for_user(editor, Role.EDITOR)
