@@ -389,6 +389,8 @@ CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
     "schedule": 3600.0,
 }
 REVIEW_LEASE_SECONDS = env_int("REVIEW_LEASE_SECONDS", 900)
+# How long after a review decision its decider (or an admin) may take it back.
+REVIEW_UNDO_SECONDS = env_int("REVIEW_UNDO_SECONDS", 30)
 
 # Receipts and reconciliation ------------------------------------------------
 # How long a `submitted` receipt waits for its agent to report the outcome

@@ -160,7 +160,9 @@ QUOTED_CONTENT = (
     QuotedContent(ReviewItem, ("topic",), whole=True),
     # An editor's saved queue view may name a subject or a topic in its name or filters.
     QuotedContent(SavedFilter, ("name", "query"), whole=True),
-    QuotedContent(Decision, ("note", "payload"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
+    QuotedContent(
+        Decision, ("note", "payload", "undo_state"), whole=True, pending=_ONCE, stamp="scrubbed_at"
+    ),
     QuotedContent(AuditEvent, ("reason", "data"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
     QuotedContent(
         Receipt,

@@ -117,9 +117,33 @@ class Decision(models.Model):
     actor_label = models.CharField(max_length=150, blank=True)
     at = models.DateTimeField(db_default=Now())
     scrubbed_at = models.DateTimeField(null=True, blank=True)
+    # What an undo needs, from the queue's handler: the target's state just before
+    # (`before`, restored by an undo) and just after the decision (`after`, which
+    # must still hold for an undo to go ahead). Empty: this decision cannot be undone.
+    undo_state = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return f"{self.verdict} on {self.item_id} by {self.actor_label}"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="decision_undo_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class DecisionUndo(models.Model):
+    """A decision taken back within its undo window. The decision row stays as it was;
+    this row says it no longer holds. One per decision: a second undo is refused."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    decision = models.OneToOneField(Decision, on_delete=models.PROTECT, related_name="undo")
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return f"undo of decision {self.decision_id} by {self.actor_label}"
 
 
 class SavedFilter(models.Model):

@@ -45,6 +45,35 @@ class DecisionHandler(Protocol):
         """Carry the verdict out on the target. Raise a Problem to refuse it."""
 
 
+@dataclass(frozen=True)
+class UndoInput:
+    """A decision being taken back: the target goes back to `before`, the state its
+    handler's `snapshot` saw just before the decision."""
+
+    item: ReviewItem
+    decision: Decision
+    before: dict[str, Any]
+    actor: Actor
+
+
+class UndoableHandler(DecisionHandler, Protocol):
+    """A handler whose decisions can be taken back within `REVIEW_UNDO_SECONDS`.
+
+    Optional: a handler without `revert` makes every decision of its queue final
+    (an erasure, a settled receipt, a published skill cannot be called back)."""
+
+    def snapshot(
+        self, *, item: ReviewItem, verdict: str, before: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The target's state as JSON, enough to restore it and to tell whether it moved;
+        None when `verdict` cannot be taken back. Taken before the decision, then after it
+        and at the undo with `before` given, so those two cover the same things."""
+
+    def revert(self, undo: UndoInput) -> None:
+        """Put the target back as `undo.before` says, with legal, audited moves. Called
+        only while the target's snapshot still equals the one taken after the decision."""
+
+
 class QueuePresenter(Protocol):
     """How the console shows a queue's targets; supplied by the app that owns them.
 

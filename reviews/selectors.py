@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import (
     BooleanField,
@@ -20,8 +21,8 @@ from django.db.models import (
 from django.db.models.fields import DateTimeField
 from django.utils import timezone
 
-from accounts.models import Tenant
-from reviews.models import OPEN_STATUSES, Queue, ReviewItem, SavedFilter
+from accounts.models import ActorKind, Tenant
+from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem, SavedFilter
 
 
 def review_items(
@@ -227,3 +228,44 @@ def queue_page(
 def saved_filters(*, tenant: Tenant, owner: Any, queue: str) -> QuerySet[SavedFilter]:
     """The person's saved views of a queue, by name."""
     return SavedFilter.objects.filter(tenant=tenant, owner=owner, queue=queue).order_by("name")
+
+
+def undo_deadline(*, decision: Decision) -> datetime:
+    """When the window to take `decision` back closes (`REVIEW_UNDO_SECONDS` after it)."""
+    return decision.at + timedelta(seconds=settings.REVIEW_UNDO_SECONDS)
+
+
+def decision_undo_until(*, decision: Decision) -> datetime | None:
+    """Until when `decision` may still be undone; None if it cannot be (any more). The
+    service checks again, with the target's state, when an undo is asked for."""
+    if not decision.undo_state or decision.scrubbed_at is not None:
+        return None
+    if hasattr(decision, "undo"):
+        return None
+    until = undo_deadline(decision=decision)
+    return until if until > timezone.now() else None
+
+
+def undoable_decisions(
+    *, tenant: Tenant, actor_id: str, queue: str, ids: Sequence[int] | None = None
+) -> list[Decision]:
+    """The person's decisions in `queue` still inside their undo window (the latest first):
+    those named by `ids`, or else the latest one, which the console offers to undo."""
+    decisions = (
+        Decision.objects.filter(
+            tenant=tenant,
+            item__queue=queue,
+            item__status=ItemStatus.DECIDED,
+            actor_kind=ActorKind.USER,
+            actor_id=actor_id,
+            at__gt=timezone.now() - timedelta(seconds=settings.REVIEW_UNDO_SECONDS),
+            undo__isnull=True,
+            scrubbed_at__isnull=True,
+        )
+        .exclude(undo_state={})
+        .select_related("item")
+        .order_by("-at", "-pk")
+    )
+    if ids is not None:
+        return list(decisions.filter(pk__in=ids))
+    return list(decisions[:1])

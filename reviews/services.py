@@ -1,4 +1,4 @@
-"""Every write to review items: open, claim, release, decide, cancel."""
+"""Every write to review items: open, claim, release, decide, undo, cancel."""
 
 from __future__ import annotations
 
@@ -16,9 +16,17 @@ from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
 from reviews.filters import ReviewItemFilter
-from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem, SavedFilter
-from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, policy_for
-from reviews.selectors import SORTS
+from reviews.models import (
+    OPEN_STATUSES,
+    Decision,
+    DecisionUndo,
+    ItemStatus,
+    Queue,
+    ReviewItem,
+    SavedFilter,
+)
+from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, UndoInput, policy_for
+from reviews.selectors import SORTS, undo_deadline
 
 
 def review_open(
@@ -167,6 +175,10 @@ def review_decide(
                 "The item changed since this review opened. Reload it and decide again.",
                 status_code=409,
             )
+        # What an undo would restore, and the state it must still find (handlers that
+        # can take a verdict back say so by snapshotting it).
+        snapshot = getattr(policy.handler, "snapshot", None)
+        before = snapshot(item=item, verdict=verdict) if snapshot is not None else None
         policy.handler.apply(
             DecisionInput(
                 item=item,
@@ -187,6 +199,9 @@ def review_decide(
             actor_kind=actor.kind,
             actor_id=actor.id,
             actor_label=actor.label,
+            undo_state={}
+            if before is None or snapshot is None
+            else {"before": before, "after": snapshot(item=item, verdict=verdict, before=before)},
         )
         item.status = ItemStatus.DECIDED
         item.decided_at = now
@@ -202,6 +217,125 @@ def review_decide(
             data={"review_item": item.pk, "queue": item.queue},
         )
     return decision
+
+
+def review_undo(*, tenant: Tenant, decision_id: int, actor: Actor, user: Any) -> DecisionUndo:
+    """Take a decision back within `REVIEW_UNDO_SECONDS`: its handler puts the target back
+    as it was, the item reopens held by `user` so they can decide again, and the undo is
+    recorded beside the decision, which stays as written. Only the decider or an admin
+    may; a target that moved since the decision, or a verdict that cannot be called back
+    (an erasure, a settled receipt), is refused and nothing changes."""
+    now = timezone.now()
+    with transaction.atomic():
+        decision = (
+            Decision.objects.select_for_update().filter(tenant=tenant, pk=decision_id).first()
+        )
+        if decision is None:
+            raise not_found("decision")
+        item = _locked_item(tenant=tenant, item_id=decision.item_id)
+        _require_decider(item, actor)
+        if not actor.is_admin and (decision.actor_kind, decision.actor_id) != (
+            actor.kind,
+            actor.id,
+        ):
+            raise Problem(
+                "not_your_decision",
+                f"Only {decision.actor_label} (who decided) or an admin can undo this decision.",
+                status_code=403,
+            )
+        if DecisionUndo.objects.filter(decision=decision).exists():
+            raise Problem("already_undone", "This decision was already undone.", status_code=409)
+        policy = policy_for(item.queue)
+        handler = policy.handler if policy else None
+        snapshot = getattr(handler, "snapshot", None)
+        revert = getattr(handler, "revert", None)
+        if (
+            handler is None
+            or snapshot is None
+            or revert is None
+            or not decision.undo_state
+            or decision.scrubbed_at
+        ):
+            raise Problem(
+                "not_undoable",
+                f"A “{decision.verdict}” decision on the {item.queue} queue cannot be taken back.",
+                status_code=409,
+            )
+        undo_until = undo_deadline(decision=decision)
+        if now >= undo_until:
+            raise Problem(
+                "undo_expired",
+                "The time to undo this decision has passed. Open the target to change it.",
+                status_code=409,
+                undo_until=undo_until.isoformat(),
+            )
+        latest = item.decisions.order_by("-at", "-pk").values_list("pk", flat=True).first()
+        if item.status != ItemStatus.DECIDED or latest != decision.pk:
+            raise Problem(
+                "target_changed",
+                "The item was reopened or decided again since; this decision no longer stands.",
+                status_code=409,
+            )
+        now_state = snapshot(
+            item=item, verdict=decision.verdict, before=decision.undo_state["before"]
+        )
+        if now_state != decision.undo_state["after"]:
+            raise Problem(
+                "target_changed",
+                "The target changed since the decision (an agent used or replaced it), so the "
+                "decision cannot be undone. Open the target to change it.",
+                status_code=409,
+            )
+        revert(
+            UndoInput(
+                item=item, decision=decision, before=decision.undo_state["before"], actor=actor
+            )
+        )
+        undo = DecisionUndo.objects.create(
+            tenant=tenant,
+            decision=decision,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
+            actor_label=actor.label,
+        )
+        item.status = ItemStatus.CLAIMED
+        item.claimed_by = user
+        item.lease_expires_at = now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS)
+        item.decided_at = None
+        # The target is as the decision found it; deciding again compares with that.
+        item.target_version = handler.current_version(item=item)
+        try:
+            with transaction.atomic():
+                item.save(
+                    update_fields=[
+                        "status",
+                        "claimed_by",
+                        "lease_expires_at",
+                        "decided_at",
+                        "target_version",
+                    ]
+                )
+        except IntegrityError as clash:
+            # Another review of the same target opened since: that one is where to decide.
+            raise Problem(
+                "target_changed",
+                "Another review of this target opened since the decision; decide there.",
+                status_code=409,
+            ) from clash
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="review.undo",
+            target_type=item.target_type,
+            target_id=item.target_id,
+            data={
+                "review_item": item.pk,
+                "queue": item.queue,
+                "decision": decision.pk,
+                "verdict": decision.verdict,
+            },
+        )
+    return undo
 
 
 def _check_reason(policy: QueuePolicy, *, verdict: str, reason_code: str, note: str) -> None:

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("<str:queue>/", views.queue_view, name="queue"),
     path("<str:queue>/bulk", views.bulk_view, name="bulk"),
+    path("<str:queue>/undo", views.undo_view, name="undo"),
     path("<str:queue>/filters", views.filter_save, name="filter-save"),
     path("<str:queue>/filters/<int:filter_id>/delete", views.filter_delete, name="filter-delete"),
     path("<str:queue>/<int:item_id>/", views.item_view, name="item"),

@@ -1,4 +1,4 @@
-"""Console review queues: list, open (claim), decide, bulk approve."""
+"""Console review queues: list, open (claim), decide, bulk approve, undo."""
 
 from __future__ import annotations
 
@@ -103,7 +103,39 @@ def _workspace(
         "saved_filters": list(
             selectors.saved_filters(tenant=membership.tenant, owner=request.user, queue=queue)
         ),
+        "undo_offer": _undo_offer(request, membership, queue),
         **_detail_context(request, membership, queue, selected, query=kept.urlencode()),
+    }
+
+
+def _undo_offer(
+    request: HttpRequest,
+    membership: Membership,
+    queue: str,
+    decisions: list[Decision] | None = None,
+) -> dict[str, Any] | None:
+    """The toast offering to take back the person's latest decision (or a bulk approval's
+    decisions) while their window lasts; the server decides, the countdown only shows it."""
+    policy = policy_for(queue)
+    if policy is None or membership.role not in policy.roles:
+        return None
+    if decisions is None:
+        decisions = selectors.undoable_decisions(
+            tenant=membership.tenant, actor_id=str(request.user.pk), queue=queue
+        )
+    if not decisions:
+        return None
+    until = min(selectors.undo_deadline(decision=d) for d in decisions)
+    if len(decisions) == 1:
+        sentence = _outcome(policy, decisions[0].item, decisions[0])
+    else:
+        sentence = f"{policy.label(decisions[0].verdict)}: {len(decisions)} items."
+    return {
+        "sentence": sentence,
+        "decisions": [d.pk for d in decisions],
+        "until": until,
+        "seconds_left": max(0, int((until - timezone.now()).total_seconds())),
+        "url": reverse("reviews:undo", args=[queue]),
     }
 
 
@@ -322,7 +354,9 @@ def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
         )
     except Problem as problem:
         return _refused(request, membership, queue, item, problem)
-    messages.success(request, _outcome(policy, item, decision))
+    if not decision.undo_state:
+        # An undoable decision is told by the undo toast, with its button.
+        messages.success(request, _outcome(policy, item, decision))
     # The next item is the first of the list the editor was looking at: same filters, same sort.
     query = _posted_query(request)
     next_item = _next_item(membership, queue, query, after=item)
@@ -403,9 +437,10 @@ def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
         raise Http404("this queue has no bulk approval")
     actor = Actor.for_user(request.user, membership.role)
     done, refused = 0, []
+    decided: list[Decision] = []
     for raw in request.POST.getlist("items"):
         try:
-            services.review_decide(
+            decision = services.review_decide(
                 tenant=membership.tenant,
                 item_id=int(raw),
                 actor=actor,
@@ -413,6 +448,7 @@ def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
                 reason_code=request.POST.get("reason_code", ""),
                 note=request.POST.get("note", ""),
             )
+            decided.append(decision)
             done += 1
         except (Problem, ValueError) as problem:
             refused.append(f"#{raw}: {getattr(problem, 'detail', problem)}")
@@ -427,9 +463,64 @@ def bulk_view(request: HttpRequest, queue: str) -> HttpResponse:
     still_open = _open_item(membership, queue, request.POST.get("open_item", ""))
     if is_htmx(request):
         context = _workspace(request, membership, queue, still_open, query=query)
+        # One undo for the whole batch.
+        undoable = [d.pk for d in decided if d.undo_state]
+        if len(undoable) > 1:
+            context["undo_offer"] = _undo_offer(
+                request,
+                membership,
+                queue,
+                selectors.undoable_decisions(
+                    tenant=membership.tenant,
+                    actor_id=str(request.user.pk),
+                    queue=queue,
+                    ids=undoable,
+                ),
+            )
         return render_page(request, "reviews/queue.html", context, partial="workspace")
     if still_open is not None:
         query["item"] = str(still_open.pk)
+    suffix = f"?{query.urlencode()}" if query else ""
+    return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+
+
+@login_required
+@require_POST
+def undo_view(request: HttpRequest, queue: str) -> HttpResponse:
+    """Take back the decisions named by `decision` (one, or a bulk approval's); the first
+    item taken back opens beside the list, held by this person, to be decided again."""
+    membership = console_context(request, roles=CONSOLE_READERS)
+    queue = _queue(queue)
+    actor = Actor.for_user(request.user, membership.role)
+    reopened: list[ReviewItem] = []
+    refused: list[str] = []
+    for raw in request.POST.getlist("decision"):
+        try:
+            undo = services.review_undo(
+                tenant=membership.tenant, decision_id=int(raw), actor=actor, user=request.user
+            )
+        except ValueError as bad:
+            raise Http404("no such decision") from bad
+        except Problem as problem:
+            if problem.status_code == 404:
+                raise Http404(str(problem.detail)) from problem
+            refused.append(str(problem.detail))
+            continue
+        reopened.append(undo.decision.item)
+    if reopened:
+        names = ", ".join(f"#{item.pk}" for item in reopened)
+        messages.success(request, f"Undone: {names} is open again for you to decide.")
+    if refused:
+        messages.error(request, "Not undone: " + " ".join(dict.fromkeys(refused)))
+    if not reopened and not refused:
+        messages.error(request, "Nothing to undo was named.")
+    query = _posted_query(request)
+    selected = reopened[0] if reopened else None
+    if is_htmx(request):
+        context = _workspace(request, membership, queue, selected, query=query)
+        return render_page(request, "reviews/queue.html", context, partial="workspace")
+    if selected is not None:
+        query["item"] = str(selected.pk)
     suffix = f"?{query.urlencode()}" if query else ""
     return redirect(reverse("reviews:queue", args=[queue]) + suffix)
 

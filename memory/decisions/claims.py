@@ -10,6 +10,7 @@ from rest_framework import serializers
 from common.problems import Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
 from memory.presenters import ClaimPresenter
+from memory.services.claim_undo import claims_restore, claims_snapshot
 from memory.services.claims import (
     claim_merge_into,
     claim_move,
@@ -17,7 +18,13 @@ from memory.services.claims import (
     claim_version,
 )
 from reviews.models import Queue, ReviewItem
-from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
+from reviews.registry import (
+    OTHER_REASON,
+    DecisionInput,
+    QueuePolicy,
+    UndoInput,
+    register_queue,
+)
 
 # Why a person turned a memory down (or kept it): the words the metrics count.
 CLAIM_REASONS = (
@@ -70,12 +77,36 @@ def _claim(item: ReviewItem) -> Claim | None:
 
 
 class _ClaimHandler:
+    # Verdicts whose effect on the claims an undo cannot put back.
+    final_verdicts: tuple[str, ...] = ()
+
     def current_version(self, *, item: ReviewItem) -> str:
         claim = _claim(item)
         return claim_version(claim) if claim else "gone"
 
+    def snapshot(
+        self, *, item: ReviewItem, verdict: str, before: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        if verdict in self.final_verdicts:
+            return None
+        # After the decision, the claims it found too: a side it superseded must still be
+        # as the decision left it when the undo comes.
+        also = list((before or {}).get("claims", {}))
+        return {"claims": claims_snapshot(item=item, also=also)}
+
+    def revert(self, undo: UndoInput) -> None:
+        claims_restore(
+            tenant=undo.item.tenant,
+            actor=undo.actor,
+            before=undo.before["claims"],
+            decision_id=undo.decision.pk,
+        )
+
 
 class CandidateHandler(_ClaimHandler):
+    # A merge moved the candidate's sources onto another claim; they stay there.
+    final_verdicts = ("merge",)
+
     def apply(self, decision: DecisionInput) -> None:
         tenant = decision.item.tenant
         if decision.verdict == "approve":

@@ -67,6 +67,10 @@ class ClaimRole(models.TextChoices):
     USER = "user"
     WORKER = "worker"
     DELETION = "deletion"
+    # A review decision taken back within its undo window (`REVIEW_UNDO_SECONDS`):
+    # only the inverse of what that decision moved, and only while nothing else
+    # touched the claims since (reviews.services.review_undo checks both).
+    UNDO = "undo"
 
 
 _C = ClaimStatus
@@ -116,7 +120,9 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         # A newer revision through the gate or the user's correction, or another
         # claim on the identity approved or winning a conflict.
         _C.SUPERSEDED: frozenset({_W.WRITER, _W.REVIEWER, _W.WORKER, _W.USER}),
-        _C.CONFLICTED: frozenset({_W.WRITER}),
+        # Beyond the diagram, undo: a conflict's resolution taken back puts the
+        # standing side back into the contest.
+        _C.CONFLICTED: frozenset({_W.WRITER, _W.UNDO}),
         _C.INVALIDATED: frozenset({_W.WRITER, _W.REVIEWER, _W.WORKER, _W.DELETION}),
         # Beyond the diagram: resolving a conflict, a reviewer may find the
         # standing side was never true; superseded would say it once was.
@@ -124,6 +130,10 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         # Beyond the diagram: an editor archives a claim nobody needs any more; it
         # stays, out of recall and hot memory, until restored or erased.
         _C.ARCHIVED: frozenset({_W.REVIEWER}),
+        # Beyond the diagram, undo: an approval taken back; the memory waits again,
+        # as a candidate or, if it came from quarantine, quarantined.
+        _C.CANDIDATE: frozenset({_W.UNDO}),
+        _C.QUARANTINED: frozenset({_W.UNDO}),
         **_ERASE,
     },
     _C.ARCHIVED: {
@@ -142,9 +152,23 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
         _C.INVALIDATED: frozenset({_W.WRITER, _W.WORKER, _W.DELETION}),
         **_ERASE,
     },
-    _C.SUPERSEDED: {**_ERASE},
-    _C.INVALIDATED: {**_ERASE},
-    _C.REJECTED: {**_ERASE},
+    # Final, except that a review decision that ended a claim may be taken back
+    # within its undo window (the role `undo`, nothing else): a side that lost a
+    # conflict, a memory rejected or invalidated on review, returns to where the
+    # decision found it.
+    _C.SUPERSEDED: {
+        _C.ACTIVE: frozenset({_W.UNDO}),
+        _C.CONFLICTED: frozenset({_W.UNDO}),
+        **_ERASE,
+    },
+    _C.INVALIDATED: {_C.ACTIVE: frozenset({_W.UNDO}), **_ERASE},
+    _C.REJECTED: {
+        _C.CANDIDATE: frozenset({_W.UNDO}),
+        _C.QUARANTINED: frozenset({_W.UNDO}),
+        _C.ACTIVE: frozenset({_W.UNDO}),
+        _C.CONFLICTED: frozenset({_W.UNDO}),
+        **_ERASE,
+    },
     _C.ERASED: {},
 }
 

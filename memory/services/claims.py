@@ -119,7 +119,7 @@ def identity_lock_key(*, tenant: Tenant, subject_id: int, predicate: str, scope_
     return f"claim:{tenant.pk}:{subject_id}:{predicate}:{scope_json}"
 
 
-def _lock_identity(*, tenant: Tenant, subject: Subject, predicate: str, scope_json: str) -> None:
+def identity_lock(*, tenant: Tenant, subject: Subject, predicate: str, scope_json: str) -> None:
     # Decisions on one identity are serialised so concurrent writers cannot
     # both see "no active claim" and both accept; the partial unique index is
     # the last line of defence behind this lock.
@@ -656,7 +656,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
                 "A claim listed in derived_from does not exist.",
                 errors={"derived_from": ["Name existing claims of this tenant."]},
             )
-        _lock_identity(
+        identity_lock(
             tenant=tenant,
             subject=subject,
             predicate=candidate.predicate,
@@ -863,7 +863,7 @@ def claim_move(
                 claim.valid_to = None
             fields.append("valid_to")
         if to == ClaimStatus.ACTIVE:
-            _lock_identity(
+            identity_lock(
                 tenant=tenant,
                 subject=claim.subject,
                 predicate=claim.predicate,

@@ -222,7 +222,7 @@ def _supersedes(p: _Planned) -> bool:
 
 
 def _lock_identities(*, tenant: Tenant, identities: set[Identity]) -> None:
-    """`_lock_identity` for every identity, in one statement and in the order of the keys."""
+    """`identity_lock` for every identity, in one statement and in the order of the keys."""
     if not identities:
         return
     keys = [

@@ -1,19 +1,39 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from reviews.models import Decision, ReviewItem
+from reviews.models import Decision, DecisionUndo, ReviewItem
+from reviews.selectors import decision_undo_until
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
 class DecisionOutput(serializers.ModelSerializer):
+    undo_until = serializers.SerializerMethodField(
+        help_text="Until when `POST /api/v1/reviews/decisions/{id}/undo` may take this "
+        "decision back; null when it cannot be (any more)."
+    )
+
     class Meta:
         model = Decision
-        fields = ["id", "verdict", "reason_code", "note", "payload", "actor_label", "at"]
+        fields = [
+            "id",
+            "verdict",
+            "reason_code",
+            "note",
+            "payload",
+            "actor_label",
+            "at",
+            "undo_until",
+        ]
+
+    def get_undo_until(self, decision: Decision) -> datetime | None:
+        return decision_undo_until(decision=decision)
 
 
 class ReviewItemOutput(serializers.ModelSerializer):
@@ -37,6 +57,18 @@ class ReviewItemOutput(serializers.ModelSerializer):
             "lease_expires_at",
             "decided_at",
         ]
+
+
+class DecisionUndoOutput(serializers.ModelSerializer):
+    item = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DecisionUndo
+        fields = ["decision", "actor_label", "at", "item"]
+
+    @extend_schema_field(ReviewItemOutput)
+    def get_item(self, undo: DecisionUndo) -> dict[str, Any]:
+        return dict(ReviewItemOutput(undo.decision.item).data)
 
 
 class DecideInput(serializers.Serializer):

@@ -13,7 +13,13 @@ from accounts.access import api_context, role_required
 from common.pagination import CursorPage
 from common.problems import not_found
 from reviews import selectors, services
-from reviews.api.serializers import DecideInput, DecisionOutput, QueueOutput, ReviewItemOutput
+from reviews.api.serializers import (
+    DecideInput,
+    DecisionOutput,
+    DecisionUndoOutput,
+    QueueOutput,
+    ReviewItemOutput,
+)
 from reviews.filters import ReviewItemFilter
 from reviews.models import Queue, ReviewItem
 from reviews.registry import policy_for
@@ -100,6 +106,35 @@ class ReviewDecideView(APIView):
             payload=payload,
         )
         return Response(DecisionOutput(decision).data)
+
+
+class DecisionUndoView(APIView):
+    permission_classes = [EDITORS]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: DecisionUndoOutput,
+            403: OpenApiResponse(description="not_your_decision (only the decider or an admin)"),
+            404: OpenApiResponse(description="not_found (no such decision on this tenant)"),
+            409: OpenApiResponse(
+                description="undo_expired (after `REVIEW_UNDO_SECONDS`), target_changed (the "
+                "target moved since, e.g. an agent used or replaced it), not_undoable (the "
+                "verdict cannot be called back: a merge, a settled receipt, a skill version, "
+                "a deletion), already_undone"
+            ),
+        },
+        summary="Undo a review decision within its window",
+        description="The target returns to the state the decision found it in, the review "
+        "item reopens held by the caller so it can be decided again, and the undo is recorded "
+        "beside the decision (which stays). A decision's `undo_until` says until when.",
+    )
+    def post(self, request: Request, decision_id: int) -> Response:
+        context = api_context(request)
+        undo = services.review_undo(
+            tenant=context.tenant, decision_id=decision_id, actor=context.actor, user=request.user
+        )
+        return Response(DecisionUndoOutput(undo).data)
 
 
 class ReviewQueuesView(APIView):

@@ -1,5 +1,6 @@
 // Console keyboard shortcuts. j/k move through a queue's rows, Enter opens the
-// selected one, a approves, r rejects (focusing the reason first), ? shows help.
+// selected one, a approves, r rejects (focusing the reason first), u undoes the
+// decision just taken (while its toast shows), ? shows help.
 // Buttons opt in with data-shortcut; everything also works with the mouse.
 // Shortcuts never fire while typing, and Enter on a focused link or button keeps
 // its own meaning.
@@ -73,10 +74,30 @@
   };
   document.addEventListener("click", (event) => {
     const close = event.target instanceof Element && event.target.closest("[data-dismiss]");
-    if (close) close.closest(".toast")?.classList.add("hidden");
+    if (!close) return;
+    const toast = close.closest(".toast");
+    // A dismissed undo offer goes with its `u` shortcut; other toasts just hide.
+    if (toast?.hasAttribute("data-undo-until")) toast.remove();
+    else toast?.classList.add("hidden");
   });
   document.addEventListener("DOMContentLoaded", dismissLater);
   document.body.addEventListener("htmx:oobAfterSwap", dismissLater);
+
+  // The undo toast counts down to the end of its window and then leaves, taking its
+  // `u` shortcut with it. Only a display: the server refuses a late undo anyway.
+  const countDown = () => {
+    document.querySelectorAll("[data-undo-until]").forEach((toast) => {
+      const left = Math.round((Date.parse(toast.dataset.undoUntil) - Date.now()) / 1000);
+      if (left <= 0) {
+        toast.remove();
+        return;
+      }
+      const shown = toast.querySelector("[data-countdown]");
+      if (shown) shown.textContent = `${left} s left`;
+    });
+  };
+  setInterval(countDown, 1000);
+  document.addEventListener("DOMContentLoaded", countDown);
 
   // A refused decision comes back with the field to fix marked: focus goes there,
   // so keyboard and screen-reader users land on the error, not at the top of the page.

@@ -5,6 +5,7 @@ import pytest
 from memory.models import Claim, Receipt
 from reviews.models import ReviewItem
 from tests.e2e.conftest import screenshot
+from tests.e2e.test_every_page import WIDTHS, look
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -175,3 +176,36 @@ def test_both_sides_of_a_conflict_fit_beside_the_list(sign_in, width):
     for side in page.locator(".side-by-side > .card").all():
         box = side.bounding_box()
         assert box["x"] + box["width"] <= pane["x"] + pane["width"] + 1
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_approval_is_undone_from_its_toast_and_the_item_comes_back(sign_in, width, settings):
+    # Longer than the accessibility scan below may take on a busy machine.
+    settings.REVIEW_UNDO_SECONDS = 600
+    item = ReviewItem.objects.filter(
+        queue="candidates", reason_codes__contains=["unverified_authority"]
+    ).get()
+    page = sign_in("editor", width=width)
+    open_item(page, "candidates", item)
+    page.keyboard.press("a")
+    toast = page.wait_for_selector("#undo-offer")
+    assert "Approved “" in toast.inner_text()
+    assert "s left" in toast.inner_text()
+    assert Claim.objects.get(pk=item.target_id).status == "active"
+    # The toast is scanned and fits like every page: axe-core, no sideways scroll.
+    problems = look(page, "undo-offer", width)
+    assert not problems, problems
+
+    page.keyboard.press("u")
+    page.wait_for_selector(f"text=Undone: #{item.pk} is open again")
+    page.wait_for_selector(f"#detail h2:has-text('#{item.pk}')")
+    screenshot(page, f"undone-{width}")
+    assert page.query_selector("#undo-offer") is None
+    assert Claim.objects.get(pk=item.target_id).status == "candidate"
+    item.refresh_from_db()
+    assert item.status == "claimed"
+    # Back in the list and decidable again, by the same person.
+    assert page.query_selector(f"[data-item='{item.pk}']") is not None
+    page.click("button[value=approve]")
+    page.wait_for_selector("#undo-offer")
+    assert Claim.objects.get(pk=item.target_id).status == "active"

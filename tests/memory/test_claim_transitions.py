@@ -130,6 +130,17 @@ def test_the_table_is_the_design_state_machine():
         ("conflicted", "invalidated", "writer"),
         ("conflicted", "invalidated", "worker"),
         ("conflicted", "invalidated", "deletion"),
+        # A review decision taken back within its window: the inverse moves only.
+        ("active", "candidate", "undo"),
+        ("active", "quarantined", "undo"),
+        ("active", "conflicted", "undo"),
+        ("superseded", "active", "undo"),
+        ("superseded", "conflicted", "undo"),
+        ("invalidated", "active", "undo"),
+        ("rejected", "candidate", "undo"),
+        ("rejected", "quarantined", "undo"),
+        ("rejected", "active", "undo"),
+        ("rejected", "conflicted", "undo"),
     }
     assert erase <= moves
     assert set(CLAIM_TRANSITIONS) == set(STATUSES)
@@ -139,7 +150,11 @@ def test_erasure_is_legal_from_every_state_and_nothing_leaves_it():
     assert set(claim_sources_for(ClaimStatus.ERASED)) == set(STATUSES) - {"erased"}
     assert allowed_claim_targets(ClaimStatus.ERASED) == []
     for history in ("superseded", "invalidated", "rejected"):
-        assert allowed_claim_targets(history) == ["erased"]
+        # Only an undo of the review decision that ended it (within its window) revives one.
+        for role in set(ROLES) - {ClaimRole.UNDO}:
+            assert allowed_claim_targets(history, role) == (
+                ["erased"] if role == ClaimRole.DELETION else []
+            )
 
 
 def test_set_based_moves_start_where_a_claim_is_still_live():
@@ -335,13 +350,15 @@ def test_a_rejected_claim_cannot_be_brought_back_by_sql_but_its_metadata_can_cha
     make_claim,
 ):
     rejected = make_claim(ClaimStatus.REJECTED)
+    # (Only an undo of the rejecting review decision may bring it back to where that
+    # decision found it: candidate, quarantined, conflicted or active. Nowhere else.)
     with (
-        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> active"),
+        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> archived"),
         transaction.atomic(),
         connection.cursor() as cursor,
     ):
         cursor.execute(
-            "UPDATE memory_claim SET status = 'active' WHERE id = %s AND status = 'rejected'",
+            "UPDATE memory_claim SET status = 'archived' WHERE id = %s AND status = 'rejected'",
             [rejected.pk],
         )
     # Same-status updates (links, counters, erasing remnants) are not moves.
