@@ -15,6 +15,10 @@ Three layers, each compiled once at first use:
    line breaks) against the detectors that need a distinctive prefix, and
    every base64/hex/URL-encoded payload (`decode.hidden_texts`) against all.
 
+Most strings hold no credential: each detector runs only on a line or text
+that holds one of its needles (`needles`: literal strings every match of its
+regexes contains), found for all detectors in one pass.
+
 A finding keeps a digest of the secret, never the secret.
 """
 
@@ -28,15 +32,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, cast
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
-from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
 from common.screen.decode import hidden_texts
+from common.screen.needles import Haystack, Needles, needles, needles_of
 from common.screen.strings import strings_in
 
 _NOISY_PLUGINS = {
@@ -60,6 +65,10 @@ class _Detector:
     kind: str
     regex: re.Pattern[str]
     accept: Callable[[re.Match[str]], str | None]
+
+    @cached_property
+    def needles(self) -> Needles:
+        return needles(self.regex)
 
 
 def _whole(match: re.Match[str]) -> str | None:
@@ -186,6 +195,12 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
     return (*prefixed, key_body, assigned, bearer), (*prefixed, key_body)
 
 
+@cache
+def _own_haystack() -> Haystack:
+    # The detectors for whitespace-joined text are among those for the text as written.
+    return Haystack(detector.needles for detector in _own_detectors()[0])
+
+
 # The keyword detector is the slowest plugin and can only fire near one of its
 # keywords; a key name worth pairing with its value contains one of these.
 _KEYWORD_HINT = re.compile("|".join(DENYLIST), re.IGNORECASE)
@@ -193,6 +208,8 @@ _SECRET_KEY_NAME = re.compile(
     r"(?i)pass|pwd|secret|token|key|cred|auth|bearer|cookie|session|private|sign|salt|conn"
     r"|contrase"
 )
+
+_KEYWORD_HINT_NEEDLES = needles(_KEYWORD_HINT)
 
 
 @cache
@@ -202,6 +219,23 @@ def _plugins() -> tuple[BasePlugin, ...]:
     return tuple(
         cls() for secret_type, cls in sorted(classes.items()) if secret_type not in _NOISY_PLUGINS
     )
+
+
+@cache
+def _plugin_needles() -> tuple[tuple[tuple[BasePlugin, Needles], ...], Haystack]:
+    """Each plugin with the needles of its regexes (when its regexes are all it runs), and a
+    haystack for all of them and the keyword hint."""
+    plugins = tuple(
+        (
+            plugin,
+            needles_of(plugin.denylist)
+            if isinstance(plugin, RegexBasedDetector)
+            and type(plugin).analyze_string is RegexBasedDetector.analyze_string
+            else Needles(known=False),
+        )
+        for plugin in _plugins()
+    )
+    return plugins, Haystack([_KEYWORD_HINT_NEEDLES, *(n for _, n in plugins)])
 
 
 def _filtered_out(secret: str, line: str, plugin: BasePlugin) -> bool:
@@ -224,10 +258,15 @@ def _finding(kind: str, line: int, secret: str) -> SecretFinding:
 
 
 def _scan_plugins(text: str) -> Iterator[SecretFinding]:
+    plugins, haystack = _plugin_needles()
     for number, line in enumerate(text.splitlines(), start=1):
-        keyword_near = bool(_KEYWORD_HINT.search(line))
-        for plugin in _plugins():
-            if isinstance(plugin, KeywordDetector) and not keyword_near:
+        found = haystack.find(line)
+        keyword_near = found.may_match(_KEYWORD_HINT_NEEDLES) and bool(_KEYWORD_HINT.search(line))
+        for plugin, plugin_needles in plugins:
+            # A plugin that only runs its regexes finds nothing where none can match.
+            if not found.may_match(plugin_needles):
+                continue
+            if not keyword_near and isinstance(plugin, KeywordDetector):
                 continue
             for secret in plugin.analyze_string(line):
                 if secret and not _filtered_out(secret, line, plugin):
@@ -237,7 +276,10 @@ def _scan_plugins(text: str) -> Iterator[SecretFinding]:
 def _scan_own(
     text: str, detectors: Iterable[_Detector], *, joined: bool
 ) -> Iterator[SecretFinding]:
+    found = _own_haystack().find(text)
     for detector in detectors:
+        if not found.may_match(detector.needles):
+            continue
         for match in detector.regex.finditer(text):
             secret = detector.accept(match)
             if secret:
