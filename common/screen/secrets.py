@@ -311,11 +311,16 @@ def find_secrets_in_text(text: str) -> list[SecretFinding]:
     return list(unique.values())
 
 
-def find_secrets_in_value(value: Any) -> list[SecretFinding]:
-    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs."""
+def find_secrets_in_value(
+    value: Any, *, find: Callable[[str], list[SecretFinding]] = find_secrets_in_text
+) -> list[SecretFinding]:
+    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs.
+
+    `find` scans one string; a caller that remembers what it found passes its own.
+    """
     findings: list[SecretFinding] = []
     for text in strings_in(value, pair_keys=_SECRET_KEY_NAME):
-        findings.extend(find_secrets_in_text(text))
+        findings.extend(find(text))
     return findings
 
 
