@@ -14,7 +14,7 @@ pattern is skipped only when it could not match.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -31,7 +31,7 @@ class Needles:
     case-insensitive patterns) are lower-case and looked for in the lower-cased
     text, which is exact for ASCII text only: in other text (where the long s
     or the Kelvin sign match `s` and `k`) they always count as present. Without
-    `known` needles the patterns must always run.
+    `known` needles the patterns always run.
     """
 
     exact: frozenset[str] = frozenset()
@@ -45,36 +45,34 @@ class Needles:
         )
 
 
-@dataclass(frozen=True)
-class Found:
-    """The needles a text holds, of all those a `Haystack` looks for."""
-
-    exact: frozenset[str]
-    folded: frozenset[str] | None  # None: the text is not ASCII
-
-    def may_match(self, needles: Needles) -> bool:
-        """False only when no pattern `needles` came from can match the text."""
-        if not needles.known:
-            return True
-        if needles.folded and (self.folded is None or not needles.folded.isdisjoint(self.folded)):
-            return True
-        return not needles.exact.isdisjoint(self.exact)
-
-
 class Haystack:
-    """Looks for every needle of many patterns in a text in one pass."""
+    """Which of many patterns may match a text, from their needles found in one pass."""
 
-    def __init__(self, all_needles: Iterable[Needles]) -> None:
-        needles = list(all_needles)
-        self._exact = tuple(sorted(set().union(*(n.exact for n in needles))))
-        self._folded = tuple(sorted(set().union(*(n.folded for n in needles))))
-
-    def find(self, text: str) -> Found:
-        lowered = text.lower() if text.isascii() else None
-        return Found(
-            frozenset(s for s in self._exact if s in text),
-            None if lowered is None else frozenset(s for s in self._folded if s in lowered),
+    def __init__(self, items: Sequence[Needles]) -> None:
+        exact: dict[str, set[int]] = {}
+        folded: dict[str, set[int]] = {}
+        for index, item in enumerate(items):
+            for needle in item.exact if item.known else ():
+                exact.setdefault(needle, set()).add(index)
+            for needle in item.folded if item.known else ():
+                folded.setdefault(needle, set()).add(index)
+        self._always = frozenset(i for i, item in enumerate(items) if not item.known)
+        self._folded_anywhere = frozenset(
+            i for i, item in enumerate(items) if item.known and item.folded
         )
+        self._exact = tuple((needle, frozenset(at)) for needle, at in sorted(exact.items()))
+        self._folded = tuple((needle, frozenset(at)) for needle, at in sorted(folded.items()))
+
+    def may_match(self, text: str) -> list[int]:
+        """The positions, in order, of the items whose patterns may match `text`; the
+        others cannot."""
+        found = [at for needle, at in self._exact if needle in text]
+        if text.isascii():
+            lowered = text.lower()
+            found += [at for needle, at in self._folded if needle in lowered]
+        else:
+            found.append(self._folded_anywhere)
+        return sorted(self._always.union(*found))
 
 
 def needles(regex: re.Pattern[str]) -> Needles:

@@ -196,9 +196,13 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
 
 
 @cache
-def _own_haystack() -> Haystack:
-    # The detectors for whitespace-joined text are among those for the text as written.
-    return Haystack(detector.needles for detector in _own_detectors()[0])
+def _own_haystacks() -> tuple[Haystack, Haystack]:
+    """The needles of `_own_detectors()`: (for the text as written, for joined text)."""
+    written, joined = _own_detectors()
+    return (
+        Haystack([detector.needles for detector in written]),
+        Haystack([detector.needles for detector in joined]),
+    )
 
 
 # The keyword detector is the slowest plugin and can only fire near one of its
@@ -222,20 +226,21 @@ def _plugins() -> tuple[BasePlugin, ...]:
 
 
 @cache
-def _plugin_needles() -> tuple[tuple[tuple[BasePlugin, Needles], ...], Haystack]:
-    """Each plugin with the needles of its regexes (when its regexes are all it runs), and a
-    haystack for all of them and the keyword hint."""
-    plugins = tuple(
-        (
-            plugin,
-            needles_of(plugin.denylist)
-            if isinstance(plugin, RegexBasedDetector)
-            and type(plugin).analyze_string is RegexBasedDetector.analyze_string
-            else Needles(known=False),
-        )
-        for plugin in _plugins()
+def _plugin_haystack() -> Haystack:
+    """The needles of each plugin's regexes (when its regexes are all it runs), in the order
+    of `_plugins()`, then the keyword hint's."""
+    return Haystack(
+        [
+            *(
+                needles_of(plugin.denylist)
+                if isinstance(plugin, RegexBasedDetector)
+                and type(plugin).analyze_string is RegexBasedDetector.analyze_string
+                else Needles(known=False)
+                for plugin in _plugins()
+            ),
+            _KEYWORD_HINT_NEEDLES,
+        ]
     )
-    return plugins, Haystack([_KEYWORD_HINT_NEEDLES, *(n for _, n in plugins)])
 
 
 def _filtered_out(secret: str, line: str, plugin: BasePlugin) -> bool:
@@ -258,14 +263,16 @@ def _finding(kind: str, line: int, secret: str) -> SecretFinding:
 
 
 def _scan_plugins(text: str) -> Iterator[SecretFinding]:
-    plugins, haystack = _plugin_needles()
+    plugins, haystack = _plugins(), _plugin_haystack()
+    hint = len(plugins)
     for number, line in enumerate(text.splitlines(), start=1):
-        found = haystack.find(line)
-        keyword_near = found.may_match(_KEYWORD_HINT_NEEDLES) and bool(_KEYWORD_HINT.search(line))
-        for plugin, plugin_needles in plugins:
-            # A plugin that only runs its regexes finds nothing where none can match.
-            if not found.may_match(plugin_needles):
+        # A plugin that only runs its regexes finds nothing where none can match.
+        may_match = haystack.may_match(line)
+        keyword_near = hint in may_match and bool(_KEYWORD_HINT.search(line))
+        for index in may_match:
+            if index == hint:
                 continue
+            plugin = plugins[index]
             if not keyword_near and isinstance(plugin, KeywordDetector):
                 continue
             for secret in plugin.analyze_string(line):
@@ -274,12 +281,10 @@ def _scan_plugins(text: str) -> Iterator[SecretFinding]:
 
 
 def _scan_own(
-    text: str, detectors: Iterable[_Detector], *, joined: bool
+    text: str, detectors: tuple[_Detector, ...], haystack: Haystack, *, joined: bool
 ) -> Iterator[SecretFinding]:
-    found = _own_haystack().find(text)
-    for detector in detectors:
-        if not found.may_match(detector.needles):
-            continue
+    for index in haystack.may_match(text):
+        detector = detectors[index]
         for match in detector.regex.finditer(text):
             secret = detector.accept(match)
             if secret:
@@ -292,9 +297,11 @@ _SPACE = re.compile(r"\s+")
 
 def _scan(text: str) -> list[SecretFinding]:
     written, prefixed = _own_detectors()
-    findings = [*_scan_plugins(text), *_scan_own(text, written, joined=False)]
+    written_needles, prefixed_needles = _own_haystacks()
+    findings = [*_scan_plugins(text), *_scan_own(text, written, written_needles, joined=False)]
     if _SPACE.search(text):
-        findings.extend(_scan_own(_SPACE.sub("", text), prefixed, joined=True))
+        joined = _SPACE.sub("", text)
+        findings.extend(_scan_own(joined, prefixed, prefixed_needles, joined=True))
     return findings
 
 

@@ -176,8 +176,8 @@ def test_a_case_insensitive_pattern_always_runs_on_text_that_is_not_ascii():
     haystack = Haystack([needles(key)])
     kelvin = "api_\u212aey"  # the Kelvin sign matches k when case is ignored
     assert key.search(kelvin)
-    assert haystack.find(kelvin).may_match(needles(key))
-    assert not haystack.find("an api for the team").may_match(needles(key))
+    assert haystack.may_match(kelvin) == [0]
+    assert haystack.may_match("an api for the team") == []
 
 
 @pytest.mark.parametrize(
@@ -191,8 +191,8 @@ def test_a_case_insensitive_pattern_always_runs_on_text_that_is_not_ascii():
 )
 def test_a_pattern_is_skipped_only_where_it_cannot_match(pattern):
     regex = re.compile(pattern)
-    haystack = Haystack([needles(regex)])
+    haystack = Haystack([Needles(exact=frozenset({"never there"})), needles(regex)])
     texts = [*BENIGN_NOTES, *BENIGN_SECRETLIKE, *(t for _, t in SECRETS)]
     for text in texts + [t.upper() for t in texts] + [t.swapcase() for t in texts]:
         if regex.search(text):
-            assert haystack.find(text).may_match(needles(regex)), text
+            assert haystack.may_match(text) == [1], text
