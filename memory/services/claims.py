@@ -43,6 +43,8 @@ from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
+# Built once: `Sensitivity.values` builds its list anew on every read.
+_SENSITIVITIES = frozenset(Sensitivity.values)
 REDACTED = "[withheld: secret detected]"
 WITHHELD_TEXT = {
     "secret_detected": REDACTED,
@@ -404,7 +406,7 @@ def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = Non
     """
     scan = scan or SecretScan()
     scope = validate_scope(candidate.scope)
-    if candidate.sensitivity not in Sensitivity.values:
+    if candidate.sensitivity not in _SENSITIVITIES:
         raise Problem(
             "validation_error",
             "Unknown sensitivity class.",
