@@ -40,7 +40,7 @@ def _candidate(*, text: str = "", value: Any = None, scope: dict[str, str] | Non
         value=value,
         text=text,
         authority="agent_inferred",
-        basis="observed",
+        basis="inference",
         available_at=NOW,
         source_count=1,
         subject="user:alice",

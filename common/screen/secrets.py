@@ -15,6 +15,10 @@ Three layers, each compiled once at first use:
    line breaks) against the detectors that need a distinctive prefix, and
    every base64/hex/URL-encoded payload (`decode.hidden_texts`) against all.
 
+Most strings hold no credential: each detector runs only on a line or text
+that holds one of its needles (`needles`: literal strings every match of its
+regexes contains), found for all detectors in one pass.
+
 A finding keeps a digest of the secret, never the secret.
 """
 
@@ -28,15 +32,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, cast
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
-from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
 from common.screen.decode import hidden_texts
+from common.screen.needles import Haystack, Needles, needles, needles_of
 from common.screen.strings import strings_in
 
 _NOISY_PLUGINS = {
@@ -60,6 +65,10 @@ class _Detector:
     kind: str
     regex: re.Pattern[str]
     accept: Callable[[re.Match[str]], str | None]
+
+    @cached_property
+    def needles(self) -> Needles:
+        return needles(self.regex)
 
 
 def _whole(match: re.Match[str]) -> str | None:
@@ -186,6 +195,16 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
     return (*prefixed, key_body, assigned, bearer), (*prefixed, key_body)
 
 
+@cache
+def _own_haystacks() -> tuple[Haystack, Haystack]:
+    """The needles of `_own_detectors()`: (for the text as written, for joined text)."""
+    written, joined = _own_detectors()
+    return (
+        Haystack([detector.needles for detector in written]),
+        Haystack([detector.needles for detector in joined]),
+    )
+
+
 # The keyword detector is the slowest plugin and can only fire near one of its
 # keywords; a key name worth pairing with its value contains one of these.
 _KEYWORD_HINT = re.compile("|".join(DENYLIST), re.IGNORECASE)
@@ -194,6 +213,8 @@ _SECRET_KEY_NAME = re.compile(
     r"|contrase"
 )
 
+_KEYWORD_HINT_NEEDLES = needles(_KEYWORD_HINT)
+
 
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
@@ -201,6 +222,24 @@ def _plugins() -> tuple[BasePlugin, ...]:
     classes = cast("dict[str, type[BasePlugin]]", get_mapping_from_secret_type_to_class())
     return tuple(
         cls() for secret_type, cls in sorted(classes.items()) if secret_type not in _NOISY_PLUGINS
+    )
+
+
+@cache
+def _plugin_haystack() -> Haystack:
+    """The needles of each plugin's regexes (when its regexes are all it runs), in the order
+    of `_plugins()`, then the keyword hint's."""
+    return Haystack(
+        [
+            *(
+                needles_of(plugin.denylist)
+                if isinstance(plugin, RegexBasedDetector)
+                and type(plugin).analyze_string is RegexBasedDetector.analyze_string
+                else Needles(known=False)
+                for plugin in _plugins()
+            ),
+            _KEYWORD_HINT_NEEDLES,
+        ]
     )
 
 
@@ -224,10 +263,17 @@ def _finding(kind: str, line: int, secret: str) -> SecretFinding:
 
 
 def _scan_plugins(text: str) -> Iterator[SecretFinding]:
+    plugins, haystack = _plugins(), _plugin_haystack()
+    hint = len(plugins)
     for number, line in enumerate(text.splitlines(), start=1):
-        keyword_near = bool(_KEYWORD_HINT.search(line))
-        for plugin in _plugins():
-            if isinstance(plugin, KeywordDetector) and not keyword_near:
+        # A plugin that only runs its regexes finds nothing where none can match.
+        may_match = haystack.may_match(line)
+        keyword_near = hint in may_match and bool(_KEYWORD_HINT.search(line))
+        for index in may_match:
+            if index == hint:
+                continue
+            plugin = plugins[index]
+            if not keyword_near and isinstance(plugin, KeywordDetector):
                 continue
             for secret in plugin.analyze_string(line):
                 if secret and not _filtered_out(secret, line, plugin):
@@ -235,9 +281,10 @@ def _scan_plugins(text: str) -> Iterator[SecretFinding]:
 
 
 def _scan_own(
-    text: str, detectors: Iterable[_Detector], *, joined: bool
+    text: str, detectors: tuple[_Detector, ...], haystack: Haystack, *, joined: bool
 ) -> Iterator[SecretFinding]:
-    for detector in detectors:
+    for index in haystack.may_match(text):
+        detector = detectors[index]
         for match in detector.regex.finditer(text):
             secret = detector.accept(match)
             if secret:
@@ -250,9 +297,11 @@ _SPACE = re.compile(r"\s+")
 
 def _scan(text: str) -> list[SecretFinding]:
     written, prefixed = _own_detectors()
-    findings = [*_scan_plugins(text), *_scan_own(text, written, joined=False)]
+    written_needles, prefixed_needles = _own_haystacks()
+    findings = [*_scan_plugins(text), *_scan_own(text, written, written_needles, joined=False)]
     if _SPACE.search(text):
-        findings.extend(_scan_own(_SPACE.sub("", text), prefixed, joined=True))
+        joined = _SPACE.sub("", text)
+        findings.extend(_scan_own(joined, prefixed, prefixed_needles, joined=True))
     return findings
 
 
@@ -269,11 +318,16 @@ def find_secrets_in_text(text: str) -> list[SecretFinding]:
     return list(unique.values())
 
 
-def find_secrets_in_value(value: Any) -> list[SecretFinding]:
-    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs."""
+def find_secrets_in_value(
+    value: Any, *, find: Callable[[str], list[SecretFinding]] = find_secrets_in_text
+) -> list[SecretFinding]:
+    """Scan every string inside a JSON-like value: scalars, keys, and credential-named pairs.
+
+    `find` scans one string; a caller that remembers what it found passes its own.
+    """
     findings: list[SecretFinding] = []
     for text in strings_in(value, pair_keys=_SECRET_KEY_NAME):
-        findings.extend(find_secrets_in_text(text))
+        findings.extend(find(text))
     return findings
 
 

@@ -43,6 +43,8 @@ from memory.services.subjects import subject_resolve
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
+# Built once: `Sensitivity.values` builds its list anew on every read.
+_SENSITIVITIES = frozenset(Sensitivity.values)
 REDACTED = "[withheld: secret detected]"
 WITHHELD_TEXT = {
     "secret_detected": REDACTED,
@@ -364,6 +366,8 @@ class Screened:
     scope: dict[str, str]
     scope_json: str
     uri_secrets: list[SecretFinding]
+    # What `gate.find_secrets` would find in the text and the value.
+    content_secrets: tuple[SecretFinding, ...]
     classification: sensitivity.Classification
     ephemeral: tuple[str, ...]
 
@@ -371,9 +375,9 @@ class Screened:
 class SecretScan:
     """The secret detectors, remembering what they found in strings seen before.
 
-    A batch names the same subjects and scopes again and again; each is scanned
-    once. The findings depend on the string alone, so remembering them changes
-    no answer.
+    A batch names the same subjects and scopes again and again, and a value
+    often repeats its text; each is scanned once. The findings depend on the
+    string alone, so remembering them changes no answer.
     """
 
     def __init__(self) -> None:
@@ -388,8 +392,11 @@ class SecretScan:
     def scope(self, scope: dict[str, str]) -> list[SecretFinding]:
         key = scope_key(scope)
         if key not in self._scopes:
-            self._scopes[key] = find_secrets_in_value(scope)
+            self._scopes[key] = find_secrets_in_value(scope, find=self.text)
         return self._scopes[key]
+
+    def value(self, value: Any) -> list[SecretFinding]:
+        return find_secrets_in_value(value, find=self.text)
 
 
 def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
@@ -399,7 +406,7 @@ def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = Non
     """
     scan = scan or SecretScan()
     scope = validate_scope(candidate.scope)
-    if candidate.sensitivity not in Sensitivity.values:
+    if candidate.sensitivity not in _SENSITIVITIES:
         raise Problem(
             "validation_error",
             "Unknown sensitivity class.",
@@ -418,6 +425,7 @@ def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = Non
         scope=scope,
         scope_json=scope_key(scope),
         uri_secrets=[f for s in candidate.sources for f in scan.text(s.uri) + scan.text(s.digest)],
+        content_secrets=(*scan.text(candidate.text), *scan.value(candidate.value)),
         classification=sensitivity.classify(content, hint=candidate.sensitivity),
         ephemeral=sensitivity.find_ephemeral(content),
     )
@@ -509,6 +517,7 @@ def judge(
             consent_classes=screened.classification.consent_classes,
             consented=consented,
             ephemeral=screened.ephemeral,
+            secrets=screened.content_secrets,
         ),
         active=None
         if active is None

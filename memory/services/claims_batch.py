@@ -31,7 +31,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -269,6 +269,20 @@ def _lock_superseded(*, tenant: Tenant, planned: list[_Planned]) -> set[int]:
     return moved
 
 
+class _AuditRow(NamedTuple):
+    """The columns of the row `audit_record` writes, in `_insert_audit`'s order."""
+
+    tenant_id: int
+    actor_kind: str
+    actor_id: Any
+    actor_label: str
+    verb: str
+    target_type: str
+    target_id: str
+    reason: str
+    data: dict[str, Any]
+
+
 def _audit(
     *,
     tenant: Tenant,
@@ -277,10 +291,10 @@ def _audit(
     target_id: Any,
     reason: str = "",
     data: dict[str, Any],
-) -> AuditEvent:
-    """The row `audit_record` writes, unsaved."""
-    return AuditEvent(
-        tenant=tenant,
+) -> _AuditRow:
+    """The row `audit_record` writes (no model instance: the batch only inserts it)."""
+    return _AuditRow(
+        tenant_id=tenant.pk,
         actor_kind=actor.kind,
         actor_id=actor.id,
         actor_label=actor.label,
@@ -297,7 +311,7 @@ def _store(
 ) -> dict[int, SubmitResult]:
     """Write what the planned verdicts decided, one statement per kind of row."""
     superseded = _supersede(tenant=tenant, actor=actor, planned=planned, now=now)
-    audits: dict[int, list[AuditEvent]] = {p.index: [] for p in planned}
+    audits: dict[int, list[_AuditRow]] = {p.index: [] for p in planned}
     for p in planned:
         if p.state.active is not None and p.state.active.pk in superseded:
             audits[p.index].append(superseded[p.state.active.pk])
@@ -430,12 +444,12 @@ def _store(
 
 def _supersede(
     *, tenant: Tenant, actor: Actor, planned: list[_Planned], now: datetime
-) -> dict[Any, AuditEvent]:
+) -> dict[Any, _AuditRow]:
     """`claim_move(… to=superseded, by=writer, reason="newer_revision")` for each claim the
     batch supersedes, in one UPDATE, with their review items cancelled. Returns each
     claim's audit row, unsaved, so the batch writes them in order with its own."""
     moved: list[Claim] = []
-    audits: dict[Any, AuditEvent] = {}
+    audits: dict[Any, _AuditRow] = {}
     for p in planned:
         old = p.state.active
         if not _supersedes(p) or old is None:
@@ -661,7 +675,7 @@ def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, R
     return rows
 
 
-def _insert_audit(rows: list[AuditEvent]) -> None:
+def _insert_audit(rows: list[_AuditRow]) -> None:
     _insert(
         table=AuditEvent._meta.db_table,
         columns=[
@@ -675,18 +689,5 @@ def _insert_audit(rows: list[AuditEvent]) -> None:
             ("reason", _TEXT),
             ("data", _JSONB),
         ],
-        rows=[
-            (
-                a.tenant_id,
-                a.actor_kind,
-                a.actor_id,
-                a.actor_label,
-                a.verb,
-                a.target_type,
-                a.target_id,
-                a.reason,
-                a.data,
-            )
-            for a in rows
-        ],
+        rows=list(rows),
     )

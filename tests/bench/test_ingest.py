@@ -26,3 +26,6 @@ def test_it_times_the_batch_path_against_bulk_create_on_the_same_rows():
     assert f"{result.per_second('memdesk'):,.0f} claims/s" in text
     assert "≥ 2,329 claims/s" in text and "≥ 0.5x bulk_create" in text
     assert result.per_second("memdesk") > 0 and result.p("memdesk", 95) >= result.p("memdesk", 50)
+    # One batch's statements do not depend on its size, and the floor is reported.
+    assert 5 <= result.statements <= 15
+    assert f"sends {result.statements} SQL statements" in text and "The floor" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import sys
 import unicodedata
 from collections import defaultdict
@@ -12,6 +13,7 @@ import pytest
 from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
 from common.screen.injection import SIGNALS, THRESHOLD
+from common.screen.needles import Haystack, Needles, needles
 from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
 
@@ -157,3 +159,40 @@ def test_the_detectors_are_configured_once_per_process():
     # The same plugin instances and compiled detectors serve every string.
     assert secrets._plugins() is plugins and secrets._own_detectors() is own
     assert secrets._plugins.cache_info().currsize == 1
+
+
+def test_needles_are_literals_every_match_contains():
+    assert needles(re.compile(r"(?:sk|rk)_live_[0-9A-Za-z]{24,}")) == Needles(
+        exact=frozenset({"_live_"})
+    )
+    assert needles(re.compile(r"(?i)\bbearer\s+\S{20,}")) == Needles(folded=frozenset({"bearer"}))
+    # Nothing every match must hold, or a construct the reading does not follow: always run.
+    for pattern in (r"\d{8,}", r"(a|)b?", r"(ab)\1", r"(?i:key)"):
+        assert not needles(re.compile(pattern)).known
+
+
+def test_a_case_insensitive_pattern_always_runs_on_text_that_is_not_ascii():
+    key = re.compile(r"(?i)api_key")
+    haystack = Haystack([needles(key)])
+    kelvin = "api_\u212aey"  # the Kelvin sign matches k when case is ignored
+    assert key.search(kelvin)
+    assert haystack.may_match(kelvin) == [0]
+    assert haystack.may_match("an api for the team") == []
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?i)(secret|passw(?:or)?d|pwd|token|api[_.-]?key)([A-Za-z0-9_.\-]{0,40})\s{0,3}=",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}",
+        r"(?:\s|=|:|\"|^)AKC[a-zA-Z0-9]{10,}(?:\s|\"|$)",
+        r"-----BEGIN[A-Z ]{0,20}PRIVATE KEY|PuTTY-User-Key-File-\d",
+    ],
+)
+def test_a_pattern_is_skipped_only_where_it_cannot_match(pattern):
+    regex = re.compile(pattern)
+    haystack = Haystack([Needles(exact=frozenset({"never there"})), needles(regex)])
+    texts = [*BENIGN_NOTES, *BENIGN_SECRETLIKE, *(t for _, t in SECRETS)]
+    for text in texts + [t.upper() for t in texts] + [t.swapcase() for t in texts]:
+        if regex.search(text):
+            assert haystack.may_match(text) == [1], text

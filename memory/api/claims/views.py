@@ -20,6 +20,7 @@ from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found, problem_body
 from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, VALIDATION_ERROR
+from memory.api.claims.batch_reader import ItemReader
 from memory.api.claims.serializers import (
     BatchIn,
     CandidateIn,
@@ -199,11 +200,17 @@ class ClaimBatchView(APIView):
         results: list[dict[str, Any] | None] = []
         valid: list[tuple[int, CandidateInput]] = []
         # One serializer for every item, as a list serializer does: its fields
-        # are built once, and each item's errors stay its own.
-        reader = CandidateIn()
+        # are built once, and each item's errors stay its own. The plain reader
+        # reads a valid item as the serializer would, faster; the serializer
+        # reads the rest and gives their errors.
+        serializer = CandidateIn()
+        reader = ItemReader(serializer)
         for index, raw in enumerate(batch.validated_data["items"]):
             try:
-                candidate = CandidateIn.candidate_from(reader.run_validation(raw))
+                validated = reader.read(raw)
+                if validated is None:
+                    validated = serializer.run_validation(raw)
+                candidate = CandidateIn.candidate_from(validated)
                 _check_subject(context, candidate.subject)
             except Problem as problem:
                 results.append({"error": _problem_dict(problem, index)})
