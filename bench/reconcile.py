@@ -45,7 +45,7 @@ from accounts.models import Tenant  # noqa: E402
 from accounts.services import tenant_create  # noqa: E402
 from memory.models.platforms import Platform  # noqa: E402
 from memory.models.receipts import Receipt, ReceiptState  # noqa: E402
-from memory.reconcilers.http import lookup_client  # noqa: E402
+from memory.reconcilers.http import lookup_clients  # noqa: E402
 from memory.services.platforms import platform_register  # noqa: E402
 from memory.services.receipt_reads import receipts_reconcile  # noqa: E402
 from memory.services.reconciliation import receipts_reconcile_batch  # noqa: E402
@@ -122,7 +122,7 @@ def _work(
     settings.RECONCILE_READS_IN_FLIGHT = reads_in_flight
     settings.RECONCILE_PLATFORM_READS_IN_FLIGHT = reads_in_flight
     worker = Actor.system(f"bench reconciler {os.getpid()}")
-    lookup_client()
+    lookup_clients()
     connection.ensure_connection()
     ready.set()
     start.wait()

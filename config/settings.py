@@ -382,6 +382,9 @@ LOGGING = {
         "django.request": {"level": "ERROR", "filters": ["redact_database_errors"]},
         "django.db.backends": {"filters": ["redact_database_errors"]},
         "celery.app.trace": {"filters": ["redact_database_errors"]},
+        # One INFO line per request: reconciliation records every read it makes
+        # (with its URL, status and timing) in its own table already.
+        "httpx": {"level": "WARNING"},
     },
 }
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {

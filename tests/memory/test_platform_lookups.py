@@ -401,14 +401,14 @@ def test_a_receipt_without_a_platform_goes_to_a_person_unread(agent, platform, a
 
 
 def test_one_client_serves_every_lookup_of_a_process(agent, platform, actors):
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
     for _ in range(3):
         key = f"pub-{uuid.uuid4().hex[:8]}"
         platform.seed(key)
         receipt = unknown_outcome(agent, {"platform": "fake", "lookup_path": LOOKUP_PATH}, key)
         reconcile(receipt, actors)
         assert Receipt.objects.get(pk=receipt["id"]).state == ReceiptState.SUCCEEDED
-    info = http_reconciler.lookup_client.cache_info()
+    info = http_reconciler.lookup_clients.cache_info()
     assert (info.misses, info.hits) == (1, 2)
 
 
@@ -422,9 +422,9 @@ def tls(settings, tmp_path):
     bundle = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))
     settings.RECONCILE_HTTP_CA_BUNDLE = str(bundle)
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
     yield ca
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
 
 
 def _https_platform(ca, servers, acme, dns, *, certificate_for: str) -> FakePlatform:
