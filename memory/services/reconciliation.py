@@ -122,10 +122,11 @@ def _columns(
     values: list[list[Any]] = [[] for _ in fields]
     for row in rows:
         for column, field, value in zip(values, fields, row, strict=True):
-            if isinstance(field, JSONField):
-                column.append(json.dumps(value, cls=field.encoder))
-            else:
-                column.append(field.get_db_prep_save(value, connection))
+            # The values are the model's own Python values (ids, text, numbers, aware
+            # datetimes), which the driver adapts as they are; JSON goes as its text.
+            column.append(
+                json.dumps(value, cls=field.encoder) if isinstance(field, JSONField) else value
+            )
     arrays, selected, aliases = [], [], []
     for field in fields:
         json_column = isinstance(field, JSONField)
