@@ -207,10 +207,11 @@ def _sample(
             raise SystemExit(f"a {path} worker did not start")
     started = time.perf_counter()
     start.set()
-    while not all(event.is_set() for event in done):
-        if any(not p.is_alive() and not d.is_set() for p, d in zip(workers, done, strict=True)):
-            break
-        time.sleep(0.002)
+    # Waiting on the events (not polling) keeps this process, which also serves the
+    # platform, off the CPUs the workers need; a worker that died ends the wait.
+    for process, event in zip(workers, done, strict=True):
+        while not event.wait(timeout=0.05) and process.is_alive():
+            pass
     elapsed = time.perf_counter() - started
     for process in workers:
         process.join()
