@@ -2,14 +2,15 @@
 
 The one-at-a-time path (`receipts_reconcile` in receipt_reads.py) waits for each
 read before claiming the next receipt, so a worker spends its time waiting on
-the network. Here a worker claims a batch of due receipts with one
+the network. Here a worker claims due receipts with one
 `SELECT … FOR UPDATE SKIP LOCKED`, reads them concurrently on a per-process
-thread pool (at most `RECONCILE_READS_IN_FLIGHT` reads in flight, and per
-platform host at most `RECONCILE_PLATFORM_READS_IN_FLIGHT` open and
-`RECONCILE_PLATFORM_READS_PER_SECOND` starts), and settles the whole batch in
-one transaction. The window of reads is refilled continuously, not in waves:
-claims wait in the pool's queue behind the reads in flight, so a read thread
-never waits for this one to settle and claim.
+thread pool (`RECONCILE_READS_IN_FLIGHT` reads in flight, and per platform
+host at most `RECONCILE_PLATFORM_READS_IN_FLIGHT` open and
+`RECONCILE_PLATFORM_READS_PER_SECOND` starts), and in one transaction settles
+the reads that have finished and claims the next receipts. The window of
+reads is refilled continuously, not in waves: claims wait in the pool's queue
+behind the reads in flight, so a read thread never waits for this one to
+settle and claim.
 
 Semantics are the one-at-a-time path's, receipt by receipt: the same
 transition table and settlement rules, the same lease per claim, and the
@@ -103,6 +104,13 @@ class _Move:
     error_code: str = ""
 
 
+def _field(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise TypeError(f"{name} is not a column of {model._meta.db_table}")
+    return field
+
+
 def _columns(
     model: type[Model], names: list[str], rows: Iterable[Iterable[Any]]
 ) -> tuple[str, str, list[Any]]:
@@ -113,12 +121,7 @@ def _columns(
     Django's bulk_create and bulk_update compile a statement per call and
     quote every value, which cost more than the reads they record take to answer.
     """
-    fields: list[Field[Any, Any]] = []
-    for name in names:
-        field = model._meta.get_field(name)
-        if not isinstance(field, Field):
-            raise TypeError(f"{name} is not a column of {model._meta.db_table}")
-        fields.append(field)
+    fields = [_field(model, name) for name in names]
     values: list[list[Any]] = [[] for _ in fields]
     for row in rows:
         for column, field, value in zip(values, fields, row, strict=True):
@@ -146,10 +149,10 @@ def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
     meta = Receipt._meta
     names = ["id", *fields]
     _, select, params = _columns(
-        Receipt, names, ([getattr(r, meta.get_field(n).attname) for n in names] for r in receipts)
+        Receipt, names, ([getattr(r, _field(Receipt, n).attname) for n in names] for r in receipts)
     )
     pk = meta.pk.column
-    assignments = ", ".join(f'"{c}" = v."{c}"' for c in (meta.get_field(n).column for n in fields))
+    assignments = ", ".join(f'"{c}" = v."{c}"' for c in (_field(Receipt, n).column for n in fields))
     # Identifiers come from the model's metadata; every value is a parameter.
     sql = (
         f'UPDATE "{meta.db_table}" AS r SET {assignments} '  # noqa: S608
@@ -258,7 +261,7 @@ _READ_FIELDS = [
 
 def _reads_insert(reads: list[ReconciliationRead]) -> None:
     meta = ReconciliationRead._meta
-    attnames = [meta.get_field(name).attname for name in _READ_FIELDS]
+    attnames = [_field(ReconciliationRead, name).attname for name in _READ_FIELDS]
     columns, select, params = _columns(
         ReconciliationRead,
         _READ_FIELDS,
@@ -314,7 +317,7 @@ def _transitions_insert(
         ),
     )
     audit_columns = ", ".join(
-        f'"{audit.get_field(name).column}"'
+        f'"{_field(AuditEvent, name).column}"'
         for name in (
             "tenant",
             "actor_kind",
