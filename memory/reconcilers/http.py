@@ -126,7 +126,10 @@ class LookupClients:
         if client is not None:
             return client
         with self._lock:
-            return self._clients.setdefault(key, self._build())
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = self._build()
+            return client
 
     def _build(self) -> httpx.Client:
         # Reads of one host are bounded by the platform gate; the pool need not bound them again.

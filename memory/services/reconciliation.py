@@ -53,6 +53,7 @@ from memory.models.receipts import (
 )
 from memory.reconcilers import LookupResult
 from memory.reconcilers.http import lookup_clients
+from memory.reconcilers.urls import URLRefused, parse_platform_url
 from memory.services.receipt_moves import (
     MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
@@ -608,10 +609,18 @@ def _read_in_time(claim: ReconcileClaim, start_by: float) -> LookupResult | None
     if host is None:
         # No platform, no network: the adapter answers from the receipt alone.
         return receipt_read(claim)
-    # Build the process's HTTP client before taking a paced start: built after it (tens of
-    # ms, under the GIL, by every read thread of a new process at once), it would hold the
-    # first reads back and send them to the platform together, faster than its rate.
-    lookup_clients()
+    # Build the process's HTTP client for this host before taking a paced start: built
+    # after it (under the GIL, while every read thread of a new process starts at once), it
+    # would hold the first reads back and send them to the platform together, faster
+    # than its rate.
+    platform = claim.lookup.platform
+    if platform is not None:
+        try:
+            base = parse_platform_url(platform.base_url)
+        except URLRefused:
+            pass  # the read refuses it without connecting
+        else:
+            lookup_clients().for_host(base.scheme, base.host_header)
     with _gate.enter(host, start_by) as admitted:
         if not admitted:
             return None
