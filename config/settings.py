@@ -382,6 +382,9 @@ LOGGING = {
         "django.request": {"level": "ERROR", "filters": ["redact_database_errors"]},
         "django.db.backends": {"filters": ["redact_database_errors"]},
         "celery.app.trace": {"filters": ["redact_database_errors"]},
+        # One INFO line per request: reconciliation records every read it makes
+        # (with its URL, status and timing) in its own table already.
+        "httpx": {"level": "WARNING"},
     },
 }
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
@@ -425,14 +428,14 @@ PLATFORM_RESOLVER = os.environ.get(
 # empty: the public roots. Set it for platforms behind an internal CA.
 RECONCILE_HTTP_CA_BUNDLE = os.environ.get("RECONCILE_HTTP_CA_BUNDLE", "")
 RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
-# Concurrent reconciliation: each worker process keeps up to
-# RECONCILE_READS_IN_FLIGHT reads in flight, claiming due receipts in batches
-# of half that; per platform host it keeps at most
+# Concurrent reconciliation: each worker process keeps
+# RECONCILE_READS_IN_FLIGHT reads in flight, with half as many again claimed and
+# queued behind them (bench/RESULTS.md shows why 12); per platform host it keeps at most
 # RECONCILE_PLATFORM_READS_IN_FLIGHT reads open and starts at most
 # RECONCILE_PLATFORM_READS_PER_SECOND (0: unpaced).
 # Both platform limits are per worker process: a platform sees at most
 # CELERY_WORKER_CONCURRENCY times them from one worker host.
-RECONCILE_READS_IN_FLIGHT = env_int("RECONCILE_READS_IN_FLIGHT", 16)
+RECONCILE_READS_IN_FLIGHT = env_int("RECONCILE_READS_IN_FLIGHT", 12)
 RECONCILE_PLATFORM_READS_IN_FLIGHT = env_int("RECONCILE_PLATFORM_READS_IN_FLIGHT", 16)
 RECONCILE_PLATFORM_READS_PER_SECOND = env_int("RECONCILE_PLATFORM_READS_PER_SECOND", 0)
 # Worker processes per Celery worker (`--concurrency` overrides it).

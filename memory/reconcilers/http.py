@@ -23,6 +23,7 @@ import json
 import re
 import ssl
 import string
+import threading
 import time
 from typing import Any
 from urllib.parse import quote
@@ -96,28 +97,57 @@ def lookup_url_probe(url: str) -> PlatformURL:
     return parse_platform_url(url.format_map(dict.fromkeys(names, "x")))
 
 
-def _tls_verification() -> ssl.SSLContext | bool:
+def _tls_verification() -> ssl.SSLContext:
     """Certificates are checked against RECONCILE_HTTP_CA_BUNDLE, or httpx's public roots."""
     bundle = settings.RECONCILE_HTTP_CA_BUNDLE
-    return ssl.create_default_context(cafile=bundle) if bundle else True
+    return ssl.create_default_context(cafile=bundle) if bundle else httpx.create_ssl_context()
+
+
+class LookupClients:
+    """A process's HTTP clients for lookups: one per platform host name, all sharing one TLS setup.
+
+    Connections are kept alive, so a worker's reads of one platform do not each
+    pay a TCP (and TLS) handshake. A pooled connection is keyed by the address
+    it was opened to, so each host name gets its own client: a connection
+    opened (and TLS-verified) for one name is never reused for a read of
+    another name that happens to share the address. Every read still resolves
+    and checks its address first and is sent only to that address.
+    """
+
+    def __init__(self) -> None:
+        # Building the TLS context (reading the CA bundle) is the costly part: once per process.
+        self._verify = _tls_verification()
+        self._lock = threading.Lock()
+        self._clients: dict[tuple[str, str], httpx.Client] = {}
+
+    def for_host(self, scheme: str, host: str) -> httpx.Client:
+        key = (scheme, host)
+        client = self._clients.get(key)
+        if client is not None:
+            return client
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = self._build()
+            return client
+
+    def _build(self) -> httpx.Client:
+        # Reads of one host are bounded by the platform gate; the pool need not bound them again.
+        keep = max(1, settings.RECONCILE_PLATFORM_READS_IN_FLIGHT)
+        return httpx.Client(
+            follow_redirects=False,
+            # Proxies and CA paths from the environment would change where reads go.
+            trust_env=False,
+            verify=self._verify,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=keep),
+            timeout=settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
+        )
 
 
 @functools.cache
-def lookup_client() -> httpx.Client:
-    """One client per process: building one (TLS context, CA bundle) takes tens of ms.
-
-    Connections are not kept alive: a pooled connection is keyed by address,
-    and reusing one opened (and TLS-verified) for another host name would send
-    that host's read over a connection that never proved to be it.
-    """
-    return httpx.Client(
-        follow_redirects=False,
-        # Proxies and CA paths from the environment would change where reads go.
-        trust_env=False,
-        verify=_tls_verification(),
-        limits=httpx.Limits(max_keepalive_connections=0),
-        timeout=settings.RECONCILE_HTTP_TIMEOUT_SECONDS,
-    )
+def lookup_clients() -> LookupClients:
+    """One set of lookup clients per process: a TLS context takes tens of ms to build."""
+    return LookupClients()
 
 
 def _dig(data: Any, path: str) -> Any:
@@ -309,7 +339,8 @@ class HttpReconciler(Reconciler):
         if url.scheme == "https" and literal_address(url.host) is None:
             extensions["sni_hostname"] = url.host
         request_url = url.url.copy_with(host=str(address))
-        with lookup_client().stream(
+        client = lookup_clients().for_host(url.scheme, url.host_header)
+        with client.stream(
             "GET", request_url, headers=headers, extensions=extensions, timeout=timeout
         ) as response:
             declared = response.headers.get("Content-Length", "")

@@ -2,13 +2,15 @@
 
 The one-at-a-time path (`receipts_reconcile` in receipt_reads.py) waits for each
 read before claiming the next receipt, so a worker spends its time waiting on
-the network. Here a worker claims a batch of due receipts with one
+the network. Here a worker claims due receipts with one
 `SELECT … FOR UPDATE SKIP LOCKED`, reads them concurrently on a per-process
-thread pool (at most `RECONCILE_READS_IN_FLIGHT` reads in flight, and per
-platform host at most `RECONCILE_PLATFORM_READS_IN_FLIGHT` open and
-`RECONCILE_PLATFORM_READS_PER_SECOND` starts), and settles the whole batch in
-one transaction. Two batches of half the reads in flight alternate, so one is
-settled and the next claimed while the other's reads are out.
+thread pool (`RECONCILE_READS_IN_FLIGHT` reads in flight, and per platform
+host at most `RECONCILE_PLATFORM_READS_IN_FLIGHT` open and
+`RECONCILE_PLATFORM_READS_PER_SECOND` starts), and in one transaction settles
+the reads that have finished and claims the next receipts. The window of
+reads is refilled continuously, not in waves: claims wait in the pool's queue
+behind the reads in flight, so a read thread never waits for this one to
+settle and claim.
 
 Semantics are the one-at-a-time path's, receipt by receipt: the same
 transition table and settlement rules, the same lease per claim, and the
@@ -20,13 +22,13 @@ late result is discarded.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,7 +38,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Field
+from django.db.models import Field, JSONField, Model
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -50,7 +52,8 @@ from memory.models.receipts import (
     allowed_receipt_targets,
 )
 from memory.reconcilers import LookupResult
-from memory.reconcilers.http import lookup_client
+from memory.reconcilers.http import lookup_clients
+from memory.reconcilers.urls import URLRefused, parse_platform_url
 from memory.services.receipt_moves import (
     MOVE_FIELDS,
     RECEIPT_TARGET_TYPE,
@@ -102,68 +105,104 @@ class _Move:
     error_code: str = ""
 
 
-def _column(name: str) -> Field[Any, Any]:
-    field = Receipt._meta.get_field(name)
+def _field(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
     if not isinstance(field, Field):
-        raise TypeError(f"{name} is a relation of receipts, not one of their columns")
+        raise TypeError(f"{name} is not a column of {model._meta.db_table}")
     return field
 
 
-def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
-    """Write `fields` of each receipt as it is in memory, in one UPDATE … FROM (VALUES …).
+def _columns(
+    model: type[Model], names: list[str], rows: Iterable[Iterable[Any]]
+) -> tuple[str, str, list[Any]]:
+    """`rows` of `names` as one `unnest` of one array per column: (columns, select, params).
 
-    Django's `bulk_update` builds a CASE expression per field and row, which
-    costs more to compile than the reads it follows take to answer.
+    One parameter per column, not per value, keeps the statement's text the same
+    whatever the number of rows, so the driver converts it once per process;
+    Django's bulk_create and bulk_update compile a statement per call and
+    quote every value, which cost more than the reads they record take to answer.
     """
+    fields = [_field(model, name) for name in names]
+    values: list[list[Any]] = [[] for _ in fields]
+    for row in rows:
+        for column, field, value in zip(values, fields, row, strict=True):
+            # The values are the model's own Python values (ids, text, numbers, aware
+            # datetimes), which the driver adapts as they are; JSON goes as its text.
+            column.append(
+                json.dumps(value, cls=field.encoder) if isinstance(field, JSONField) else value
+            )
+    arrays, selected, aliases = [], [], []
+    for field in fields:
+        json_column = isinstance(field, JSONField)
+        arrays.append(f"%s::{'text' if json_column else field.db_type(connection)}[]")
+        aliases.append(f'"{field.column}"')
+        selected.append(f'v."{field.column}"' + ("::jsonb" if json_column else ""))
+    source = f"unnest({', '.join(arrays)}) AS v({', '.join(aliases)})"
+    # Identifiers and types come from the model's metadata; every value is a parameter.
+    select = f"SELECT {', '.join(selected)} FROM {source}"  # noqa: S608
+    return ", ".join(aliases), select, values
+
+
+def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
+    """Write `fields` of each receipt as it is in memory, in one UPDATE."""
     if not receipts:
         return
     meta = Receipt._meta
-    columns = [meta.pk, *(_column(name) for name in fields)]
-    row = "(" + ", ".join(f"%s::{column.db_type(connection)}" for column in columns) + ")"
-    params: list[Any] = []
-    for receipt in receipts:
-        params += [
-            column.get_db_prep_value(getattr(receipt, column.attname), connection)
-            for column in columns
-        ]
-    names = ", ".join(f'"{column.column}"' for column in columns)
-    assignments = ", ".join(f'"{column.column}" = v."{column.column}"' for column in columns[1:])
+    names = ["id", *fields]
+    _, select, params = _columns(
+        Receipt, names, ([getattr(r, _field(Receipt, n).attname) for n in names] for r in receipts)
+    )
+    pk = meta.pk.column
+    assignments = ", ".join(f'"{c}" = v."{c}"' for c in (_field(Receipt, n).column for n in fields))
     # Identifiers come from the model's metadata; every value is a parameter.
     sql = (
         f'UPDATE "{meta.db_table}" AS r SET {assignments} '  # noqa: S608
-        f"FROM (VALUES {', '.join([row] * len(receipts))}) AS v({names}) "
-        f'WHERE r."{meta.pk.column}" = v."{meta.pk.column}"'
+        f'FROM ({select}) AS v WHERE r."{pk}" = v."{pk}"'
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 
-def _moves_apply(moves: list[_Move], *, actor: Actor, now: datetime) -> None:
-    """Apply worker moves to locked receipts: the same rows `receipt_move` writes, in bulk.
+# Every column the worker changes on a receipt: one UPDATE writes them all for a step.
+_ROW_FIELDS = [*MOVE_FIELDS, "reconcile_attempts"]
 
-    Each move is checked against the transition table exactly as `receipt_move`
-    checks it; a move outside the bulk set is handed to `receipt_move` itself.
+
+class _Writes:
+    """What one step changes, collected while its rows are locked and written together.
+
+    Receipts are written as they are in memory, so only rows this transaction
+    locked and read may be added. Moves are checked against the transition
+    table exactly as `receipt_move` checks them; a move outside the bulk set
+    (a move to manual_review opens a review item) is handed to `receipt_move`
+    at once, and its receipt is left out of the bulk UPDATE it already made.
     """
-    role = transition_role(actor)
-    bulk: list[tuple[_Move, str]] = []
-    for move in moves:
+
+    def __init__(self, *, actor: Actor, now: datetime) -> None:
+        self.actor = actor
+        self.now = now
+        self.role = transition_role(actor)
+        self.receipts: dict[UUID, Receipt] = {}
+        # Bulk moves with the state they left and the attempt the receipt was at.
+        self.moves: list[tuple[_Move, str, int]] = []
+        # Moves outside the bulk set, made by `receipt_move` after the reads are recorded.
+        self.single: list[_Move] = []
+        self.reads: list[ReconciliationRead] = []
+
+    def changed(self, receipt: Receipt) -> None:
+        self.receipts[receipt.pk] = receipt
+
+    def move(self, move: _Move) -> None:
         receipt = move.receipt
         if receipt.state not in _BULK_FROM or move.to not in _BULK_TO:
-            receipt_move(
-                receipt,
-                to=move.to,
-                actor=actor,
-                now=now,
-                reason=move.reason,
-                evidence=move.evidence,
-                external_id=move.external_id,
-                error_code=move.error_code,
-            )
-            continue
-        allowed = allowed_receipt_targets(receipt.state, role)
+            # Made by the one code path for every other move, which saves the row itself.
+            self.receipts.pop(receipt.pk, None)
+            self.single.append(move)
+            return
+        allowed = allowed_receipt_targets(receipt.state, self.role)
         if move.to not in allowed:
             raise InvalidTransition(
-                f"A receipt in `{receipt.state}` cannot be moved to `{move.to}` by the {role}.",
+                f"A receipt in `{receipt.state}` cannot be moved to `{move.to}` by the "
+                f"{self.role}.",
                 allowed=allowed,
             )
         if move.external_id and receipt.external_id and move.external_id != receipt.external_id:
@@ -174,7 +213,7 @@ def _moves_apply(moves: list[_Move], *, actor: Actor, now: datetime) -> None:
             )
         from_state = receipt.state
         receipt.state = move.to
-        receipt.updated_at = now
+        receipt.updated_at = self.now
         if move.external_id:
             receipt.external_id = move.external_id
         if move.error_code:
@@ -182,44 +221,286 @@ def _moves_apply(moves: list[_Move], *, actor: Actor, now: datetime) -> None:
         if move.to != _S.RECONCILING:
             receipt.next_reconcile_at = None
             receipt.reconcile_lease_expires_at = None
-        bulk.append((move, from_state))
-    if not bulk:
-        return
-    _rows_update([move.receipt for move, _ in bulk], MOVE_FIELDS)
-    transitions = ReceiptTransition.objects.bulk_create(
-        [
-            ReceiptTransition(
-                tenant_id=move.receipt.tenant_id,
-                receipt=move.receipt,
-                from_state=from_state,
-                to_state=move.to,
-                actor_kind=actor.kind,
-                actor_id=actor.id,
-                actor_label=actor.label[:150],
-                reason=move.reason[:500],
-                evidence=move.evidence or {},
-                attempt=move.receipt.reconcile_attempts,
-                at=now,
+        self.moves.append((move, from_state, receipt.reconcile_attempts))
+        self.changed(receipt)
+
+    def write(self) -> None:
+        """The receipts in one UPDATE, the reads in one INSERT, the transitions and their
+        audit rows in one more."""
+        actor, now = self.actor, self.now
+        _rows_update(list(self.receipts.values()), _ROW_FIELDS)
+        if self.reads:
+            _reads_insert(self.reads)
+        for move in self.single:
+            receipt_move(
+                move.receipt,
+                to=move.to,
+                actor=actor,
+                now=now,
+                reason=move.reason,
+                evidence=move.evidence,
+                external_id=move.external_id,
+                error_code=move.error_code,
             )
-            for move, from_state in bulk
-        ]
+        if self.moves:
+            _transitions_insert(self.moves, actor=actor, now=now)
+
+
+_READ_FIELDS = [
+    "tenant",
+    "receipt",
+    "attempt",
+    "adapter",
+    "outcome",
+    "error_code",
+    "external_id",
+    "evidence",
+    "worker",
+    "at",
+]
+
+
+def _reads_insert(reads: list[ReconciliationRead]) -> None:
+    meta = ReconciliationRead._meta
+    attnames = [_field(ReconciliationRead, name).attname for name in _READ_FIELDS]
+    columns, select, params = _columns(
+        ReconciliationRead,
+        _READ_FIELDS,
+        ([getattr(read, attname) for attname in attnames] for read in reads),
     )
-    AuditEvent.objects.bulk_create(
-        [
-            AuditEvent(
-                tenant_id=move.receipt.tenant_id,
-                actor_kind=actor.kind,
-                actor_id=actor.id,
-                actor_label=actor.label,
-                verb="receipt.transitioned",
-                target_type=RECEIPT_TARGET_TYPE,
-                target_id=str(move.receipt.pk),
-                reason=move.reason[:500],
-                data={"from": from_state, "to": move.to, "transition": transition.pk},
+    with connection.cursor() as cursor:
+        cursor.execute(f'INSERT INTO "{meta.db_table}" ({columns}) {select}', params)
+
+
+_TRANSITION_FIELDS = [
+    "tenant",
+    "receipt",
+    "from_state",
+    "to_state",
+    "actor_kind",
+    "actor_id",
+    "actor_label",
+    "reason",
+    "evidence",
+    "attempt",
+    "at",
+]
+
+
+def _transitions_insert(
+    moves: list[tuple[_Move, str, int]], *, actor: Actor, now: datetime
+) -> None:
+    """Each move's transition and its audit row (naming the transition), in one statement.
+
+    The rows are those `receipt_move` writes one at a time; a receipt makes at
+    most one bulk move per step, so its id pairs each transition with its audit row.
+    """
+    transitions = ReceiptTransition._meta
+    audit = AuditEvent._meta
+    columns, select, params = _columns(
+        ReceiptTransition,
+        _TRANSITION_FIELDS,
+        (
+            [
+                move.receipt.tenant_id,
+                move.receipt.pk,
+                from_state,
+                move.to,
+                actor.kind,
+                actor.id,
+                actor.label[:150],
+                move.reason[:500],
+                move.evidence or {},
+                attempt,
+                now,
+            ]
+            for move, from_state, attempt in moves
+        ),
+    )
+    audit_columns = ", ".join(
+        f'"{_field(AuditEvent, name).column}"'
+        for name in (
+            "tenant",
+            "actor_kind",
+            "actor_id",
+            "actor_label",
+            "verb",
+            "target_type",
+            "target_id",
+            "reason",
+            "data",
+            "at",
+        )
+    )
+    # Identifiers come from the models' metadata; every value is a parameter.
+    sql = (
+        f'WITH t AS (INSERT INTO "{transitions.db_table}" ({columns}) {select} '  # noqa: S608
+        "RETURNING id, tenant_id, receipt_id, from_state, to_state, reason, at) "
+        f'INSERT INTO "{audit.db_table}" ({audit_columns}) '
+        "SELECT t.tenant_id, %s, %s, %s, %s, %s, t.receipt_id::text, t.reason, "
+        "jsonb_build_object('from', t.from_state, 'to', t.to_state, 'transition', t.id), t.at "
+        "FROM t ORDER BY t.id"
+    )
+    params += [actor.kind, actor.id, actor.label, "receipt.transitioned", RECEIPT_TARGET_TYPE]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _settle(
+    writes: _Writes,
+    results: list[tuple[ReconcileClaim, LookupResult | None]],
+    *,
+    worker: Actor,
+    report: ReconcilePass,
+) -> list[Receipt]:
+    """Record each read and decide each receipt's move; the writes wait in `writes`.
+
+    Returns the receipts read, whose state the report counts once written.
+    """
+    now = writes.now
+    # Locked in one order, so two workers settling overlapping batches
+    # (one of them stale) cannot deadlock.
+    receipts = {
+        receipt.pk: receipt
+        for receipt in Receipt.objects.select_for_update(of=("self",))
+        .select_related("tenant")
+        .filter(pk__in=[claim.receipt_id for claim, _ in results])
+        .order_by("pk")
+    }
+    read: list[Receipt] = []
+    for claim, result in results:
+        receipt = receipts.get(claim.receipt_id)
+        # A missing receipt is fenced out; the second test says so to mypy.
+        if is_fenced_out(receipt, claim) or receipt is None:
+            report.fenced += 1
+            continue
+        if result is None:
+            # Nobody read under this attempt number, so giving it back
+            # cannot let two reads share one fence.
+            receipt.reconcile_attempts -= 1
+            receipt.reconcile_lease_expires_at = None
+            receipt.next_reconcile_at = now
+            receipt.updated_at = now
+            writes.changed(receipt)
+            report.unprocessed.append(str(receipt.pk))
+            continue
+        writes.reads.append(
+            read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now)
+        )
+        to, reason = receipt_settlement(receipt, result, now)
+        if to is None:
+            defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
+            writes.changed(receipt)
+        else:
+            writes.move(
+                _Move(
+                    receipt,
+                    to,
+                    reason,
+                    evidence=result.evidence,
+                    external_id=result.external_id if to == _S.SUCCEEDED else "",
+                    error_code=result.error_code,
+                )
             )
-            for (move, from_state), transition in zip(bulk, transitions, strict=True)
-        ]
+        read.append(receipt)
+    return read
+
+
+def _claim(
+    writes: _Writes,
+    *,
+    limit: int,
+    receipt_ids: list[str] | None,
+    force: bool,
+    settling: list[UUID],
+) -> BatchClaim:
+    """Take up to `limit` due receipts for one read each; the writes wait in `writes`."""
+    now = writes.now
+    condition = receipts_claimable(now) if force else receipts_due(now)
+    query = (
+        Receipt.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("tenant", "platform")
+        .filter(condition)
     )
+    if receipt_ids is not None:
+        query = query.filter(pk__in=receipt_ids)
+    if settling:
+        # Settled in this very transaction: its row still shows the old lease.
+        query = query.exclude(pk__in=settling)
+    receipts = list(query.order_by("next_reconcile_at", "pk")[: max(0, limit)])
+    lease = now + timedelta(seconds=settings.RECONCILE_LEASE_SECONDS)
+    taken: list[Receipt] = []
+    for receipt in receipts:
+        if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
+            # Every attempt was claimed and none settled it: its worker died or
+            # its read never finished. A poison receipt stops here, written at
+            # once and in order by `receipt_move`.
+            if receipt.state == _S.OUTCOME_UNKNOWN:
+                receipt_move(
+                    receipt,
+                    to=_S.RECONCILING,
+                    actor=writes.actor,
+                    now=now,
+                    reason="reconciliation_started",
+                )
+            writes.move(_Move(receipt, _S.MANUAL_REVIEW, "attempts_exhausted"))
+            continue
+        # Moved before the attempt is counted, as `receipt_reconcile_claim` does: the
+        # transition records the attempt the receipt was at.
+        if receipt.state == _S.OUTCOME_UNKNOWN:
+            writes.move(_Move(receipt, _S.RECONCILING, "reconciliation_started"))
+        receipt.reconcile_attempts += 1
+        receipt.reconcile_lease_expires_at = lease
+        receipt.updated_at = now
+        writes.changed(receipt)
+        taken.append(receipt)
+    return BatchClaim(
+        claims=[reconcile_claim_of(receipt) for receipt in taken],
+        handled=[receipt.pk for receipt in receipts],
+    )
+
+
+def receipts_reconcile_step(
+    *,
+    worker: Actor,
+    results: list[tuple[ReconcileClaim, LookupResult | None]],
+    report: ReconcilePass,
+    claim: int = 0,
+    receipt_ids: Iterable[UUID | str] | None = None,
+    force: bool = False,
+    now: datetime | None = None,
+) -> BatchClaim:
+    """Settle finished reads and claim up to `claim` due receipts (of `receipt_ids`, if given),
+    in one transaction.
+
+    Settling: a claim whose receipt was claimed again since (another attempt
+    number) or settled is fenced off and changes nothing; a claim that was
+    never read (`None`: its read could not start in time) is handed back
+    unspent. Claiming: one `FOR UPDATE SKIP LOCKED` statement, so receipts
+    another worker holds are passed over, never waited for; each taken receipt
+    gets a lease and its attempt number bumped, as `receipt_reconcile_claim`
+    does; one whose attempts are used up goes to a person instead.
+    """
+    now = now or timezone.now()
+    ids = None if receipt_ids is None else [str(receipt_id) for receipt_id in receipt_ids]
+    writes = _Writes(actor=worker, now=now)
+    batch = BatchClaim(claims=[], handled=[])
+    read: list[Receipt] = []
+    with transaction.atomic():
+        if results:
+            read = _settle(writes, results, worker=worker, report=report)
+        if claim > 0:
+            batch = _claim(
+                writes,
+                limit=claim,
+                receipt_ids=ids,
+                force=force,
+                settling=[c.receipt_id for c, _ in results],
+            )
+        writes.write()
+    for receipt in read:
+        report.states[receipt.state] += 1
+    return batch
 
 
 def receipts_reconcile_claim_batch(
@@ -230,54 +511,16 @@ def receipts_reconcile_claim_batch(
     force: bool = False,
     now: datetime | None = None,
 ) -> BatchClaim:
-    """Take up to `limit` due receipts (of `receipt_ids`, if given) for one read each.
-
-    One `FOR UPDATE SKIP LOCKED` statement: receipts another worker holds are
-    passed over, never waited for. Each taken receipt gets a lease and its
-    attempt number bumped, as `receipt_reconcile_claim` does; one whose
-    attempts are used up goes to a person instead.
-    """
-    now = now or timezone.now()
-    condition = receipts_claimable(now) if force else receipts_due(now)
-    lease = now + timedelta(seconds=settings.RECONCILE_LEASE_SECONDS)
-    with transaction.atomic():
-        query = (
-            Receipt.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("tenant", "platform")
-            .filter(condition)
-        )
-        if receipt_ids is not None:
-            query = query.filter(pk__in=[str(receipt_id) for receipt_id in receipt_ids])
-        receipts = list(query.order_by("next_reconcile_at", "pk")[: max(0, limit)])
-        _moves_apply(
-            [
-                _Move(receipt, _S.RECONCILING, "reconciliation_started")
-                for receipt in receipts
-                if receipt.state == _S.OUTCOME_UNKNOWN
-            ],
-            actor=worker,
-            now=now,
-        )
-        exhausted = [r for r in receipts if r.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS]
-        # Every attempt was claimed and none settled it: its worker died or
-        # its read never finished. A poison receipt stops here.
-        _moves_apply(
-            [_Move(receipt, _S.MANUAL_REVIEW, "attempts_exhausted") for receipt in exhausted],
-            actor=worker,
-            now=now,
-        )
-        taken = [r for r in receipts if r.reconcile_attempts < settings.RECONCILE_MAX_ATTEMPTS]
-        for receipt in taken:
-            receipt.reconcile_attempts += 1
-            receipt.reconcile_lease_expires_at = lease
-            receipt.updated_at = now
-        Receipt.objects.filter(pk__in=[receipt.pk for receipt in taken]).update(
-            reconcile_attempts=F("reconcile_attempts") + 1,
-            reconcile_lease_expires_at=lease,
-            updated_at=now,
-        )
-    claims = [reconcile_claim_of(receipt) for receipt in taken]
-    return BatchClaim(claims=claims, handled=[receipt.pk for receipt in receipts])
+    """Take up to `limit` due receipts (of `receipt_ids`, if given) for one read each."""
+    return receipts_reconcile_step(
+        worker=worker,
+        results=[],
+        report=ReconcilePass(),
+        claim=limit,
+        receipt_ids=receipt_ids,
+        force=force,
+        now=now,
+    )
 
 
 def receipts_reconcile_settle_batch(
@@ -287,74 +530,8 @@ def receipts_reconcile_settle_batch(
     report: ReconcilePass,
     now: datetime | None = None,
 ) -> None:
-    """Record every read of a batch and move each receipt accordingly, in one transaction.
-
-    A claim whose receipt was claimed again since (another attempt number) or
-    settled is fenced off and changes nothing. A claim that was never read
-    (`None`: its read could not start in time) is handed back unspent.
-    """
-    now = now or timezone.now()
-    if not results:
-        return
-    with transaction.atomic():
-        # Locked in one order, so two workers settling overlapping batches
-        # (one of them stale) cannot deadlock.
-        receipts = {
-            receipt.pk: receipt
-            for receipt in Receipt.objects.select_for_update(of=("self",))
-            .select_related("tenant")
-            .filter(pk__in=[claim.receipt_id for claim, _ in results])
-            .order_by("pk")
-        }
-        reads: list[ReconciliationRead] = []
-        later: list[Receipt] = []
-        released: list[Receipt] = []
-        moves: list[_Move] = []
-        for claim, result in results:
-            receipt = receipts.get(claim.receipt_id)
-            # A missing receipt is fenced out; the second test says so to mypy.
-            if is_fenced_out(receipt, claim) or receipt is None:
-                report.fenced += 1
-                continue
-            if result is None:
-                # Nobody read under this attempt number, so giving it back
-                # cannot let two reads share one fence.
-                receipt.reconcile_attempts -= 1
-                receipt.reconcile_lease_expires_at = None
-                receipt.next_reconcile_at = now
-                receipt.updated_at = now
-                released.append(receipt)
-                report.unprocessed.append(str(receipt.pk))
-                continue
-            reads.append(
-                read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now)
-            )
-            to, reason = receipt_settlement(receipt, result, now)
-            if to is None:
-                defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
-                later.append(receipt)
-                continue
-            moves.append(
-                _Move(
-                    receipt,
-                    to,
-                    reason,
-                    evidence=result.evidence,
-                    external_id=result.external_id if to == _S.SUCCEEDED else "",
-                    error_code=result.error_code,
-                )
-            )
-        ReconciliationRead.objects.bulk_create(reads)
-        _rows_update(
-            later, ["next_reconcile_at", "reconcile_lease_expires_at", "error_code", "updated_at"]
-        )
-        _rows_update(
-            released,
-            ["reconcile_attempts", "reconcile_lease_expires_at", "next_reconcile_at", "updated_at"],
-        )
-        _moves_apply(moves, actor=worker, now=now)
-        for receipt in (*later, *(move.receipt for move in moves)):
-            report.states[receipt.state] += 1
+    """Record every read of a batch and move each receipt accordingly, in one transaction."""
+    receipts_reconcile_step(worker=worker, results=results, report=report, now=now)
 
 
 # -- concurrent reads -----------------------------------------------------------
@@ -432,10 +609,18 @@ def _read_in_time(claim: ReconcileClaim, start_by: float) -> LookupResult | None
     if host is None:
         # No platform, no network: the adapter answers from the receipt alone.
         return receipt_read(claim)
-    # Build the process's HTTP client before taking a paced start: built after it (tens of
-    # ms, under the GIL, by every read thread of a new process at once), it would hold the
-    # first reads back and send them to the platform together, faster than its rate.
-    lookup_client()
+    # Build the process's HTTP client for this host before taking a paced start: built
+    # after it (under the GIL, while every read thread of a new process starts at once), it
+    # would hold the first reads back and send them to the platform together, faster
+    # than its rate.
+    platform = claim.lookup.platform
+    if platform is not None:
+        try:
+            base = parse_platform_url(platform.base_url)
+        except URLRefused:
+            pass  # the read refuses it without connecting
+        else:
+            lookup_clients().for_host(base.scheme, base.host_header)
     with _gate.enter(host, start_by) as admitted:
         if not admitted:
             return None
@@ -450,72 +635,89 @@ def receipts_reconcile_batch(
     deadline: float | None = None,
     force: bool = False,
 ) -> ReconcilePass:
-    """Claim, read and settle due receipts (of `receipt_ids`, or any) batch by batch.
+    """Claim, read and settle due receipts (of `receipt_ids`, or any) until none is left.
 
-    At most `RECONCILE_READS_IN_FLIGHT` reads are in flight, in two batches of
-    half that: while one batch's reads are out, the other is settled and the
-    next one claimed, so the worker's database work overlaps its waiting.
-    Stops when nothing is left to claim, after `limit` claims, or at `deadline`
+    `RECONCILE_READS_IN_FLIGHT` read threads stay busy: the worker keeps half as
+    many claims again queued behind the reads, so a thread that finishes a read
+    starts the next one at once instead of waiting for the slowest read of a
+    wave. Meanwhile this thread takes whatever reads have finished and, in one
+    transaction, settles them and (once the queue has room for half the reads
+    in flight) claims as many due receipts as there is room for. Stops when
+    nothing is left to claim, after `limit` claims, or at `deadline`
     (time.monotonic()); with `receipt_ids`, the ids it did not reach are
     reported as unprocessed.
     """
     report = ReconcilePass()
     in_flight = max(1, settings.RECONCILE_READS_IN_FLIGHT)
-    batch_size = max(1, in_flight // 2)
+    refill = max(1, in_flight // 2)
+    window = in_flight + refill
     pool = _read_pool(in_flight)
     pending = None if receipt_ids is None else [str(receipt_id) for receipt_id in receipt_ids]
     remaining = limit
-    out: deque[list[tuple[ReconcileClaim, Future[LookupResult | None]]]] = deque()
+    out: dict[Future[LookupResult | None], ReconcileClaim] = {}
+    results: list[tuple[ReconcileClaim, LookupResult | None]] = []
     exhausted = False
     while True:
-        while not exhausted and (len(out) + 1) * batch_size <= in_flight:
+        room = window - len(out)
+        if not exhausted and room >= refill:
             if (pending is not None and not pending) or (remaining is not None and remaining <= 0):
                 exhausted = True
             elif deadline is not None and time.monotonic() >= deadline:
                 report.unprocessed.extend(pending or [])
                 exhausted = True
-            if exhausted:
-                break
-            size = batch_size if remaining is None else min(batch_size, remaining)
+        size = 0
+        if not exhausted and room >= refill:
+            size = room if remaining is None else min(room, remaining)
+        if results or size:
             claimed_at = time.monotonic()
-            batch = receipts_reconcile_claim_batch(
-                worker=worker, limit=size, receipt_ids=pending, force=force
+            batch = receipts_reconcile_step(
+                worker=worker,
+                results=results,
+                report=report,
+                claim=size,
+                receipt_ids=pending,
+                force=force,
             )
-            report.skipped += len(batch.handled) - len(batch.claims)
-            if pending is not None:
-                # Fewer than asked for: the rest is not due, leased elsewhere or
-                # settled, and the one-at-a-time path would skip it the same way.
-                handled = {str(receipt_id) for receipt_id in batch.handled}
-                if len(batch.handled) < size:
-                    report.skipped += len(pending) - len(handled)
-                    pending = []
-                else:
-                    pending = [receipt_id for receipt_id in pending if receipt_id not in handled]
-            if not batch.handled:
+            if results and all(result is None for _, result in results) and not exhausted:
+                # The platforms' limits let nothing through in time: try later
+                # rather than keep claiming receipts that cannot be read.
+                report.unprocessed.extend(pending or [])
                 exhausted = True
-                break
-            report.claimed += len(batch.claims)
-            if remaining is not None:
-                remaining -= len(batch.claims)
-            # A read that cannot start early enough to finish inside the lease
-            # is not started: its receipt goes back unspent.
-            start_by = (
-                claimed_at
-                + settings.RECONCILE_LEASE_SECONDS
-                - settings.RECONCILE_HTTP_TIMEOUT_SECONDS
-                - _SETTLE_MARGIN_SECONDS
-            )
-            if batch.claims:
-                out.append(
-                    [(claim, pool.submit(_read_in_time, claim, start_by)) for claim in batch.claims]
+            results = []
+            if size:
+                exhausted = exhausted or not batch.handled
+                pending = _claimed_off(pending, batch, size, report)
+                report.claimed += len(batch.claims)
+                if remaining is not None:
+                    remaining -= len(batch.claims)
+                # A read that cannot start early enough to finish inside the
+                # lease is not started: its receipt goes back unspent.
+                start_by = (
+                    claimed_at
+                    + settings.RECONCILE_LEASE_SECONDS
+                    - settings.RECONCILE_HTTP_TIMEOUT_SECONDS
+                    - _SETTLE_MARGIN_SECONDS
                 )
+                for claim in batch.claims:
+                    out[pool.submit(_read_in_time, claim, start_by)] = claim
         if not out:
             break
-        results = [(claim, future.result()) for claim, future in out.popleft()]
-        receipts_reconcile_settle_batch(results=results, worker=worker, report=report)
-        if all(result is None for _, result in results) and not exhausted:
-            # The platforms' limits let nothing through in time: try later
-            # rather than claim the same receipts again at once.
-            report.unprocessed.extend(pending or [])
-            exhausted = True
+        finished, _ = wait(out, return_when=FIRST_COMPLETED)
+        results = [(out.pop(future), future.result()) for future in finished]
     return report
+
+
+def _claimed_off(
+    pending: list[str] | None, batch: BatchClaim, asked: int, report: ReconcilePass
+) -> list[str] | None:
+    """The ids still to claim after `batch` (None: any due receipt)."""
+    report.skipped += len(batch.handled) - len(batch.claims)
+    if pending is None:
+        return None
+    handled = {str(receipt_id) for receipt_id in batch.handled}
+    if len(batch.handled) < asked:
+        # Fewer than asked for: the rest is not due, leased elsewhere or
+        # settled, and the one-at-a-time path would skip it the same way.
+        report.skipped += len(pending) - len(handled)
+        return []
+    return [receipt_id for receipt_id in pending if receipt_id not in handled]

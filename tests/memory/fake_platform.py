@@ -68,6 +68,8 @@ class FakePlatform:
         self.in_flight = 0
         self.max_in_flight = 0
         self.read_started: list[float] = []
+        # TCP connections accepted: reads over a kept-alive connection share one.
+        self.connections = 0
         self._next_id = 1000
         self._server = _Server((host, port), self._handler_class())
         self.scheme = "http"
@@ -129,6 +131,15 @@ class FakePlatform:
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as real platforms answer: a client's pooled connection
+            # carries many reads, and a thread serves each connection.
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with platform._lock:
+                    platform.connections += 1
+
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 

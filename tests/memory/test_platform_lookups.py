@@ -401,15 +401,44 @@ def test_a_receipt_without_a_platform_goes_to_a_person_unread(agent, platform, a
 
 
 def test_one_client_serves_every_lookup_of_a_process(agent, platform, actors):
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
     for _ in range(3):
         key = f"pub-{uuid.uuid4().hex[:8]}"
         platform.seed(key)
         receipt = unknown_outcome(agent, {"platform": "fake", "lookup_path": LOOKUP_PATH}, key)
         reconcile(receipt, actors)
         assert Receipt.objects.get(pk=receipt["id"]).state == ReceiptState.SUCCEEDED
-    info = http_reconciler.lookup_client.cache_info()
+    info = http_reconciler.lookup_clients.cache_info()
     assert (info.misses, info.hits) == (1, 2)
+    # Kept alive: the three reads of one platform went over one connection.
+    assert platform.reads == 3 and platform.connections == 1
+
+
+def test_a_connection_is_never_shared_by_two_names_of_one_address(
+    agent, acme, actors, servers, dns
+):
+    """Two platforms whose names resolve to one address: each read re-checks its name's
+    address, and a connection opened for one name never carries the other's reads."""
+    http_reconciler.lookup_clients.cache_clear()
+    server = servers(host="127.0.0.1")
+    for name in ("one", "two"):
+        dns.answer(f"{name}.example", ["127.0.0.1"])
+        platform_register(
+            tenant=acme,
+            actor=Actor.system("t"),
+            name=name,
+            base_url=f"http://{name}.example:{server.port}/",
+            allow_private=True,
+        )
+    for name in ("one", "two", "one", "two"):
+        key = f"pub-{uuid.uuid4().hex[:8]}"
+        server.seed(key)
+        receipt = unknown_outcome(agent, {"platform": name, "lookup_path": LOOKUP_PATH}, key)
+        reconcile(receipt, actors)
+        assert Receipt.objects.get(pk=receipt["id"]).state == ReceiptState.SUCCEEDED
+    assert server.hosts == {f"one.example:{server.port}": 2, f"two.example:{server.port}": 2}
+    assert server.connections == 2
+    assert dns.ASKED["one.example"] == dns.ASKED["two.example"] == 3  # registration + 2 reads
 
 
 # -- TLS: the name is verified although the connection goes to an address ------------
@@ -422,9 +451,9 @@ def tls(settings, tmp_path):
     bundle = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))
     settings.RECONCILE_HTTP_CA_BUNDLE = str(bundle)
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
     yield ca
-    http_reconciler.lookup_client.cache_clear()
+    http_reconciler.lookup_clients.cache_clear()
 
 
 def _https_platform(ca, servers, acme, dns, *, certificate_for: str) -> FakePlatform:
