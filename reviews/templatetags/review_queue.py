@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 from html import escape
-from typing import Any
+from typing import Any, cast
 
 from django import template
 from django.utils import timezone
@@ -65,7 +65,8 @@ def _row(
     if item.status == ItemStatus.CLAIMED:
         meta.append(f'<span class="chip claimed">held by {escape(str(item.claimed_by))}</span>')
     local = item.created_at.astimezone(zone)  # timezone.localtime, the zone read once
-    age = escape(timesince(item.created_at, now, time_strings=units))
+    # timesince only applies `%` to each label, which _UnitLabels answers like a str.
+    age = escape(timesince(item.created_at, now, time_strings=cast(dict[str, str], units)))
     checkbox = (
         f'<input type="checkbox" name="items" value="{pk}" aria-label="select item {pk}">'
         if selectable
