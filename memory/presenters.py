@@ -12,18 +12,26 @@ from memory.plain import artifact_lines, probe_rows
 from reviews.models import Decision, ReviewItem
 
 
-def _claims_by_id(items: list[ReviewItem]) -> dict[str, Claim]:
-    ids = [item.target_id for item in items]
+def _titles_by_id(items: list[ReviewItem]) -> dict[str, tuple[str, str]]:
+    """(statement, status) of each item's claim: only the columns a row shows, so a
+    page does not carry 50 claims' vectors and n-grams."""
     if not items:
         return {}
-    claims = Claim.objects.filter(tenant_id=items[0].tenant_id, pk__in=ids).select_related(
-        "subject"
-    )
-    return {str(claim.pk): claim for claim in claims}
+    rows = Claim.objects.filter(
+        tenant_id=items[0].tenant_id, pk__in=[item.target_id for item in items]
+    ).values_list("id", "text", "predicate", "value", "status")
+    return {
+        str(pk): (_statement_of(text, predicate, value), status)
+        for pk, text, predicate, value, status in rows
+    }
+
+
+def _statement_of(text: str, predicate: str, value: Any) -> str:
+    return text or f"{predicate}: {value}"
 
 
 def _statement(claim: Claim) -> str:
-    return claim.text or f"{claim.predicate}: {claim.value}"
+    return _statement_of(claim.text, claim.predicate, claim.value)
 
 
 class ClaimPresenter:
@@ -34,12 +42,11 @@ class ClaimPresenter:
         self.decide_fields = decide_fields
 
     def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
-        claims = _claims_by_id(items)
+        titles = _titles_by_id(items)
         rows = {}
         for item in items:
-            claim = claims.get(item.target_id)
-            if claim is not None:
-                rows[item.pk] = {"title": _statement(claim), "status": claim.status}
+            if (title := titles.get(item.target_id)) is not None:
+                rows[item.pk] = {"title": title[0], "status": title[1]}
         return rows
 
     def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:

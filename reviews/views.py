@@ -72,7 +72,8 @@ def _workspace(
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
-        filtered=filterset.qs if valid else items,
+        # Unfiltered, the FilterSet's queryset is `items` cloned once per filter.
+        filtered=filterset.qs if filtered else items,
         sort=sort,
         after=query.get("after"),
         limit=PAGE_SIZE,

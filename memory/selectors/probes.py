@@ -156,12 +156,25 @@ def _probe_words(terms: list[str] | None) -> dict[str, Any]:
     )
 
 
-def _probe_claims(s: _Scope) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _ClaimsPass:
+    """One pass over the deletion's claim tombstones joined to the claims: what the claims
+    probe counts and the scopes the recall probe searches, read together because each
+    pass looks up every erased claim by id (10,000 of them for a large subject)."""
+
+    with_content: int
+    still_live: int
+    touched_scopes: list[tuple[int, dict[str, str]]]
+
+
+def _claims_pass(s: _Scope) -> _ClaimsPass:
     # Driven by the deletion's tombstones: one pass over its own rows, however big the table.
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT count(*) FILTER (WHERE t.action = %s AND {CLAIM_CONTENT.sql('c')}), "  # noqa: S608
-            "count(*) FILTER (WHERE t.action = %s AND c.status = ANY(%s)) "
+            "count(*) FILTER (WHERE t.action = %s AND c.status = ANY(%s)), "
+            "COALESCE(jsonb_agg(DISTINCT jsonb_build_array(c.subject_id, c.scope)) "
+            "FILTER (WHERE t.action = ANY(%s)), '[]') "
             f"FROM {_TOMBSTONE} t JOIN {_CLAIM} c ON c.id = t.target_id "
             "WHERE t.tenant_id = %s AND t.deletion_id = %s AND t.target_type = %s "
             "AND c.tenant_id = %s",
@@ -169,13 +182,21 @@ def _probe_claims(s: _Scope) -> dict[str, Any]:
                 TombstoneAction.ERASED,
                 TombstoneAction.INVALIDATED,
                 list(LIVE_CLAIM_STATUSES),
+                [_ERASED[1], _INVALIDATED[1]],
                 s.tenant.pk,
                 s.deletion.pk,
                 TombstoneTarget.CLAIM,
                 s.tenant.pk,
             ],
         )
-        with_content, still_live = cursor.fetchone()
+        with_content, still_live, scopes = cursor.fetchone()
+    # jsonb arrives as text on Django's connections; DISTINCT sorted it by subject.
+    touched = [(subject_id, scope) for subject_id, scope in json.loads(scopes)]
+    return _ClaimsPass(with_content=with_content, still_live=still_live, touched_scopes=touched)
+
+
+def _probe_claims(s: _Scope, claims: _ClaimsPass) -> dict[str, Any]:
+    with_content, still_live = claims.with_content, claims.still_live
     return _probe(
         "claims_table",
         f"{_held_query(CLAIM_CONTENT, 'erased')}; "
@@ -335,19 +356,10 @@ def _scope_unions(scopes: list[dict[str, str]]) -> list[dict[str, str]]:
     return unions
 
 
-def _probe_recall(s: _Scope) -> dict[str, Any]:
+def _probe_recall(s: _Scope, claims: _ClaimsPass) -> dict[str, Any]:
     gone = {str(i) for i in [*s.erased, *s.invalidated]}
     scopes: dict[int, list[dict[str, str]]] = {}
-    gone_ids, params = s.tombstoned(_ERASED, _INVALIDATED)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT subject_id, scope FROM {_CLAIM} "  # noqa: S608
-            f"WHERE tenant_id = %s AND id IN {gone_ids} ORDER BY subject_id",
-            [s.tenant.pk, *params],
-        )
-        # jsonb arrives as text on Django's connections.
-        touched_scopes = [(row[0], json.loads(row[1])) for row in cursor.fetchall()]
-    for subject_id, scope in touched_scopes:
+    for subject_id, scope in claims.touched_scopes:
         known = scopes.setdefault(subject_id, [{}])
         if scope not in known and len(known) < MAX_PROBED_SCOPES:
             known.append(scope)
@@ -594,14 +606,15 @@ def deletion_probes(
     earlier attempt: the word searches then prove nothing and say so). Writes nothing but
     a freshly rendered hot-memory block."""
     scope = _scope(tenant=tenant, deletion=deletion, terms=list(terms or []))
+    claims = _claims_pass(scope)
     return [
         _probe_words(terms),
-        _probe_claims(scope),
+        _probe_claims(scope, claims),
         _probe_sources(scope),
         *_probe_indexes(scope),
         _probe_events(scope),
         _probe_hot_memory(scope),
-        _probe_recall(scope),
+        _probe_recall(scope, claims),
         _probe_traces(scope),
         _probe_audit(scope),
         _probe_replies(scope),

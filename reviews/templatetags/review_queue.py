@@ -11,18 +11,36 @@ once.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 from html import escape
-from typing import Any
+from typing import Any, cast
 
 from django import template
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timesince import timesince
+from django.utils.timesince import TIME_STRINGS, timesince
 
 from reviews.models import ItemStatus, ReviewItem
 
 register = template.Library()
+
+
+class _UnitLabels:
+    """One unit of `timesince` ("%(num)d day" / "days"), translated once per number.
+
+    Each lazy translation otherwise resolves its language and plural form
+    again on every row; a page asks for the same few numbers over and over.
+    """
+
+    def __init__(self, lazy: Any) -> None:
+        self.lazy = lazy
+        self.labels: dict[int, str] = {}
+
+    def __mod__(self, params: dict[str, int]) -> str:
+        number = params["num"]
+        if number not in self.labels:
+            self.labels[number] = self.lazy % params
+        return self.labels[number]
 
 
 def _row(
@@ -33,6 +51,8 @@ def _row(
     selected_pk: int | None,
     selectable: bool,
     now: datetime,
+    zone: tzinfo,
+    units: dict[str, _UnitLabels],
 ) -> str:
     pk = int(item.pk)
     title = escape(str(summary.get("title") or item.topic or item.target_id))
@@ -44,7 +64,9 @@ def _row(
     meta += [f'<span class="chip">{escape(code)}</span>' for code in item.reason_codes]
     if item.status == ItemStatus.CLAIMED:
         meta.append(f'<span class="chip claimed">held by {escape(str(item.claimed_by))}</span>')
-    local = timezone.localtime(item.created_at)
+    local = item.created_at.astimezone(zone)  # timezone.localtime, the zone read once
+    # timesince only applies `%` to each label, which _UnitLabels answers like a str.
+    age = escape(timesince(item.created_at, now, time_strings=cast(dict[str, str], units)))
     checkbox = (
         f'<input type="checkbox" name="items" value="{pk}" aria-label="select item {pk}">'
         if selectable
@@ -57,7 +79,7 @@ def _row(
         f'<span class="row-title">{title}</span><span class="row-meta">{"".join(meta)}'
         f'<time datetime="{local.isoformat()}" '
         f'title="{local.strftime("%Y-%m-%d %H:%M:%S %Z")}" '
-        f'data-age="{int(item.created_at.timestamp())}">{escape(timesince(item.created_at, now))}'
+        f'data-age="{int(item.created_at.timestamp())}">{age}'
         "</time></span></a></li>\n"
     )
 
@@ -73,6 +95,8 @@ def queue_rows(context: template.Context) -> SafeString:
         "selected_pk": selected.pk if selected else None,
         "selectable": bool(policy and policy.approve_verdict and context.get("can_decide")),
         "now": timezone.now(),
+        "zone": timezone.get_current_timezone(),
+        "units": {name: _UnitLabels(lazy) for name, lazy in TIME_STRINGS.items()},
     }
     rows = "".join(_row(item, summary, **options) for item, summary in context["rows"])
     # Every value in `rows` was escaped above.
