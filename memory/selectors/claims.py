@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -12,6 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+import numpy as np
+import psycopg
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -19,7 +22,7 @@ from django.db.models import Count, Max, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.models import Tenant
-from memory.embedders import embedder, pgvector_installed
+from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
     AUTHORITY_RANK,
     AUTHORITY_RANK_SQL,
@@ -163,14 +166,28 @@ def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> 
     return "global" if not claim_scope else "broader"
 
 
+# Agents repeat their questions (a loop asks the same thing each turn; retries), and the
+# query's embedding is most of a semantic recall's time: recent vectors are kept per
+# process, keyed by the model and the exact text.
+QUERY_VECTOR_CACHE_SIZE = 1024
+
+
+@functools.lru_cache(maxsize=QUERY_VECTOR_CACHE_SIZE)
+def _cached_query_vector(model_name: str, embedder_id: int, query: str) -> tuple[float, ...]:
+    model = embedder()
+    if model is None or id(model) != embedder_id:  # pragma: no cover - settings changed
+        raise LookupError("the embedder changed while its query was embedded")
+    return tuple(float(x) for x in model.embed([query])[0])
+
+
 def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
     """The query's vector and the model that made it; no vector when semantic recall is off."""
     model = embedder()
     if model is None or not query.strip():
         return "", None
     try:
-        return model.model, model.embed([query])[0]
-    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        return model.model, _cached_query_vector(model.model, id(model), query)
+    except (httpx.HTTPError, ValueError, KeyError, LookupError) as exc:
         # An unreachable embeddings endpoint degrades recall to lexical, never fails it.
         logger.warning("query embedding failed", extra={"error": type(exc).__name__})
         return "", None
@@ -196,17 +213,48 @@ _AUTHORITY_RANK = " ".join(
 )
 
 # Exact similarity of a legal claim's vector to the query's (vectors are unit length):
-# pgvector's cosine distance, or a dot product over the plain arrays without it.
+# pgvector's cosine distance in SQL, or, without it, the dot products computed here from
+# the subject's packed vectors (`_packed_similarities`) and joined in as `vector_scores`.
 _SIMILARITY = {
     "pgvector": (
         f"(SELECT 1 - (e.vector::vector <=> %(vector)s::vector) FROM {_EMBEDDING} e "  # noqa: S608
         "WHERE e.claim_id = s.id AND e.model = %(model)s)"
     ),
-    "sql": (
-        f"(SELECT sum(a * b) FROM {_EMBEDDING} e, unnest(e.vector, %(vector)s::float8[]) "  # noqa: S608
-        "AS t(a, b) WHERE e.claim_id = s.id AND e.model = %(model)s)"
-    ),
+    "sql": "v.score",
 }
+# The subject's active claims' packed vectors of one model: the only claims that can be
+# legal, so every legal claim with a vector gets its exact similarity.
+_PACKED_VECTORS = f"""
+    SELECT e.claim_id, e.packed FROM {_CLAIM} c
+    JOIN {_EMBEDDING} e ON e.claim_id = c.id AND e.tenant_id = c.tenant_id
+    WHERE c.tenant_id = %s AND c.subject_id = ANY(%s) AND c.status = 'active'
+      AND e.model = %s AND e.packed IS NOT NULL
+"""  # noqa: S608 - table names are constants; every value is a parameter
+
+
+def _packed_similarities(
+    *, tenant: Tenant, subject_ids: list[int], model: str, query_vector: Sequence[float]
+) -> tuple[list[Any], list[float]]:
+    """Each of the subjects' active claims with a vector, and its similarity to the query.
+
+    Read with binary results (bytea as bytes, no hex), on the request's connection and
+    transaction: one statement, then one matrix product.
+    """
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(_PACKED_VECTORS, [tenant.pk, subject_ids, model], binary=True)
+        rows = cursor.fetchall()
+    if not rows:
+        return [], []
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
+    matrix = matrix.reshape(len(rows), -1)
+    query = np.asarray(query_vector, dtype=np.float32)
+    if matrix.shape[1] != query.shape[0]:
+        return [], []  # vectors of another dimension: not comparable
+    scores = matrix @ query
+    return [row[0] for row in rows], [float(score) for score in scores]
+
+
 # Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
 # (recency, authority, fulltext, ngram, vector); a signal that did not place the claim
 # adds an exact 0.
@@ -267,8 +315,15 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     similarity = _SIMILARITY.get(mode, "NULL::float8")
     if q.corrected and mode in _SIMILARITY:
         similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
+    vector_scores = (
+        "vector_scores AS (SELECT * FROM unnest(%(vector_ids)s::uuid[], "
+        "%(vector_scores)s::float8[]) AS v(id, score)), "
+        if mode == "sql"
+        else ""
+    )
+    vector_join = "LEFT JOIN vector_scores v ON v.id = s.id" if mode == "sql" else ""
     return f"""
-    WITH subject_claims AS (
+    WITH {vector_scores}subject_claims AS (
         SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
                {search_vector} AS search_vector, {claim_ngrams} AS ngrams,
                CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
@@ -279,7 +334,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         SELECT s.id, s.scope_size, s.recorded_at,
                CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank,
                {text}, {similarity} AS similarity
-        FROM subject_claims s WHERE s.exclusion = 'legal'
+        FROM subject_claims s {vector_join} WHERE s.exclusion = 'legal'
     ), ranked AS (
         SELECT l.*,
                rank() OVER (ORDER BY l.recorded_at DESC) AS recency_rank,
@@ -343,8 +398,9 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
 
     One statement counts every claim of the subject by the first rule that
     excludes it, scores the legal set on each signal — full text, n-grams,
-    vector similarity (exact cosine in SQL: pgvector's operator, or a dot
-    product over plain arrays without it), recency and authority — ranks each
+    vector similarity (exact cosine: pgvector's operator in the statement, or
+    without pgvector dot products over the subject's packed vectors, read by one
+    statement before it), recency and authority — ranks each
     signal, fuses the ranks (reciprocal rank fusion, so a query returns the
     best legal claims up to `limit` even when they share no word with it) and
     returns the best candidates with their columns; a second loads the sources
@@ -385,11 +441,15 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     if query_vector is not None:
         mode = "pgvector" if pgvector_installed() else "sql"
         params["model"] = model
-        params["vector"] = (
-            "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
-            if mode == "pgvector"
-            else [float(x) for x in query_vector]
-        )
+        if mode == "pgvector":
+            params["vector"] = "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
+        else:
+            params["vector_ids"], params["vector_scores"] = _packed_similarities(
+                tenant=tenant,
+                subject_ids=params["subjects"],
+                model=model,
+                query_vector=query_vector,
+            )
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
         rows = cursor.fetchall()

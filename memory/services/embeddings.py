@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from memory.embedders import embedder, embedding_digest, embedding_document
+from memory.embedders import embedder, embedding_digest, embedding_document, pack_vector
 from memory.models import Claim, ClaimEmbedding, ClaimStatus
 
 # Claims that can never be recalled are not worth a model call.
@@ -89,6 +89,7 @@ def claims_embed(*, claim_ids: Iterable[UUID | str]) -> int:
                 model=model.model,
                 dim=len(vector),
                 vector=[float(x) for x in vector],
+                packed=pack_vector(vector),
                 digest=embedding_digest(documents[c["id"]]),
                 embedded_at=now,
                 lag_seconds=max(0.0, (now - c["recorded_at"]).total_seconds()),
@@ -100,7 +101,7 @@ def claims_embed(*, claim_ids: Iterable[UUID | str]) -> int:
             rows,
             update_conflicts=True,
             unique_fields=["claim", "model"],
-            update_fields=["dim", "vector", "digest", "embedded_at", "lag_seconds"],
+            update_fields=["dim", "vector", "packed", "digest", "embedded_at", "lag_seconds"],
         )
     return len(rows)
 
