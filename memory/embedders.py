@@ -148,10 +148,13 @@ def embedder() -> Embedder | None:
 
 
 def embedding_document(*, predicate: str, text: str, value: object) -> str:
-    """What is embedded for a claim: its statement, or the predicate and value without one."""
-    if text:
-        return text
-    return f"{predicate.replace('_', ' ')}: {value if isinstance(value, str) else ''}".strip()
+    """What is embedded for a claim: the words of its attribute, then its statement (or its
+    value without one). The attribute names what the statement is about, which is what a
+    paraphrased question shares with it ("home city: Ana lives in Lisbon" for "where is
+    she based"): on the recall benchmark it ranks the asked-for memory higher."""
+    attribute = predicate.replace("_", " ").strip()
+    statement = text or (value if isinstance(value, str) else "")
+    return f"{attribute}: {statement}".strip(" :")
 
 
 # How `ClaimEmbedding.packed` holds a vector: little-endian float32, one after another.
