@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -240,10 +241,21 @@ def _packed_similarities(
     Read with binary results (bytea as bytes, no hex), on the request's connection and
     transaction: one statement, then one matrix product.
     """
+    params = [tenant.pk, subject_ids, model]
     connection.ensure_connection()
+    started = time.monotonic()
+    # Django's cursors bind on the client, which allows only text results (bytea as hex,
+    # twice the bytes, then decoded): this one cursor asks for binary.
     with psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(_PACKED_VECTORS, [tenant.pk, subject_ids, model], binary=True)
+        cursor.execute(_PACKED_VECTORS, params, binary=True)
         rows = cursor.fetchall()
+    if connection.queries_logged:
+        # Logged like Django's own statements, so query counts and the debug log see it.
+        with psycopg.ClientCursor(connection.connection) as client:
+            sql = client.mogrify(_PACKED_VECTORS, params)
+        connection.queries_log.append(
+            {"sql": sql, "time": f"{time.monotonic() - started:.3f}"}
+        )
     if not rows:
         return [], []
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
