@@ -1,12 +1,11 @@
 """Vectors of claims for semantic recall, in a table every PostgreSQL can hold.
 
-The vector is a plain float array: with pgvector installed recall casts it to
-`vector` and uses its cosine distance in SQL. Without it, recall reads
-`packed` — the same vector as little-endian float32 bytes, small enough to stay
-in the row (the float array is compressed out of line, and decoding it costs a
-recall far more than the arithmetic) — and computes the exact similarity as a
-dot product (the vectors are unit length). Either way only inside a subject's
-legal set.
+The vector is a plain float array (pgvector can cast it to `vector`); `packed`
+holds the same vector as little-endian float32 bytes, small enough to stay in
+the row (the float array is compressed out of line, and decoding it costs a
+recall far more than the arithmetic). Recall reads a subject's packed vectors
+in one statement and computes the exact similarities (dot products: the vectors
+are unit length) itself, only inside the subject's legal set.
 """
 
 from __future__ import annotations

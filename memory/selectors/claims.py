@@ -169,11 +169,8 @@ def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> 
 
 # Agents repeat their questions (a loop asks the same thing each turn; retries), and the
 # query's embedding is most of a semantic recall's time: recent vectors are kept per
-# process, keyed by the model and the exact text.
-QUERY_VECTOR_CACHE_SIZE = 1024
-
-
-@functools.lru_cache(maxsize=QUERY_VECTOR_CACHE_SIZE)
+# process (`RECALL_QUERY_CACHE_SIZE` of them), keyed by the model and the exact text.
+@functools.lru_cache(maxsize=settings.RECALL_QUERY_CACHE_SIZE)
 def _cached_query_vector(model_name: str, embedder_id: int, query: str) -> tuple[float, ...]:
     model = embedder()
     if model is None or id(model) != embedder_id:  # pragma: no cover - settings changed
@@ -213,16 +210,9 @@ _AUTHORITY_RANK = " ".join(
     f"WHEN '{authority}' THEN {rank}" for authority, rank in AUTHORITY_RANK.items()
 )
 
-# Exact similarity of a legal claim's vector to the query's (vectors are unit length):
-# pgvector's cosine distance in SQL, or, without it, the dot products computed here from
-# the subject's packed vectors (`_packed_similarities`) and joined in as `vector_scores`.
-_SIMILARITY = {
-    "pgvector": (
-        f"(SELECT 1 - (e.vector::vector <=> %(vector)s::vector) FROM {_EMBEDDING} e "  # noqa: S608
-        "WHERE e.claim_id = s.id AND e.model = %(model)s)"
-    ),
-    "sql": "v.score",
-}
+# Exact similarity of a legal claim's vector to the query's, computed here from the
+# subject's packed vectors (`_packed_similarities`) and joined in as `vector_scores`.
+_SIMILARITY = "v.score"
 # The subject's active claims' packed vectors of one model: the only claims that can be
 # legal, so every legal claim with a vector gets its exact similarity.
 _PACKED_VECTORS = f"""
@@ -233,13 +223,24 @@ _PACKED_VECTORS = f"""
 """  # noqa: S608 - table names are constants; every value is a parameter
 
 
+# Hubness: a claim with many near-duplicates among the subject's claims (a run of
+# templated notes, tickets, reminders) is close to every question in the same general
+# way and crowds out the claim the question is about. As in CSLS (Conneau et al., 2018),
+# the best candidates' similarity is lowered by their mean similarity to their nearest
+# neighbours in the subject, weighted by `RECALL_HUB_PENALTY`; the others are lowered by
+# the largest of those means, so they keep their order below.
+HUB_NEIGHBOURS = 5
+HUB_CANDIDATES = 50
+
+
 def _packed_similarities(
     *, tenant: Tenant, subject_ids: list[int], model: str, query_vector: Sequence[float]
 ) -> tuple[list[Any], list[float]]:
-    """Each of the subjects' active claims with a vector, and its similarity to the query.
+    """Each of the subjects' active claims with a vector, and its similarity to the query
+    (exact cosine: the vectors are unit length), less its hubness.
 
     Read with binary results (bytea as bytes, no hex), on the request's connection and
-    transaction: one statement, then one matrix product.
+    transaction: one statement, then matrix products over the subject's claims only.
     """
     params = [tenant.pk, subject_ids, model]
     connection.ensure_connection()
@@ -253,9 +254,7 @@ def _packed_similarities(
         # Logged like Django's own statements, so query counts and the debug log see it.
         with psycopg.ClientCursor(connection.connection) as client:
             sql = client.mogrify(_PACKED_VECTORS, params)
-        connection.queries_log.append(
-            {"sql": sql, "time": f"{time.monotonic() - started:.3f}"}
-        )
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
     if not rows:
         return [], []
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
@@ -264,6 +263,15 @@ def _packed_similarities(
     if matrix.shape[1] != query.shape[0]:
         return [], []  # vectors of another dimension: not comparable
     scores = matrix @ query
+    penalty = settings.RECALL_HUB_PENALTY
+    if penalty and len(rows) > HUB_NEIGHBOURS + 1:
+        head = np.argsort(-scores, kind="stable")[:HUB_CANDIDATES]
+        # Each row's best is the claim itself; the next ones are its nearest neighbours.
+        nearest = np.sort(matrix[head] @ matrix.T, axis=1)[:, -(HUB_NEIGHBOURS + 1) : -1]
+        hubness = nearest.mean(axis=1)
+        adjusted = scores - penalty * float(hubness.max())
+        adjusted[head] = scores[head] - penalty * hubness
+        scores = adjusted
     return [row[0] for row in rows], [float(score) for score in scores]
 
 
@@ -324,16 +332,17 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         )
     else:
         text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
-    similarity = _SIMILARITY.get(mode, "NULL::float8")
-    if q.corrected and mode in _SIMILARITY:
+    ranks_by_meaning = mode != SEMANTIC_UNAVAILABLE
+    similarity = _SIMILARITY if ranks_by_meaning else "NULL::float8"
+    if q.corrected and ranks_by_meaning:
         similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
     vector_scores = (
         "vector_scores AS (SELECT * FROM unnest(%(vector_ids)s::uuid[], "
         "%(vector_scores)s::float8[]) AS v(id, score)), "
-        if mode == "sql"
+        if ranks_by_meaning
         else ""
     )
-    vector_join = "LEFT JOIN vector_scores v ON v.id = s.id" if mode == "sql" else ""
+    vector_join = "LEFT JOIN vector_scores v ON v.id = s.id" if ranks_by_meaning else ""
     return f"""
     WITH {vector_scores}subject_claims AS (
         SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
@@ -410,9 +419,8 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
 
     One statement counts every claim of the subject by the first rule that
     excludes it, scores the legal set on each signal — full text, n-grams,
-    vector similarity (exact cosine: pgvector's operator in the statement, or
-    without pgvector dot products over the subject's packed vectors, read by one
-    statement before it), recency and authority — ranks each
+    vector similarity (exact cosine over the subject's packed vectors, read by one
+    statement before it, less each claim's hubness), recency and authority — ranks each
     signal, fuses the ranks (reciprocal rank fusion, so a query returns the
     best legal claims up to `limit` even when they share no word with it) and
     returns the best candidates with their columns; a second loads the sources
@@ -451,17 +459,12 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
     if query_vector is not None:
+        # Where the vectors are kept; the similarity itself is computed from the packed
+        # copies either way (one read, and the hubness correction needs them here).
         mode = "pgvector" if pgvector_installed() else "sql"
-        params["model"] = model
-        if mode == "pgvector":
-            params["vector"] = "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
-        else:
-            params["vector_ids"], params["vector_scores"] = _packed_similarities(
-                tenant=tenant,
-                subject_ids=params["subjects"],
-                model=model,
-                query_vector=query_vector,
-            )
+        params["vector_ids"], params["vector_scores"] = _packed_similarities(
+            tenant=tenant, subject_ids=params["subjects"], model=model, query_vector=query_vector
+        )
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
         rows = cursor.fetchall()
