@@ -133,6 +133,25 @@ def claims_embed_pending(*, limit: int = 10_000) -> int:
             return done
 
 
+def claims_embed_refresh() -> int:
+    """Embed again every active claim whose vector was made from other text (its digest
+    differs), in batches by id. Returns how many were embedded."""
+    if embedder() is None:
+        return 0
+    done = 0
+    after = None
+    size = max(1, settings.EMBED_BATCH_SIZE)
+    while True:
+        batch = Claim.objects.filter(status=ClaimStatus.ACTIVE).order_by("id")
+        if after is not None:
+            batch = batch.filter(id__gt=after)
+        ids = list(batch.values_list("id", flat=True)[:size])
+        if not ids:
+            return done
+        done += claims_embed(claim_ids=ids)
+        after = ids[-1]
+
+
 def claim_embeddings_delete_where(*, tenant_id: int, match: tuple[str, list[Any]]) -> int:
     """Erasure's statement: drop the vectors of the claims a SQL condition on `claim_id` names.
 
