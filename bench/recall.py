@@ -52,7 +52,7 @@ from accounts.services import agent_token_create, tenant_create
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, Subject
 from memory.search import ngrams
-from memory.selectors.claims import RecallQuery, claims_recall
+from memory.selectors.claims import RecallQuery, _cached_query_vector, claims_recall
 from memory.services.embeddings import claims_embed_pending
 from memory.services.recall import recall_run
 from memory.tasks.embeddings import embed_claims
@@ -539,7 +539,12 @@ def _http_vs_sql(
                 raise SystemExit(f"recall over HTTP answered {response.status_code}")
             return elapsed
 
-        over_http(questions[0][0], "warm up")
+        # The first semantic recall loads the model in the server: no time limit to speak of.
+        client.post(
+            "/api/v1/recall",
+            json={"subject": questions[0][0].key, "query": "warm up"},
+            timeout=600,
+        ).raise_for_status()
         for n, (subject, _, question) in enumerate(questions):
             statements = _selector_sql(tenant, RecallQuery(subject=subject, query=question))
             if n % 2:
@@ -599,6 +604,8 @@ def _run(users: int) -> list[str]:
     )
     for subject, predicate, question in questions:
         q = RecallQuery(subject=subject, query=question, limit=10)
+        # The questions repeat across users: timed cold, each embeds its query.
+        _cached_query_vector.cache_clear()
         started = time.perf_counter()
         result, _ = recall_run(
             tenant=tenant, actor=ACTOR, subject_key=subject.key, q=q, trace_write="inline"
@@ -624,7 +631,12 @@ def _run(users: int) -> list[str]:
         )
     finally:
         settings.MEMDESK_EMBEDDER = kind
-    semantic = _http_vs_sql(tenant, questions, secret, semantic=True) if model is not None else None
+    # The server keeps no query vectors: every semantic recall embeds its question.
+    semantic = (
+        _http_vs_sql(tenant, questions, secret, semantic=True, RECALL_QUERY_CACHE_SIZE="0")
+        if model is not None
+        else None
+    )
     _raw.close()
     total = users * MEMORIES_PER_USER
     lines = [
@@ -687,8 +699,10 @@ def report() -> str:
             "SQL side leaves out what only a service does: the token and subject lookups, "
             "the JSON, the trace. A worker-written trace is enqueued after the answer (no "
             "worker runs here; the messages are dropped); inline, the answer waits for it. "
-            "Semantic recalls embed the query in the request, which the SQL side is given "
-            "already made.",
+            "Semantic recalls embed the query in the request (the server keeps no query "
+            "vectors, `RECALL_QUERY_CACHE_SIZE=0`, and recall_run above is timed with the "
+            "cache cleared), which the SQL side is given already made; the SQL side "
+            "includes the statement that reads the subject's packed vectors.",
             "",
         ]
     )

@@ -573,6 +573,11 @@ RECALL_WEIGHTS = {
     "recency": float(os.environ.get("RECALL_WEIGHT_RECENCY", 0.05)),
     "authority": float(os.environ.get("RECALL_WEIGHT_AUTHORITY", 0.05)),
 }
+# How much a claim's likeness to its nearest neighbours in the subject (templated notes
+# that resemble every question) lowers its similarity to a query; 0 turns it off.
+RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
+# Recent queries' vectors kept per process (agents repeat their questions); 0: none.
+RECALL_QUERY_CACHE_SIZE = env_int("RECALL_QUERY_CACHE_SIZE", 1024)
 # /healthz reports how recall ranks by meaning; common cannot import memory.
 SEMANTIC_MODE_PROBE = "memory.embedders.semantic_mode"
 CELERY_BEAT_SCHEDULE["memory-embed-pending"] = {

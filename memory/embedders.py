@@ -70,13 +70,37 @@ class LocalEmbedder:
             return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self._load().encode(
+        model = self._load()
+        if len(texts) == 1:
+            return self._embed_one(model, texts[0])
+        vectors = model.encode(
             list(texts),
             batch_size=settings.EMBED_BATCH_SIZE,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
         return _normalised(np.asarray(vectors, dtype=np.float32))
+
+    def _embed_one(self, model: SentenceTransformer, text: str) -> np.ndarray:
+        """One text (a recall's query) straight through the tokenizer and the transformer.
+
+        The same computation as `encode` (mean of the token vectors, then unit length)
+        without its batching machinery, which costs a short query a sixth of its time.
+        """
+        import torch
+
+        transformer = model[0]
+        with torch.inference_mode():
+            tokens = transformer.tokenizer(
+                [text],
+                return_tensors="pt",
+                truncation=True,
+                max_length=transformer.max_seq_length,
+            )
+            hidden = transformer.auto_model(**tokens).last_hidden_state
+            mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return _normalised(pooled.numpy().astype(np.float32))
 
 
 class HttpEmbedder:
@@ -124,10 +148,21 @@ def embedder() -> Embedder | None:
 
 
 def embedding_document(*, predicate: str, text: str, value: object) -> str:
-    """What is embedded for a claim: its statement, or the predicate and value without one."""
-    if text:
-        return text
-    return f"{predicate.replace('_', ' ')}: {value if isinstance(value, str) else ''}".strip()
+    """What is embedded for a claim: the words of its attribute, then its statement (or its
+    value without one). The attribute names what the statement is about, which is what a
+    paraphrased question shares with it ("home city: Ana lives in Lisbon" for "where is
+    she based"): on the recall benchmark it ranks the asked-for memory higher."""
+    attribute = predicate.replace("_", " ").strip()
+    statement = text or (value if isinstance(value, str) else "")
+    return f"{attribute}: {statement}".strip(" :")
+
+
+# How `ClaimEmbedding.packed` holds a vector: little-endian float32, one after another.
+PACKED_DTYPE = np.dtype("<f4")
+
+
+def pack_vector(vector: Sequence[float] | np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=PACKED_DTYPE).tobytes()
 
 
 def embedding_digest(document: str) -> str:

@@ -1,9 +1,11 @@
 """Vectors of claims for semantic recall, in a table every PostgreSQL can hold.
 
-The vector is a plain float array: with pgvector installed recall casts it to
-`vector` and uses its cosine distance; without it recall computes the same
-exact similarity as a dot product over the arrays (the vectors are unit
-length). Either way in SQL, and only inside a subject's legal set.
+The vector is a plain float array (pgvector can cast it to `vector`); `packed`
+holds the same vector as little-endian float32 bytes, small enough to stay in
+the row (the float array is compressed out of line, and decoding it costs a
+recall far more than the arithmetic). Recall reads a subject's packed vectors
+in one statement and computes the exact similarities (dot products: the vectors
+are unit length) itself, only inside the subject's legal set.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class ClaimEmbedding(models.Model):
     model = models.CharField(max_length=200)
     dim = models.PositiveSmallIntegerField()
     vector = ArrayField(models.FloatField())
+    # `vector` as float32 bytes, for recall without pgvector (see the module docstring).
+    packed = models.BinaryField(null=True, blank=True)
     # sha256 of the embedded text: a claim whose text changed is embedded again.
     digest = models.CharField(max_length=64)
     embedded_at = models.DateTimeField(db_default=Now())

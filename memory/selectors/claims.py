@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+import numpy as np
+import psycopg
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -19,7 +23,7 @@ from django.db.models import Count, Max, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.models import Tenant
-from memory.embedders import embedder, pgvector_installed
+from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
     AUTHORITY_RANK,
     AUTHORITY_RANK_SQL,
@@ -163,14 +167,25 @@ def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> 
     return "global" if not claim_scope else "broader"
 
 
+# Agents repeat their questions (a loop asks the same thing each turn; retries), and the
+# query's embedding is most of a semantic recall's time: recent vectors are kept per
+# process (`RECALL_QUERY_CACHE_SIZE` of them), keyed by the model and the exact text.
+@functools.lru_cache(maxsize=settings.RECALL_QUERY_CACHE_SIZE)
+def _cached_query_vector(model_name: str, embedder_id: int, query: str) -> tuple[float, ...]:
+    model = embedder()
+    if model is None or id(model) != embedder_id:  # pragma: no cover - settings changed
+        raise LookupError("the embedder changed while its query was embedded")
+    return tuple(float(x) for x in model.embed([query])[0])
+
+
 def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
     """The query's vector and the model that made it; no vector when semantic recall is off."""
     model = embedder()
     if model is None or not query.strip():
         return "", None
     try:
-        return model.model, model.embed([query])[0]
-    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        return model.model, _cached_query_vector(model.model, id(model), query)
+    except (httpx.HTTPError, ValueError, KeyError, LookupError) as exc:
         # An unreachable embeddings endpoint degrades recall to lexical, never fails it.
         logger.warning("query embedding failed", extra={"error": type(exc).__name__})
         return "", None
@@ -195,18 +210,71 @@ _AUTHORITY_RANK = " ".join(
     f"WHEN '{authority}' THEN {rank}" for authority, rank in AUTHORITY_RANK.items()
 )
 
-# Exact similarity of a legal claim's vector to the query's (vectors are unit length):
-# pgvector's cosine distance, or a dot product over the plain arrays without it.
-_SIMILARITY = {
-    "pgvector": (
-        f"(SELECT 1 - (e.vector::vector <=> %(vector)s::vector) FROM {_EMBEDDING} e "  # noqa: S608
-        "WHERE e.claim_id = s.id AND e.model = %(model)s)"
-    ),
-    "sql": (
-        f"(SELECT sum(a * b) FROM {_EMBEDDING} e, unnest(e.vector, %(vector)s::float8[]) "  # noqa: S608
-        "AS t(a, b) WHERE e.claim_id = s.id AND e.model = %(model)s)"
-    ),
-}
+# Exact similarity of a legal claim's vector to the query's, computed here from the
+# subject's packed vectors (`_packed_similarities`) and joined in as `vector_scores`.
+_SIMILARITY = "v.score"
+# The subject's active claims' packed vectors of one model: the only claims that can be
+# legal, so every legal claim with a vector gets its exact similarity.
+_PACKED_VECTORS = f"""
+    SELECT e.claim_id, e.packed FROM {_CLAIM} c
+    JOIN {_EMBEDDING} e ON e.claim_id = c.id AND e.tenant_id = c.tenant_id
+    WHERE c.tenant_id = %s AND c.subject_id = ANY(%s) AND c.status = 'active'
+      AND e.model = %s AND e.packed IS NOT NULL
+"""  # noqa: S608 - table names are constants; every value is a parameter
+
+
+# Hubness: a claim with many near-duplicates among the subject's claims (a run of
+# templated notes, tickets, reminders) is close to every question in the same general
+# way and crowds out the claim the question is about. As in CSLS (Conneau et al., 2018),
+# the best candidates' similarity is lowered by their mean similarity to their nearest
+# neighbours in the subject, weighted by `RECALL_HUB_PENALTY`; the others are lowered by
+# the largest of those means, so they keep their order below.
+HUB_NEIGHBOURS = 5
+HUB_CANDIDATES = 50
+
+
+def _packed_similarities(
+    *, tenant: Tenant, subject_ids: list[int], model: str, query_vector: Sequence[float]
+) -> tuple[list[Any], list[float]]:
+    """Each of the subjects' active claims with a vector, and its similarity to the query
+    (exact cosine: the vectors are unit length), less its hubness.
+
+    Read with binary results (bytea as bytes, no hex), on the request's connection and
+    transaction: one statement, then matrix products over the subject's claims only.
+    """
+    params = [tenant.pk, subject_ids, model]
+    connection.ensure_connection()
+    started = time.monotonic()
+    # Django's cursors bind on the client, which allows only text results (bytea as hex,
+    # twice the bytes, then decoded): this one cursor asks for binary.
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(_PACKED_VECTORS, params, binary=True)
+        rows = cursor.fetchall()
+    if connection.queries_logged:
+        # Logged like Django's own statements, so query counts and the debug log see it.
+        with psycopg.ClientCursor(connection.connection) as client:
+            sql = client.mogrify(_PACKED_VECTORS, params)
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+    if not rows:
+        return [], []
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
+    matrix = matrix.reshape(len(rows), -1)
+    query = np.asarray(query_vector, dtype=np.float32)
+    if matrix.shape[1] != query.shape[0]:
+        return [], []  # vectors of another dimension: not comparable
+    scores = matrix @ query
+    penalty = settings.RECALL_HUB_PENALTY
+    if penalty and len(rows) > HUB_NEIGHBOURS + 1:
+        head = np.argsort(-scores, kind="stable")[:HUB_CANDIDATES]
+        # Each row's best is the claim itself; the next ones are its nearest neighbours.
+        nearest = np.sort(matrix[head] @ matrix.T, axis=1)[:, -(HUB_NEIGHBOURS + 1) : -1]
+        hubness = nearest.mean(axis=1)
+        adjusted = scores - penalty * float(hubness.max())
+        adjusted[head] = scores[head] - penalty * hubness
+        scores = adjusted
+    return [row[0] for row in rows], [float(score) for score in scores]
+
+
 # Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
 # (recency, authority, fulltext, ngram, vector); a signal that did not place the claim
 # adds an exact 0.
@@ -264,11 +332,19 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         )
     else:
         text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
-    similarity = _SIMILARITY.get(mode, "NULL::float8")
-    if q.corrected and mode in _SIMILARITY:
+    ranks_by_meaning = mode != SEMANTIC_UNAVAILABLE
+    similarity = _SIMILARITY if ranks_by_meaning else "NULL::float8"
+    if q.corrected and ranks_by_meaning:
         similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
+    vector_scores = (
+        "vector_scores AS (SELECT * FROM unnest(%(vector_ids)s::uuid[], "
+        "%(vector_scores)s::float8[]) AS v(id, score)), "
+        if ranks_by_meaning
+        else ""
+    )
+    vector_join = "LEFT JOIN vector_scores v ON v.id = s.id" if ranks_by_meaning else ""
     return f"""
-    WITH subject_claims AS (
+    WITH {vector_scores}subject_claims AS (
         SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
                {search_vector} AS search_vector, {claim_ngrams} AS ngrams,
                CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
@@ -279,7 +355,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         SELECT s.id, s.scope_size, s.recorded_at,
                CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank,
                {text}, {similarity} AS similarity
-        FROM subject_claims s WHERE s.exclusion = 'legal'
+        FROM subject_claims s {vector_join} WHERE s.exclusion = 'legal'
     ), ranked AS (
         SELECT l.*,
                rank() OVER (ORDER BY l.recorded_at DESC) AS recency_rank,
@@ -343,8 +419,8 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
 
     One statement counts every claim of the subject by the first rule that
     excludes it, scores the legal set on each signal — full text, n-grams,
-    vector similarity (exact cosine in SQL: pgvector's operator, or a dot
-    product over plain arrays without it), recency and authority — ranks each
+    vector similarity (exact cosine over the subject's packed vectors, read by one
+    statement before it, less each claim's hubness), recency and authority — ranks each
     signal, fuses the ranks (reciprocal rank fusion, so a query returns the
     best legal claims up to `limit` even when they share no word with it) and
     returns the best candidates with their columns; a second loads the sources
@@ -383,12 +459,11 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
     if query_vector is not None:
+        # Where the vectors are kept; the similarity itself is computed from the packed
+        # copies either way (one read, and the hubness correction needs them here).
         mode = "pgvector" if pgvector_installed() else "sql"
-        params["model"] = model
-        params["vector"] = (
-            "[" + ",".join(f"{x:.7g}" for x in query_vector) + "]"
-            if mode == "pgvector"
-            else [float(x) for x in query_vector]
+        params["vector_ids"], params["vector_scores"] = _packed_similarities(
+            tenant=tenant, subject_ids=params["subjects"], model=model, query_vector=query_vector
         )
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from memory.embedders import embedder, embedding_digest, embedding_document
+from memory.embedders import embedder, embedding_digest, embedding_document, pack_vector
 from memory.models import Claim, ClaimEmbedding, ClaimStatus
 
 # Claims that can never be recalled are not worth a model call.
@@ -89,6 +89,7 @@ def claims_embed(*, claim_ids: Iterable[UUID | str]) -> int:
                 model=model.model,
                 dim=len(vector),
                 vector=[float(x) for x in vector],
+                packed=pack_vector(vector),
                 digest=embedding_digest(documents[c["id"]]),
                 embedded_at=now,
                 lag_seconds=max(0.0, (now - c["recorded_at"]).total_seconds()),
@@ -100,7 +101,7 @@ def claims_embed(*, claim_ids: Iterable[UUID | str]) -> int:
             rows,
             update_conflicts=True,
             unique_fields=["claim", "model"],
-            update_fields=["dim", "vector", "digest", "embedded_at", "lag_seconds"],
+            update_fields=["dim", "vector", "packed", "digest", "embedded_at", "lag_seconds"],
         )
     return len(rows)
 
@@ -130,6 +131,25 @@ def claims_embed_pending(*, limit: int = 10_000) -> int:
         done += len(pending)
         if embedded == 0 or done >= limit:
             return done
+
+
+def claims_embed_refresh() -> int:
+    """Embed again every active claim whose vector was made from other text (its digest
+    differs), in batches by id. Returns how many were embedded."""
+    if embedder() is None:
+        return 0
+    done = 0
+    after = None
+    size = max(1, settings.EMBED_BATCH_SIZE)
+    while True:
+        batch = Claim.objects.filter(status=ClaimStatus.ACTIVE).order_by("id")
+        if after is not None:
+            batch = batch.filter(id__gt=after)
+        ids = list(batch.values_list("id", flat=True)[:size])
+        if not ids:
+            return done
+        done += claims_embed(claim_ids=ids)
+        after = ids[-1]
 
 
 def claim_embeddings_delete_where(*, tenant_id: int, match: tuple[str, list[Any]]) -> int:

@@ -2,7 +2,8 @@
 
 The answer does not wait for the record. The trace id is made here, returned
 with the answer, and the row (with the chosen claims' use counts) is written
-by a Celery task enqueued after commit (`RECALL_TRACE_WRITE=worker`), or in
+by a Celery task enqueued after commit — in a request, once the response has
+been sent (`RECALL_TRACE_WRITE=worker`) — or in
 the request before the answer (`inline`). Both write through
 `recall_trace_record`, one transaction.
 
@@ -16,15 +17,19 @@ key, and the use counts move only in the statement whose insert created it.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Sequence
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
+from django.core.signals import request_finished, request_started
 from django.db import connection, transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -44,6 +49,8 @@ from memory.selectors.claims import (
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table
 _DELETION = DeletionRequest._meta.db_table
+
+logger = logging.getLogger(__name__)
 
 
 def recall_run(
@@ -210,13 +217,55 @@ def _trace(
 
 
 def trace_write_out(*, trace: dict[str, Any], trace_write: str | None = None) -> None:
-    """Write `trace` now (`inline`) or have a worker write it after commit (`worker`)."""
+    """Write `trace` now (`inline`) or have a worker write it after commit (`worker`).
+
+    In a request, the message is sent once the answer has gone out (see
+    `_send_after_response`): publishing to the broker costs a recall more than its SQL.
+    """
     if (trace_write or settings.RECALL_TRACE_WRITE) == "inline":
         recall_trace_record(trace=trace)
     else:
         # robust: the answer goes out whatever happens to the broker; a lost
         # message loses this trace and its use counts, nothing else.
-        transaction.on_commit(lambda: _enqueue(trace), robust=True)
+        transaction.on_commit(lambda: _send_after_response(trace), robust=True)
+
+
+# The traces a request enqueues once its response has been sent: set by request_started,
+# sent by request_finished (which the server fires when it closes the response, after the
+# body went out). Outside a request (a task, a command) or where the signals ran in
+# another context (ASGI), there is no list and the message goes at once.
+_unsent_traces: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "memdesk_unsent_traces", default=None
+)
+
+
+def _send_after_response(trace: dict[str, Any]) -> None:
+    unsent = _unsent_traces.get()
+    if unsent is None:
+        _enqueue(trace)
+    else:
+        unsent.append(trace)
+
+
+def _send_unsent_traces() -> None:
+    unsent = _unsent_traces.get()
+    _unsent_traces.set(None)
+    for trace in unsent or []:
+        try:
+            _enqueue(trace)
+        except Exception:  # a broker outage loses traces, never the next request
+            logger.warning("recall trace not enqueued", extra={"trace_id": trace["id"]})
+
+
+@receiver(request_started, dispatch_uid="memdesk_recall_traces_request_started")
+def _collect_traces(**kwargs: Any) -> None:
+    _send_unsent_traces()  # anything a request left behind goes now, never lost
+    _unsent_traces.set([])
+
+
+@receiver(request_finished, dispatch_uid="memdesk_recall_traces_request_finished")
+def _send_traces(**kwargs: Any) -> None:
+    _send_unsent_traces()
 
 
 def _enqueue(trace: dict[str, Any]) -> None:

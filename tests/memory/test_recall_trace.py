@@ -153,3 +153,46 @@ def test_recall_runs_the_same_few_queries_however_many_claims_the_subject_has(
     assert few == 5
     settings.RECALL_TRACE_WRITE = "worker"
     assert http_queries() == 4
+
+
+@pytest.mark.django_db
+def test_in_a_request_the_trace_message_goes_out_after_the_response(
+    acme, agent, settings, eager_celery, django_capture_on_commit_callbacks
+):
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from memory.services.recall import recall_run
+
+    settings.RECALL_TRACE_WRITE = "worker"
+    claim = submit(agent)
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+    # As a server runs a request (the test keeps its transaction: no connection closing).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        request_started.send(sender=None)
+        with django_capture_on_commit_callbacks(execute=True):
+            _, trace_id = recall_run(
+                tenant=acme,
+                actor=Actor.system("test"),
+                subject_key="user:alice",
+                q=RecallQuery(subject=subject, query="Shanghai"),
+            )
+        # Committed, but the answer has not been sent: nothing went to the broker yet.
+        assert not RecallTrace.objects.filter(pk=trace_id).exists()
+        request_finished.send(sender=None)  # the server closed the sent response
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    trace = RecallTrace.objects.get(pk=trace_id)
+    assert [str(c) for c in trace.chosen] == [claim["id"]]
+    # Outside a request (a task, a command) the message goes at commit, as before.
+    with django_capture_on_commit_callbacks(execute=True):
+        _, trace_id = recall_run(
+            tenant=acme,
+            actor=Actor.system("test"),
+            subject_key="user:alice",
+            q=RecallQuery(subject=subject, query="Shanghai"),
+        )
+    assert RecallTrace.objects.filter(pk=trace_id).exists()

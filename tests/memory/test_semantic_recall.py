@@ -127,6 +127,21 @@ def test_a_claim_is_embedded_once_and_again_when_its_text_changes(agent):
     assert ClaimEmbedding.objects.get(claim_id=claim_id).digest != first.digest
 
 
+def test_the_backfill_refreshes_vectors_of_changed_text(agent):
+    [claim_id] = seed(agent, ALICE[:1])
+    embed_all()
+    # As after an upgrade that embeds claims differently: the stored digest no longer
+    # matches what would be embedded now.
+    ClaimEmbedding.objects.filter(claim_id=claim_id).update(digest="old")
+    embed_all()  # the plain backfill only fills claims without a vector
+    assert ClaimEmbedding.objects.get(claim_id=claim_id).digest == "old"
+    out = io.StringIO()
+    call_command("embed_backfill", "--refresh", stdout=out)
+    assert json.loads(out.getvalue())["embedded"] == 1
+    refreshed = ClaimEmbedding.objects.get(claim_id=claim_id)
+    assert refreshed.digest != "old" and refreshed.packed is not None
+
+
 def test_look_alike_subject_never_leaks_in(agent):
     alice = seed(agent, ALICE[:3])
     twin = seed(agent, ALICE, subject="user:alice2")

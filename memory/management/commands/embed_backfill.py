@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.embedders import embedder, semantic_mode
-from memory.services.embeddings import claims_embed_pending
+from memory.services.embeddings import claims_embed_pending, claims_embed_refresh
 
 
 class Command(BaseCommand):
@@ -20,12 +20,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--limit", type=int, default=1_000_000, help="stop after this many")
+        parser.add_argument(
+            "--refresh",
+            action="store_true",
+            help="also embed again every active claim whose embedded text has changed "
+            "(after an upgrade that embeds claims differently)",
+        )
 
-    def handle(self, *args: Any, limit: int, **options: Any) -> None:
+    def handle(self, *args: Any, limit: int, refresh: bool, **options: Any) -> None:
         model = embedder()
         if model is None:
             raise CommandError("Semantic recall is off (MEMDESK_EMBEDDER=none).")
         embedded = claims_embed_pending(limit=limit)
+        if refresh:
+            embedded += claims_embed_refresh()
         self.stdout.write(
             json.dumps({"model": model.model, "semantic": semantic_mode(), "embedded": embedded})
         )
