@@ -26,7 +26,7 @@ def pack_vectors(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("memory", "0016_deletion_records_and_retained_records"),
+        ("memory", "0017_claim_undo_moves"),
     ]
 
     operations = [
