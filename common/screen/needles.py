@@ -13,12 +13,16 @@ pattern is skipped only when it could not match.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from re import _constants as sre  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+# The regular-expression parser behind `re` (CPython's own, stable across 3.11+); typed
+# loosely because typeshed describes these private modules differently across versions.
+sre: Any = importlib.import_module("re._constants")
+sre_parse: Any = importlib.import_module("re._parser")
 
 _REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
 
