@@ -15,6 +15,14 @@ from rest_framework.test import APIClient
 from accounts.models import AgentToken, Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 
+# A test database need not survive a crash of the machine, so its commits do not wait for
+# the disk (PostgreSQL's synchronous_commit=off: a committed row is visible to every other
+# connection at once, as before; only its flush to disk comes a moment later). libpq reads
+# PGOPTIONS at every connection: this process's, and those of the servers, Celery workers
+# and commands the tests start, which inherit the environment.
+if "synchronous_commit" not in os.environ.get("PGOPTIONS", ""):
+    os.environ["PGOPTIONS"] = f"{os.environ.get('PGOPTIONS', '')} -c synchronous_commit=off".strip()
+
 # Parallel workers (`pytest -n`) share one Redis. Each gets a key prefix of its own, as it
 # gets a test database of its own, so one worker's counters, throttles and cached blocks
 # never meet another's (tenant ids repeat across the workers' databases). The environment
@@ -22,6 +30,22 @@ from accounts.services import agent_token_create, member_create, subject_link, t
 if _xdist_worker := os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["CACHE_KEY_PREFIX"] = f"memdesk-test-{_xdist_worker}"
     django_settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
+
+
+def _longest_first(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow"):
+        return 0
+    if item.get_closest_marker("browser") or item.get_closest_marker("worker"):
+        return 1
+    return 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The tests that take tens of seconds (soaks, browser journeys, real workers) start
+    # first, the many short ones after: the xdist workers then end together, instead of
+    # one finishing a long test alone while the other waits. The sort is stable, so every
+    # worker collects the same order, as xdist requires.
+    items.sort(key=_longest_first)
 
 
 @pytest.fixture(autouse=True)

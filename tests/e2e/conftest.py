@@ -96,6 +96,20 @@ def violations(page: Any, seen: list[str]) -> list[str]:
     ]
 
 
+# Settled: the document and its subresources loaded, and no htmx request, swap or settle
+# under way (htmx marks each with a class while it lasts, e.g. a queue's claim fired on
+# `load`). Waiting for this rather than for "networkidle" skips the half second of network
+# silence Playwright waits out after every page.
+HTMX_QUIET = """() => document.readyState === "complete"
+  && !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")"""
+
+
+def settle(page: Any) -> None:
+    """Wait until the page shown now has loaded and htmx has nothing in flight."""
+    page.wait_for_load_state("load")
+    page.wait_for_function(HTMX_QUIET)
+
+
 @pytest.fixture
 def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[str], Any]]:
     """A signed-in page per persona; no flow may trip the Content-Security-Policy."""
@@ -115,7 +129,8 @@ def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[st
         page.fill("#id_username", username)
         page.fill("#id_password", DEMO_PASSWORD)
         page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
+        page.wait_for_url(lambda url: "/accounts/login/" not in url)
+        settle(page)
         return page
 
     yield open_as

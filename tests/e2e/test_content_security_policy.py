@@ -10,14 +10,14 @@ import pytest
 from memory.models import Claim
 from reviews.models import ReviewItem
 from skills.models import SkillVersion
-from tests.e2e.conftest import screenshot, violations, watch
+from tests.e2e.conftest import screenshot, settle, violations, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def visit(page, path: str) -> None:
     page.goto(path)
-    page.wait_for_load_state("networkidle")
+    settle(page)
 
 
 def quiet(page) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 from memory.models import Claim, DeletionRequest, RecallTrace
 from reviews.models import Queue, ReviewItem
 from skills.models import SkillVersion
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -139,7 +139,7 @@ def _desk_pages() -> list[tuple[str, str]]:
 
 def look(page: Any, name: str, width: int) -> list[str]:
     """Screenshot, axe scan and overflow check of the page shown now; what is wrong."""
-    page.wait_for_load_state("networkidle")
+    settle(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"page-{name}-{width}.png"), full_page=True)
     problems = [f"{name} @{width}: {v}" for v in axe_violations(page)]
@@ -194,7 +194,7 @@ def test_no_page_asks_for_a_missing_favicon(sign_in):
 def test_dashboard_charts_are_readable(sign_in, width):
     page = sign_in("editor", width=width)
     page.goto("/dashboard/")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     charts = page.evaluate(
         """() => Array.from(document.querySelectorAll("svg.chart")).map((svg) => {
           const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from reviews.models import ReviewItem
+from tests.e2e.conftest import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,7 +38,7 @@ def test_the_tour_pictures(sign_in):
         page = sign_in(persona, width=width)
         page.set_viewport_size({"width": width, "height": 760 if width > 400 else 820})
         page.goto(path)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         if name == "my-memories-phone":
             page.locator("#memories").scroll_into_view_if_needed()
         target = TOUR / f"{name}.png"

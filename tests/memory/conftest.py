@@ -179,6 +179,7 @@ class WorkerProcess:
     name: str
     process: subprocess.Popen
     log_path: Path
+    terminated: bool = False
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -211,10 +212,17 @@ class WorkerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
+    def terminate(self) -> None:
+        """Ask the worker for a warm shutdown (SIGTERM) without waiting for it."""
+        # Once only: a worker already shutting down is left to finish doing so.
+        if self.process.poll() is None and not self.terminated:
+            self.terminated = True
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGTERM)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.terminate()
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -306,6 +314,9 @@ def celery_workers(transactional_db, settings, tmp_path) -> Iterator[Workers]:
     }
     workers = Workers(queue=queue, env=env, log_dir=tmp_path, started=[], queues={queue})
     yield workers
+    # Every worker is told to stop before any is waited for: their warm shutdowns overlap.
+    for worker in workers.started:
+        worker.terminate()
     for worker in workers.started:
         worker.stop()
     for used in workers.queues:
