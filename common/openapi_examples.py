@@ -1046,8 +1046,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "payload": {},
                 "actor_label": "erin",
                 "at": LATER,
+                "undo_until": "2026-08-16T01:26:00Z",
             }
         },
+    },
+    "reviews_decisions_undo_create": {
+        "responses": {
+            "200": {"decision": 40, "actor_label": "erin", "at": LATER, "item": REVIEW_ITEM}
+        }
     },
     "skills_list": {"responses": {"200": _page(SKILL)}},
     "skills_create": {
