@@ -204,10 +204,29 @@ class GateDecision(models.TextChoices):
     REJECTED = "rejected"
 
 
+def _moves_of_any_role_but(role: str) -> dict[str, set[str]]:
+    return {
+        source: {to for to, roles in moves.items() if roles - {role}}
+        for source, moves in CLAIM_TRANSITIONS.items()
+    }
+
+
+def _moves_only_of(role: str) -> dict[str, set[str]]:
+    return {
+        source: {to for to, roles in moves.items() if roles == {role}}
+        for source, moves in CLAIM_TRANSITIONS.items()
+    }
+
+
 # Generated from the table so the database and the services cannot disagree.
+# Moves only an undo may make (a decision taken back) pass only while the undo
+# service says so (`common.transitions.role_gated`), so raw SQL cannot make them.
 @pgtrigger.register(
     status_transition_trigger(
-        name="claim_status_transition", label="claim", table=CLAIM_TRANSITIONS
+        name="claim_status_transition",
+        label="claim",
+        table=_moves_of_any_role_but(ClaimRole.UNDO),
+        role_only=(ClaimRole.UNDO, _moves_only_of(ClaimRole.UNDO)),
     )
 )
 class Claim(models.Model):

@@ -27,6 +27,7 @@ from hypothesis.stateful import (
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import InvalidTransition
+from common.transitions import role_gated
 from memory.models import (
     CLAIM_TRANSITIONS,
     Claim,
@@ -293,7 +294,7 @@ def test_random_walks_through_the_guard_and_the_database_match_the_table(make_cl
 
         @rule(to=st.sampled_from(STATUSES))
         def raw_update(self, to: str) -> None:
-            legal = to == self.expected or to in CLAIM_TRANSITIONS[self.expected]
+            legal = to in _sql_legal(self.expected)
             try:
                 with transaction.atomic(), connection.cursor() as cursor:
                     cursor.execute(
@@ -323,9 +324,24 @@ def test_random_walks_through_the_guard_and_the_database_match_the_table(make_cl
     )
 
 
+def _sql_legal(source: str) -> set[str]:
+    """Where raw SQL may move a claim: every move some role other than undo may make."""
+    return {source} | {
+        target for target, roles in CLAIM_TRANSITIONS[source].items() if roles - {ClaimRole.UNDO}
+    }
+
+
+UNDO_ONLY = sorted(
+    (source, target)
+    for source, moves in CLAIM_TRANSITIONS.items()
+    for target, roles in moves.items()
+    if roles == {ClaimRole.UNDO}
+)
+
+
 @pytest.mark.parametrize("source", STATUSES)
 def test_the_database_refuses_every_illegal_status_update(source, make_claim):
-    legal = {source, *CLAIM_TRANSITIONS[source]}
+    legal = _sql_legal(source)
     for target in STATUSES:
         claim = make_claim(source)
         sql = "UPDATE memory_claim SET status = %s WHERE id = %s AND status = %s"
@@ -350,17 +366,18 @@ def test_a_rejected_claim_cannot_be_brought_back_by_sql_but_its_metadata_can_cha
     make_claim,
 ):
     rejected = make_claim(ClaimStatus.REJECTED)
-    # (Only an undo of the rejecting review decision may bring it back to where that
-    # decision found it: candidate, quarantined, conflicted or active. Nowhere else.)
-    with (
-        pytest.raises(IntegrityError, match="illegal claim transition: rejected -> archived"),
-        transaction.atomic(),
-        connection.cursor() as cursor,
-    ):
-        cursor.execute(
-            "UPDATE memory_claim SET status = 'archived' WHERE id = %s AND status = 'rejected'",
-            [rejected.pk],
-        )
+    # Only an undo of the rejecting review decision may bring it back, through the undo
+    # service; raw SQL cannot, to active or anywhere else.
+    for target in ("active", "archived"):
+        with (
+            pytest.raises(IntegrityError, match=f"illegal claim transition: rejected -> {target}"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(
+                "UPDATE memory_claim SET status = %s WHERE id = %s AND status = 'rejected'",
+                [target, rejected.pk],
+            )
     # Same-status updates (links, counters, erasing remnants) are not moves.
     with connection.cursor() as cursor:
         cursor.execute(
@@ -375,3 +392,27 @@ def test_a_rejected_claim_cannot_be_brought_back_by_sql_but_its_metadata_can_cha
         cursor.execute("UPDATE memory_claim SET status = 'erased' WHERE id = %s", [rejected.pk])
     rejected.refresh_from_db()
     assert rejected.status == "erased"
+
+
+@pytest.mark.parametrize(("source", "target"), UNDO_ONLY)
+def test_moves_only_an_undo_may_make_pass_the_trigger_only_inside_the_undo_role(
+    source, target, make_claim
+):
+    claim = make_claim(source)
+    sql = "UPDATE memory_claim SET status = %s WHERE id = %s AND status = %s"
+    with (
+        pytest.raises(IntegrityError, match=f"illegal claim transition: {source} -> {target}"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(sql, [target, claim.pk, source])
+    with transaction.atomic():
+        with role_gated(ClaimRole.UNDO), connection.cursor() as cursor:
+            cursor.execute(sql, [target, claim.pk, source])
+            assert cursor.rowcount == 1
+        # The role ends with its block: later raw SQL in the transaction has none.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('memdesk.transition_role', true)")
+            assert cursor.fetchone()[0] == ""
+    claim.refresh_from_db()
+    assert claim.status == target
