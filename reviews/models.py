@@ -122,6 +122,15 @@ class Decision(models.Model):
     # must still hold for an undo to go ahead). Empty: this decision cannot be undone.
     undo_state = models.JSONField(default=dict, blank=True)
 
+    class Meta:
+        indexes = [
+            # Every queue page asks for the person's latest decision still inside its
+            # undo window: an index walk, not a scan of every decision ever taken.
+            models.Index(
+                fields=["tenant", "actor_kind", "actor_id", "-at"], name="decision_by_actor_recent"
+            ),
+        ]
+
     def __str__(self) -> str:
         return f"{self.verdict} on {self.item_id} by {self.actor_label}"
 
