@@ -4,6 +4,7 @@ from functools import cache
 from typing import Any
 
 from django.http import HttpRequest
+from django.urls import get_script_prefix, reverse
 
 from accounts.access import CONSOLE_READERS
 from accounts.models import Tenant
@@ -19,6 +20,12 @@ def request_queue_depths(request: HttpRequest, *, tenant: Tenant) -> dict[str, i
         request._memdesk_queue_depths = queue_depths_capped(tenant=tenant)  # type: ignore[attr-defined]
     depths: dict[str, int] = request._memdesk_queue_depths  # type: ignore[attr-defined]
     return depths
+
+
+@cache
+def _queue_urls(script_prefix: str) -> dict[str, str]:
+    # The badges link every page to every queue: reversed once per process.
+    return {q.value: reverse("reviews:queue", args=[q.value]) for q in Queue}
 
 
 def queue_nav(request: HttpRequest) -> dict[str, Any]:
@@ -40,8 +47,14 @@ def queue_nav(request: HttpRequest) -> dict[str, Any]:
     @cache
     def badges() -> list[dict[str, Any]]:
         depths = request_queue_depths(request, tenant=membership.tenant)
+        urls = _queue_urls(get_script_prefix())
         return [
-            {"value": q.value, "label": q.label, "depth": depth_label(depths.get(q.value, 0))}
+            {
+                "value": q.value,
+                "label": q.label,
+                "depth": depth_label(depths.get(q.value, 0)),
+                "url": urls[q.value],
+            }
             for q in Queue
         ]
 
