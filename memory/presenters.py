@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db import connection
@@ -28,10 +29,10 @@ def _titles_by_id(items: list[ReviewItem]) -> dict[str, tuple[str, str]]:
             [items[0].tenant_id, [item.target_id for item in items]],
         )
         rows = cursor.fetchall()
-    value_field = Claim._meta.get_field("value")
+    # Django's PostgreSQL backend reads jsonb as its text; JSONField decodes it.
     return {
         str(pk): (
-            _statement_of(text, predicate, value_field.from_db_value(value, None, connection)),
+            _statement_of(text, predicate, None if value is None else json.loads(value)),
             status,
         )
         for pk, text, predicate, value, status in rows
