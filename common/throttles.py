@@ -1,10 +1,14 @@
 """API rate limits per agent token, per signed-in person and per anonymous address.
 
-Counts live in the default cache (Redis), so every web process shares them.
-Rates come from `settings.API_THROTTLE_RATES`, read on each request so that
-tests and operators can change them without re-importing this module. A
-throttled request is answered `429` problem+json with `Retry-After` by
-`common.problems`.
+A rate "N/period" allows a burst of N requests, then one more each period/N
+(the generic cell rate algorithm): the same N per period as a sliding log of
+timestamps, kept as one number per caller. The number lives in the default
+cache's Redis, so every web process shares it, and one script reads and moves
+it atomically: one round trip per request, and concurrent requests cannot both
+take the last slot. Rates come from `settings.API_THROTTLE_RATES`, read on each
+request so that tests and operators can change them without re-importing this
+module. A throttled request is answered `429` problem+json with `Retry-After`
+by `common.problems`.
 """
 
 from __future__ import annotations
@@ -12,8 +16,38 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
+
+from common.redis import cache_redis
+
+# KEYS[1]: the caller's key. ARGV: the emission interval and the burst window, in
+# microseconds. The stored value is the theoretical arrival time (TAT) of the next
+# request; Redis's own clock is the only clock, so web hosts' clocks cannot disagree.
+# Answers 0 when the request is allowed (and counted), else the microseconds to wait.
+_GCRA = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
+local interval = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local next_tat = tat + interval
+local wait = next_tat - window - now
+if wait > 0 then return wait end
+redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil((next_tat - now) / 1000))
+return 0
+"""
+_script: Any = None
+
+
+def _gcra() -> Any:
+    global _script
+    if _script is None:
+        # register_script sends EVALSHA, and the script itself only when Redis lacks it.
+        _script = cache_redis().register_script(_GCRA)
+    return _script
 
 
 def _principal_key(request: Request) -> str | None:
@@ -30,24 +64,34 @@ class _SettingsRateThrottle(SimpleRateThrottle):
     def __init__(self) -> None:
         # SimpleRateThrottle reads its rate in __init__ from a class attribute
         # fixed at import; look the rate up in settings instead.
-        pass
+        self.wait_seconds: float | None = None
 
     def get_rate(self) -> str | None:
         if self.scope is None:
             return None
         return settings.API_THROTTLE_RATES.get(self.scope)
 
-    def _setup(self) -> bool:
-        self.rate = self.get_rate()
-        if self.rate is None:
+    def allow_request(self, request: Request, view: Any) -> bool:
+        rate = self.get_rate()
+        if rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        requests, seconds = self.parse_rate(rate)
+        if not requests or not seconds:
+            # "0/minute" shuts the scope: wait a whole period.
+            self.wait_seconds = float(seconds or 1)
             return False
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        window = seconds * 1_000_000
+        waited = int(_gcra()(keys=[cache.make_key(key)], args=[window // requests, window]))
+        if waited:
+            self.wait_seconds = waited / 1_000_000
+            return False
         return True
 
-    def allow_request(self, request: Request, view: Any) -> bool:
-        if not self._setup():
-            return True
-        return super().allow_request(request, view)
+    def wait(self) -> float | None:
+        return self.wait_seconds
 
 
 class AgentTokenThrottle(_SettingsRateThrottle):

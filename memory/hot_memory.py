@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.cache import cache
 
+from common.redis import cache_redis
 from memory.selectors.claims import hot_memory_cache_prefix
 
 
@@ -19,17 +20,10 @@ def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def cache_client() -> Any:
-    # Django's cache has no listing by prefix; its own client reaches the same
-    # server and database the blocks were written to. `_cache` is the Redis backend's
-    # private client holder, which the stubs' generic cache type does not have.
-    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-
-
 def hot_memory_cache_keys(*, tenant_id: int, subject_id: int) -> list[bytes]:
     """The full Redis keys of every cached hot-memory block of a subject."""
     prefix = cache.make_key(hot_memory_cache_prefix(tenant_id=tenant_id, subject_id=subject_id))
-    return list(cache_client().scan_iter(match=f"{prefix}*", count=1000))
+    return list(cache_redis().scan_iter(match=f"{prefix}*", count=1000))
 
 
 def cached_hot_memory_blocks(*, tenant_id: int, subject_id: int) -> list[dict[str, Any]]:
@@ -48,7 +42,7 @@ def hot_memory_purge(*, tenant_id: int, subject_ids: Iterable[int]) -> int:
     A changed claim already moves the block's version key, but the old block
     still holds its text in Redis until it expires; erasure cannot wait.
     """
-    client = cache_client()
+    client = cache_redis()
     purged = 0
     for subject_id in sorted(set(subject_ids)):
         keys = hot_memory_cache_keys(tenant_id=tenant_id, subject_id=subject_id)

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from django.core.cache import cache
@@ -23,6 +22,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
+from common.redis import cache_redis
 from common.screen import find_secrets_in_strings
 from memory.models.receipts import (
     UNVERIFIED_RECEIPT_STATES,
@@ -180,19 +180,12 @@ LATENCY_SAMPLES = 10_000
 _MAX_LATENCY_SECONDS = 86_400.0
 
 
-def _redis() -> Any:
-    # Django's cache has no lists; its own client reaches the same server and
-    # database, under the same key prefix (`cache.make_key`). `_cache` is the Redis
-    # backend's private client holder, which the stubs' generic cache type does not have.
-    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-
-
 def _record_latency(tenant: Tenant, seconds: float) -> None:
     if not 0 <= seconds <= _MAX_LATENCY_SECONDS:
         return
     key = cache.make_key(_LATENCY_KEY.format(tenant.pk))
     try:
-        pipeline = _redis().pipeline()
+        pipeline = cache_redis().pipeline()
         pipeline.lpush(key, f"{seconds:.6f}")
         pipeline.ltrim(key, 0, LATENCY_SAMPLES - 1)
         pipeline.execute()
@@ -204,7 +197,7 @@ def recovery_latencies(*, tenant_ids: Sequence[int]) -> dict[int, list[float]]:
     """The recorded latencies (seconds, newest first) of each tenant's recent decisions."""
     if not tenant_ids:
         return {}
-    pipeline = _redis().pipeline()
+    pipeline = cache_redis().pipeline()
     for tenant_id in tenant_ids:
         pipeline.lrange(cache.make_key(_LATENCY_KEY.format(tenant_id)), 0, -1)
     return {

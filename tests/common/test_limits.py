@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.cache import cache
@@ -12,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
+from common.throttles import AgentTokenThrottle
 from memory.models import Claim, Event
 from tests.memory.helpers import candidate
 
@@ -101,6 +104,56 @@ def test_a_person_is_throttled_per_user(alice, bob, session_api, rates):
     assert client.get("/api/v1/me/memories").status_code == 200
     assert_throttled(client.get("/api/v1/me/memories"))
     assert session_api(bob).get("/api/v1/me/memories").status_code == 200
+
+
+class _Principal:
+    is_authenticated = True
+
+    def __init__(self, pk: str) -> None:
+        self.pk = pk
+
+
+class _Request:
+    def __init__(self, pk: str) -> None:
+        self.user = _Principal(pk)
+        self.method = "GET"
+
+
+def test_concurrent_requests_never_share_the_last_slot(rates):
+    # Many web processes ask at once: the count moves atomically in Redis, so exactly the
+    # rate passes however the requests interleave.
+
+    principal = f"agent:race-{uuid.uuid4().hex}"
+    rates(agent="5/minute")
+    barrier = threading.Barrier(16)
+
+    def ask(_: int) -> bool:
+        barrier.wait()
+        return AgentTokenThrottle().allow_request(_Request(principal), None)
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(ask, range(16)))
+    assert answers.count(True) == 5
+
+
+def test_after_the_burst_one_request_frees_every_period_over_the_rate(rates):
+    principal = f"agent:pace-{uuid.uuid4().hex}"
+    rates(agent="3/minute")
+    throttle = AgentTokenThrottle()
+    assert [throttle.allow_request(_Request(principal), None) for _ in range(3)] == [True] * 3
+    assert throttle.allow_request(_Request(principal), None) is False
+    # The next slot frees a third of a minute after the burst, not a whole minute.
+    assert 19 < throttle.wait() <= 20
+
+
+def test_a_counter_left_in_an_older_format_starts_over(rates):
+    principal = f"agent:old-{uuid.uuid4().hex}"
+    rates(agent="1/minute")
+    # What the previous throttle kept under the same key: a pickled list of timestamps.
+    cache.set(f"throttle:agent:{principal}", [1.0, 2.0, 3.0])
+    throttle = AgentTokenThrottle()
+    assert throttle.allow_request(_Request(principal), None) is True
+    assert throttle.allow_request(_Request(principal), None) is False
 
 
 def test_claims_batch_has_its_own_tighter_scope(agent, rates):

@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from bench.seed import seed_subject
-from memory.hot_memory import cache_client
+from common.redis import cache_redis
 from memory.models import (
     Claim,
     ClaimStatus,
@@ -84,7 +84,7 @@ def derive(agent, parent_id: str, **body) -> dict:
 
 
 def redis_values_containing(needle: str) -> list[bytes]:
-    client = cache_client()
+    client = cache_redis()
     return [
         key
         for key in client.scan_iter(match=f"{cache.make_key('')}*", count=1000)

@@ -27,7 +27,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from common.fingerprints import erased_marker
 from common.models import IdempotencyRecord
-from memory.hot_memory import cache_client
+from common.redis import cache_redis
 from memory.models import (
     Checkpoint,
     Claim,
@@ -49,7 +49,7 @@ WORKER = Actor.system("test lifecycle worker")
 
 
 def redis_holding(needle: str) -> list[bytes]:
-    client = cache_client()
+    client = cache_redis()
     return [
         key
         for key in client.scan_iter(match=f"{cache.make_key('')}*", count=1000)
@@ -63,7 +63,7 @@ def redis_everywhere_holding(needle: str) -> list[bytes]:
     prefix) whose name or value holds `needle`, whatever the value's type. Keys under
     another test process's cache prefix (a parallel run shares the database) are not
     this test's."""
-    client = cache_client()
+    client = cache_redis()
     wanted = needle.encode()
     mine = cache.make_key("").encode()
     found = []
