@@ -240,6 +240,7 @@ DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
     "recall": recall.report,
+    "recall-scale": recall.scale_report,
     "reconcile": lambda: reconcile_bench.section(sys.argv),
 }
 

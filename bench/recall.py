@@ -50,7 +50,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
 from memory.embedders import embedder, semantic_mode
-from memory.models import Claim, Subject
+from memory.models import Claim, ClaimEmbedding, Subject
 from memory.search import ngrams
 from memory.selectors.claims import RecallQuery, _cached_query_vector, claims_recall
 from memory.services.embeddings import claims_embed_pending
@@ -436,6 +436,119 @@ def _lag(tenant: Tenant, samples: int = 10) -> list[float]:
     return lags
 
 
+def _grow(tenant: Tenant, measured: list[Subject], total: int) -> float:
+    """Add background subjects to `tenant` until it holds `total` claims; seconds taken.
+
+    Each background subject is a copy of one measured subject's claims (text, n-grams,
+    full-text vector and packed embedding; the float-array copy of the vector, which
+    recall never reads without pgvector, is left empty to keep the copy small), made
+    by SQL in the database: the questions still ask about the measured subjects, now in
+    a tenant 10 or 100 times larger.
+    """
+    started = time.perf_counter()
+    have = Claim.objects.filter(tenant=tenant).count()
+    background = Subject.objects.filter(tenant=tenant, ref__startswith="bg").count()
+    wanted = max(0, -(-(total - have) // MEMORIES_PER_USER))
+    claim_columns = [
+        f.column for f in Claim._meta.concrete_fields if f.column not in ("id", "subject_id")
+    ]
+    copied = ", ".join(f"c.{column}" for column in claim_columns)
+    claim_table, embedding_table = Claim._meta.db_table, ClaimEmbedding._meta.db_table
+    # The copy's id is derived from the original's and its subject, so the embeddings
+    # below find their claims without a mapping table.
+    claims_sql = (
+        f"INSERT INTO {claim_table} (id, subject_id, {', '.join(claim_columns)}) "
+        f"SELECT md5(c.id::text || m.dst::text)::uuid, m.dst, {copied} "
+        f"FROM {claim_table} c JOIN unnest(%s::bigint[], %s::bigint[]) AS m(src, dst) "
+        "ON c.subject_id = m.src"
+    )
+    embeddings_sql = (
+        f"INSERT INTO {embedding_table} (tenant_id, claim_id, model, dim, vector, packed, "
+        "digest, embedded_at, lag_seconds) "
+        "SELECT e.tenant_id, md5(e.claim_id::text || m.dst::text)::uuid, e.model, e.dim, "
+        "'{}', e.packed, e.digest, e.embedded_at, 0 "
+        f"FROM {embedding_table} e JOIN {claim_table} c ON c.id = e.claim_id "
+        "JOIN unnest(%s::bigint[], %s::bigint[]) AS m(src, dst) ON c.subject_id = m.src"
+    )
+    chunk = 250  # subjects per statement: 50,000 claims
+    for first in range(0, wanted, chunk):
+        made = Subject.objects.bulk_create(
+            [
+                Subject(tenant=tenant, kind="user", ref=f"bg{background + first + n}")
+                for n in range(min(chunk, wanted - first))
+            ]
+        )
+        sources = [measured[(first + n) % len(measured)].pk for n in range(len(made))]
+        targets = [subject.pk for subject in made]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(claims_sql, [sources, targets])
+            cursor.execute(embeddings_sql, [sources, targets])
+    with connection.cursor() as cursor:
+        # As autovacuum would on a live database: fresh statistics and visibility maps.
+        cursor.execute(f"VACUUM ANALYZE {claim_table}, {embedding_table}")
+    return time.perf_counter() - started
+
+
+def _at_scale(
+    tenant: Tenant,
+    measured: list[Subject],
+    questions: list[tuple[Subject, str, str]],
+    secret: str,
+    totals: list[int],
+    semantic: bool,
+) -> list[str]:
+    """The HTTP-vs-SQL recall pairs again after growing the tenant to each of `totals`."""
+    lines = [
+        "",
+        "| tenant's claims | grown in | lexical HTTP p50 / p95 | lexical SQL p50 / p95 | "
+        "HTTP / SQL p95 | semantic HTTP p50 / p95 | semantic SQL p50 / p95 | HTTP / SQL p95 |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    p95s: dict[int, tuple[float, float]] = {}
+    for total in totals:
+        seconds = _grow(tenant, measured, total)
+        kind = settings.MEMDESK_EMBEDDER
+        settings.MEMDESK_EMBEDDER = "none"
+        try:
+            lexical = _http_vs_sql(tenant, questions, secret, semantic=False)
+        finally:
+            settings.MEMDESK_EMBEDDER = kind
+        meaning = (
+            _http_vs_sql(tenant, questions, secret, semantic=True, RECALL_QUERY_CACHE_SIZE="0")
+            if semantic
+            else None
+        )
+        claims = Claim.objects.filter(tenant=tenant).count()
+
+        def pair(ms: list[float]) -> str:
+            return f"{_pct(ms, 0.5):.1f} / {_pct(ms, 0.95):.1f} ms"
+
+        def ratio(http_ms: list[float], sql_ms: list[float]) -> str:
+            return f"{_pct(http_ms, 0.95) / _pct(sql_ms, 0.95):.1f}x"
+
+        lines.append(
+            f"| {claims:,} | {seconds:.0f} s | {pair(lexical[0])} | {pair(lexical[1])} | "
+            f"{ratio(lexical[0], lexical[1])} | "
+            + (
+                f"{pair(meaning[0])} | {pair(meaning[1])} | {ratio(meaning[0], meaning[1])} |"
+                if meaning
+                else "- | - | - |"
+            )
+        )
+        p95s[total] = (_pct(lexical[0], 0.95), _pct(meaning[0], 0.95) if meaning else 0.0)
+    if len(totals) >= 2:
+        small, large = totals[-2], totals[-1]
+        lexical_growth = p95s[large][0] / p95s[small][0]
+        lines += [
+            "",
+            f"Recall p95 at {large:,} ÷ p95 at {small:,} claims over HTTP: lexical "
+            f"{lexical_growth:.2f}x"
+            + (f", semantic {p95s[large][1] / p95s[small][1]:.2f}x" if semantic else "")
+            + " (goal ≤ 1.5x).",
+        ]
+    return lines
+
+
 def _database_url() -> str:
     db = connection.settings_dict
     password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
@@ -565,6 +678,28 @@ def _ratio_row(label: str, http_ms: list[float], sql_ms: list[float]) -> str:
     return f"| {label} | {p50:.1f}x / {p95:.1f}x |"
 
 
+def _connect_raw() -> psycopg.Connection:
+    settings_dict = connection.settings_dict
+    return psycopg.connect(
+        host=settings_dict["HOST"] or None,
+        port=settings_dict["PORT"] or None,
+        user=settings_dict["USER"],
+        password=settings_dict["PASSWORD"] or None,
+        dbname=settings_dict["NAME"],
+        autocommit=True,
+    )
+
+
+def _questions(subjects: list[Subject]) -> list[tuple[Subject, str, str]]:
+    """(subject, the predicate asked about, the paraphrased question), six per user."""
+    rng = random.Random(7)
+    questions = []
+    for subject in subjects[:50]:
+        for family in rng.sample(range(len(FAMILIES)), QUESTIONS_PER_USER):
+            questions.append((subject, FAMILIES[family][0], FAMILIES[family][2]))
+    return questions
+
+
 def _run(users: int) -> list[str]:
     global _raw
     tenant, _ = tenant_create(slug="bench-recall", name="Recall benchmark")
@@ -574,20 +709,8 @@ def _run(users: int) -> list[str]:
     started = time.perf_counter()
     embedded = claims_embed_pending(limit=users * MEMORIES_PER_USER)
     embedding_seconds = time.perf_counter() - started
-    settings_dict = connection.settings_dict
-    _raw = psycopg.connect(
-        host=settings_dict["HOST"] or None,
-        port=settings_dict["PORT"] or None,
-        user=settings_dict["USER"],
-        password=settings_dict["PASSWORD"] or None,
-        dbname=settings_dict["NAME"],
-        autocommit=True,
-    )
-    rng = random.Random(7)
-    questions = []
-    for subject in subjects[:50]:
-        for family in rng.sample(range(len(FAMILIES)), QUESTIONS_PER_USER):
-            questions.append((subject, FAMILIES[family][0], FAMILIES[family][2]))
+    _raw = _connect_raw()
+    questions = _questions(subjects)
     model = embedder()
     hits = returned = 0
     recall_ms: list[float] = []
@@ -703,6 +826,56 @@ def report() -> str:
             "vectors, `RECALL_QUERY_CACHE_SIZE=0`, and recall_run above is timed with the "
             "cache cleared), which the SQL side is given already made; the SQL side "
             "includes the statement that reads the subject's packed vectors.",
+            "",
+        ]
+    )
+
+
+SCALE_HEADING = "## Recall as the tenant grows: 10,000, 100,000 and 1,000,000 claims"
+
+
+def scale_report() -> str:
+    """The same 300 questions over HTTP and as SQL, in one tenant grown to each size."""
+    global _raw
+    totals = [
+        int(n)
+        for n in os.environ.get("BENCH_RECALL_SCALES", "100000,1000000").split(",")
+        if n.strip()
+    ]
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        tenant, _ = tenant_create(slug="bench-recall-scale", name="Recall at scale")
+        subjects = _seed(tenant, 50)
+        claims_embed_pending(limit=50 * MEMORIES_PER_USER)
+        _raw = _connect_raw()
+        secret = agent_token_create(
+            tenant=tenant, name="bench-recall-scale", capabilities=["recall"]
+        ).secret
+        rows = _at_scale(
+            tenant,
+            subjects,
+            _questions(subjects),
+            secret,
+            [50 * MEMORIES_PER_USER, *totals],
+            semantic=embedder() is not None,
+        )
+        _raw.close()
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    return "\n".join(
+        [
+            SCALE_HEADING,
+            "",
+            f"Run `python -m bench recall-scale` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+            f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load "
+            f"{os.getloadavg()[0]:.1f} at the end. Written by bench/recall.py.",
+            "",
+            "One tenant: the 50 measured users' 10,000 claims, then background users (copies "
+            "of the measured users' claims, with their vectors, in other subjects of the same "
+            "tenant) until it holds each size. The 300 paraphrased questions of the recall "
+            "section go over HTTP and as SQL, interleaved, at each size, as there.",
+            *rows,
             "",
         ]
     )
