@@ -65,15 +65,24 @@ def _workspace(
     detail pane of `selected`."""
     query = request.GET if query is None else query
     items = selectors.review_items(tenant=membership.tenant)
-    filterset = ReviewItemFilter(query, queryset=items)
     sort = _sort(query)
-    valid = filterset.is_valid()
-    filtered = valid and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
+    # Most page loads filter nothing: the FilterSet (its filters deep-copied, its form
+    # built and cleaned) only when the query names a filter.
+    filterset = (
+        ReviewItemFilter(query, queryset=items)
+        if any(query.get(name) for name in ReviewItemFilter.base_filters)
+        else None
+    )
+    filtered = (
+        filterset is not None
+        and filterset.is_valid()
+        and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
+    )
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
         # Unfiltered, the FilterSet's queryset is `items` cloned once per filter.
-        filtered=filterset.qs if filtered else items,
+        filtered=filterset.qs if filterset is not None and filtered else items,
         sort=sort,
         after=query.get("after"),
         limit=PAGE_SIZE,
@@ -95,7 +104,8 @@ def _workspace(
         "queue_help": QUEUE_HELP[Queue(queue)],
         "page": page,
         "rows": [(item, rows.get(item.pk, {})) for item in page.items],
-        "filter_form": filterset.form,
+        # None renders as empty fields.
+        "filter_form": filterset.form if filterset is not None else None,
         "filter_query": kept.urlencode(),
         "filtered": filtered,
         "sort": sort,
