@@ -49,8 +49,26 @@ class Needles:
         )
 
 
+# A needle made of word characters alone lies inside one run of them wherever it
+# is found, so a text's words tell which such needles it holds.
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
 class Haystack:
-    """Which of many patterns may match a text, from their needles found in one pass."""
+    """Which of many patterns may match a text, from their needles found in one pass.
+
+    Texts repeat their words (a batch of notes, the lines of a file), so the
+    needles inside each word are remembered: a text costs one pass to find its
+    words and one look-up per word, not one search per needle. Needles in text
+    that is all ASCII are never other than ASCII, so those are not looked for there.
+    """
+
+    # Words remembered per haystack before it starts over, and the most words new
+    # to it that one text may add: a text made of unseen words (a long random token,
+    # a file of identifiers) is searched needle by needle instead, as it would cost
+    # as much either way, and fills no memory.
+    _WORDS_REMEMBERED = 50_000
+    _NEW_WORDS_PER_TEXT = 64
 
     def __init__(self, items: Sequence[Needles]) -> None:
         exact: dict[str, set[int]] = {}
@@ -64,19 +82,55 @@ class Haystack:
         self._folded_anywhere = frozenset(
             i for i, item in enumerate(items) if item.known and item.folded
         )
-        self._exact = tuple((needle, frozenset(at)) for needle, at in sorted(exact.items()))
-        self._folded = tuple((needle, frozenset(at)) for needle, at in sorted(folded.items()))
+        self._exact = _NeedleSet(exact)
+        self._folded = _NeedleSet(folded)
 
     def may_match(self, text: str) -> list[int]:
         """The positions, in order, of the items whose patterns may match `text`; the
         others cannot."""
-        found = [at for needle, at in self._exact if needle in text]
-        if text.isascii():
-            lowered = text.lower()
-            found += [at for needle, at in self._folded if needle in lowered]
+        ascii_only = text.isascii()
+        found = self._exact.found_in(text, ascii_only=ascii_only)
+        if ascii_only:
+            found += self._folded.found_in(text.lower(), ascii_only=True)
         else:
             found.append(self._folded_anywhere)
         return sorted(self._always.union(*found))
+
+
+class _NeedleSet:
+    """Needles, each with the positions of the items it stands for, and what words hold."""
+
+    def __init__(self, positions: dict[str, set[int]]) -> None:
+        ordered = [(needle, frozenset(at)) for needle, at in sorted(positions.items())]
+        self._in_words = tuple((n, at) for n, at in ordered if _WORD.fullmatch(n))
+        self._ascii = tuple((n, at) for n, at in ordered if n.isascii() and not _WORD.fullmatch(n))
+        self._other = tuple((n, at) for n, at in ordered if not n.isascii())
+        self._held_by_word: dict[str, frozenset[int]] = {}
+
+    def found_in(self, text: str, *, ascii_only: bool) -> list[frozenset[int]]:
+        """The positions of the needles `text` holds, as sets to be joined."""
+        found = self._in_text_words(text)
+        found += [at for needle, at in self._ascii if needle in text]
+        if not ascii_only:
+            found += [at for needle, at in self._other if needle in text]
+        return found
+
+    def _in_text_words(self, text: str) -> list[frozenset[int]]:
+        words = set(_WORD.findall(text))
+        memory = self._held_by_word
+        new = [word for word in words if word not in memory]
+        if len(new) > Haystack._NEW_WORDS_PER_TEXT:
+            return [at for needle, at in self._in_words if needle in text]
+        if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
+            memory.clear()
+        found = []
+        for word in words:
+            held = memory.get(word)
+            if held is None:
+                held = frozenset().union(*(at for needle, at in self._in_words if needle in word))
+                memory[word] = held
+            found.append(held)
+        return found
 
 
 def needles(regex: re.Pattern[str]) -> Needles:

@@ -12,7 +12,7 @@ import pytest
 
 from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
-from common.screen.injection import SIGNALS, THRESHOLD
+from common.screen.injection import SIGNALS, THRESHOLD, _alternatives
 from common.screen.needles import Haystack, Needles, needles
 from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
@@ -196,3 +196,35 @@ def test_a_pattern_is_skipped_only_where_it_cannot_match(pattern):
     for text in texts + [t.upper() for t in texts] + [t.swapcase() for t in texts]:
         if regex.search(text):
             assert haystack.may_match(text) == [1], text
+
+
+def test_a_haystack_answers_the_same_from_the_words_it_remembers():
+    regexes = [re.compile(r"\bapi_key\b"), re.compile(r"(?i)bearer\s+\S+"), re.compile("令牌")]
+    texts = [*BENIGN_NOTES, *BENIGN_SECRETLIKE, *(t for _, t in SECRETS)]
+    warm = Haystack([needles(regex) for regex in regexes])
+    first = [warm.may_match(text) for text in texts]
+    # Asked again, the answers come from remembered words; a fresh haystack agrees.
+    assert [warm.may_match(text) for text in texts] == first
+    assert [Haystack([needles(regex) for regex in regexes]).may_match(t) for t in texts] == first
+    for text, found in zip(texts, first, strict=True):
+        for index, regex in enumerate(regexes):
+            if regex.search(text):
+                assert index in found, text
+
+
+def test_a_text_of_many_unseen_words_is_searched_needle_by_needle():
+    haystack = Haystack([Needles(exact=frozenset({"key"})), Needles(exact=frozenset({"tok"}))])
+    many = " ".join(f"w{n}" for n in range(1000)) + " monkeys"
+    assert haystack.may_match(many) == [0]
+    assert haystack.may_match("a token") == [1]
+    assert haystack.may_match("a TOKEN") == []
+
+
+def test_a_signal_pattern_is_cut_only_at_its_top_level_bars():
+    assert _alternatives(r"a|b(?:c|d)|[|]e|\|f") == ["a", "b(?:c|d)", "[|]e", r"\|f"]
+    for signal in SIGNALS:
+        for pattern in signal.patterns:
+            pieces = _alternatives(pattern)
+            assert "|".join(pieces) == pattern
+            for piece in pieces:
+                re.compile(piece)
