@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 
 from common.screen.decode import hidden_texts
-from common.screen.needles import Haystack, needles
+from common.screen.needles import LabelledPatterns
 from common.screen.normalize import canonical, fold_leet
 
 THRESHOLD = 4
@@ -38,45 +38,6 @@ class InjectionSignal:
     description: str
     weight: int
     patterns: tuple[str, ...]
-
-    @cached_property
-    def checks(self) -> tuple[tuple[bool, re.Pattern[str]], ...]:
-        """Each pattern's alternatives, compiled one by one: (written in ASCII, regex).
-
-        The signal fires where any alternative matches, so each may be skipped
-        alone when its needles are missing (see `_signals_in`); a pattern written
-        in ASCII runs only on Latin text and one in Chinese only on Han text.
-        """
-        return tuple(
-            (pattern.isascii(), re.compile(_across_lines(piece), re.MULTILINE | re.DOTALL))
-            for pattern in self.patterns
-            for piece in _alternatives(pattern)
-        )
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """`pattern` cut at its top-level bars: it matches wherever one of the pieces does."""
-    pieces: list[str] = []
-    start = depth = 0
-    in_class = escaped = False
-    for at, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            pieces.append(pattern[start:at])
-            start = at + 1
-    pieces.append(pattern[start:])
-    return pieces
 
 
 def _across_lines(pattern: str) -> str:
@@ -546,26 +507,31 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 @cache
-def _checks() -> tuple[tuple[tuple[str, bool, re.Pattern[str]], ...], Haystack]:
-    """Every signal's alternatives as (signal code, written in ASCII, regex), and their needles.
-
-    Benign text holds the needles of few alternatives: only those run.
-    """
-    checks = tuple(
-        (signal.code, latin, regex) for signal in SIGNALS for latin, regex in signal.checks
+def _patterns() -> tuple[LabelledPatterns, LabelledPatterns]:
+    """Every signal's patterns under its code: (those written in ASCII, those in Chinese)."""
+    latin, cjk = (
+        [
+            (signal.code, _across_lines(pattern))
+            for signal in SIGNALS
+            for pattern in signal.patterns
+            if pattern.isascii() == ascii_written
+        ]
+        for ascii_written in (True, False)
     )
-    return checks, Haystack([needles(regex) for _, _, regex in checks])
+    flags = re.MULTILINE | re.DOTALL
+    return LabelledPatterns(latin, flags=flags), LabelledPatterns(cjk, flags=flags)
 
 
 def _signals_in(texts: Iterable[str]) -> set[str]:
-    checks, haystack = _checks()
+    """The signals that fire in any of `texts`; a pattern written in ASCII is read only in
+    Latin text, one written in Chinese only in Han text."""
+    latin, cjk = _patterns()
     fired: set[str] = set()
     for text in texts:
-        has_latin, has_han = bool(_LATIN.search(text)), bool(_HAN.search(text))
-        for index in haystack.may_match(text):
-            code, latin, regex = checks[index]
-            if code not in fired and (has_latin if latin else has_han) and regex.search(text):
-                fired.add(code)
+        if _LATIN.search(text):
+            fired |= latin.labels_in(text, known=fired)
+        if _HAN.search(text):
+            fired |= cjk.labels_in(text, known=fired)
     return fired
 
 

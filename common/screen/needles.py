@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +117,17 @@ class _NeedleSet:
         return found
 
     def _in_text_words(self, text: str) -> list[frozenset[int]]:
+        if not self._in_words:
+            return []
         words = set(_WORD.findall(text))
+        memory = self._held_by_word
+        try:
+            return [memory[word] for word in words]
+        except KeyError:
+            return self._learn(words, text)
+
+    def _learn(self, words: set[str], text: str) -> list[frozenset[int]]:
+        """Like `_in_text_words`, for a text with words not seen before."""
         memory = self._held_by_word
         new = [word for word in words if word not in memory]
         if len(new) > Haystack._NEW_WORDS_PER_TEXT:
@@ -131,6 +142,57 @@ class _NeedleSet:
                 memory[word] = held
             found.append(held)
         return found
+
+
+class LabelledPatterns:
+    """Patterns under labels, answering which labels have a pattern that matches a text.
+
+    Each pattern is cut at its top-level bars and each piece gets its needles,
+    so a piece runs only on text that holds one of them: the answer is the one
+    searching the text with every pattern would give.
+    """
+
+    def __init__(self, labelled: Iterable[tuple[str, str]], *, flags: int = 0) -> None:
+        self._pieces = tuple(
+            (label, re.compile(piece, flags))
+            for label, pattern in labelled
+            for piece in alternatives(pattern)
+        )
+        self._haystack = Haystack([needles(regex) for _, regex in self._pieces])
+
+    def labels_in(self, text: str, *, known: AbstractSet[str] = frozenset()) -> set[str]:
+        """The labels, besides those `known` already, of the patterns that match `text`."""
+        found: set[str] = set()
+        for index in self._haystack.may_match(text):
+            label, regex = self._pieces[index]
+            if label not in found and label not in known and regex.search(text):
+                found.add(label)
+        return found
+
+
+def alternatives(pattern: str) -> list[str]:
+    """`pattern` cut at its top-level bars: it matches wherever one of the pieces does."""
+    pieces: list[str] = []
+    start = depth = 0
+    in_class = escaped = False
+    for at, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            pieces.append(pattern[start:at])
+            start = at + 1
+    pieces.append(pattern[start:])
+    return pieces
 
 
 def needles(regex: re.Pattern[str]) -> Needles:

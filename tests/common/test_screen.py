@@ -12,8 +12,8 @@ import pytest
 
 from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
-from common.screen.injection import SIGNALS, THRESHOLD, _alternatives
-from common.screen.needles import Haystack, Needles, needles
+from common.screen.injection import SIGNALS, THRESHOLD
+from common.screen.needles import Haystack, Needles, alternatives, needles
 from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
 
@@ -221,10 +221,10 @@ def test_a_text_of_many_unseen_words_is_searched_needle_by_needle():
 
 
 def test_a_signal_pattern_is_cut_only_at_its_top_level_bars():
-    assert _alternatives(r"a|b(?:c|d)|[|]e|\|f") == ["a", "b(?:c|d)", "[|]e", r"\|f"]
+    assert alternatives(r"a|b(?:c|d)|[|]e|\|f") == ["a", "b(?:c|d)", "[|]e", r"\|f"]
     for signal in SIGNALS:
         for pattern in signal.patterns:
-            pieces = _alternatives(pattern)
+            pieces = alternatives(pattern)
             assert "|".join(pieces) == pattern
             for piece in pieces:
                 re.compile(piece)
