@@ -59,15 +59,15 @@ class Haystack:
     """Which of many patterns may match a text, from their needles found in one pass.
 
     Texts repeat their words (a batch of notes, the lines of a file), so the
-    needles inside each word are remembered: a text costs one pass to find its
-    words and one look-up per word, not one search per needle. Needles in text
-    that is all ASCII are never other than ASCII, so those are not looked for there.
+    needles inside each word are remembered: a text of known words costs one
+    pass to find them and one look-up per word, not one search per needle. A
+    text all in ASCII cannot hold a needle that is not, so those are not looked
+    for in it.
     """
 
-    # Words remembered per haystack before it starts over, and the most words new
-    # to it that one text may add: a text made of unseen words (a long random token,
-    # a file of identifiers) is searched needle by needle instead, as it would cost
-    # as much either way, and fills no memory.
+    # Words remembered per haystack before it starts over, and the most new words one
+    # text may add: a text of many unseen words (a file of identifiers) is answered
+    # all the same, but fills no memory.
     _WORDS_REMEMBERED = 50_000
     _NEW_WORDS_PER_TEXT = 64
 
@@ -127,21 +127,17 @@ class _NeedleSet:
             return self._learn(words, text)
 
     def _learn(self, words: set[str], text: str) -> list[frozenset[int]]:
-        """Like `_in_text_words`, for a text with words not seen before."""
+        """Like `_in_text_words`, for a text with words not seen before: its needles are
+        found in the whole text at once, then each new word keeps those it holds."""
+        present = [(needle, at) for needle, at in self._in_words if needle in text]
         memory = self._held_by_word
         new = [word for word in words if word not in memory]
-        if len(new) > Haystack._NEW_WORDS_PER_TEXT:
-            return [at for needle, at in self._in_words if needle in text]
-        if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
-            memory.clear()
-        found = []
-        for word in words:
-            held = memory.get(word)
-            if held is None:
-                held = frozenset().union(*(at for needle, at in self._in_words if needle in word))
-                memory[word] = held
-            found.append(held)
-        return found
+        if len(new) <= Haystack._NEW_WORDS_PER_TEXT:
+            if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
+                memory.clear()
+            for word in new:
+                memory[word] = frozenset().union(*(at for needle, at in present if needle in word))
+        return [at for _, at in present]
 
 
 class LabelledPatterns:
