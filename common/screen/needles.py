@@ -106,6 +106,13 @@ class _NeedleSet:
         self._in_words = tuple((n, at) for n, at in ordered if _WORD.fullmatch(n))
         self._ascii = tuple((n, at) for n, at in ordered if n.isascii() and not _WORD.fullmatch(n))
         self._other = tuple((n, at) for n, at in ordered if not n.isascii())
+        # Word needles by their first character and by their first two, to find those a
+        # new word holds from its own characters rather than by trying every needle.
+        self._one_char = {n: at for n, at in self._in_words if len(n) == 1}
+        self._opening: dict[str, list[tuple[str, frozenset[int]]]] = {}
+        for needle, at in self._in_words:
+            if len(needle) > 1:
+                self._opening.setdefault(needle[:2], []).append((needle, at))
         self._held_by_word: dict[str, frozenset[int]] = {}
 
     def found_in(self, text: str, *, ascii_only: bool) -> list[frozenset[int]]:
@@ -127,17 +134,33 @@ class _NeedleSet:
             return self._learn(words, text)
 
     def _learn(self, words: set[str], text: str) -> list[frozenset[int]]:
-        """Like `_in_text_words`, for a text with words not seen before: its needles are
-        found in the whole text at once, then each new word keeps those it holds."""
-        present = [(needle, at) for needle, at in self._in_words if needle in text]
+        """Like `_in_text_words`, for a text with words not seen before."""
         memory = self._held_by_word
         new = [word for word in words if word not in memory]
-        if len(new) <= Haystack._NEW_WORDS_PER_TEXT:
-            if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
-                memory.clear()
-            for word in new:
-                memory[word] = frozenset().union(*(at for needle, at in present if needle in word))
-        return [at for _, at in present]
+        if len(new) > Haystack._NEW_WORDS_PER_TEXT:
+            return [at for needle, at in self._in_words if needle in text]
+        if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
+            memory.clear()
+        found = []
+        for word in words:
+            held = memory.get(word)
+            if held is None:
+                held = memory[word] = self._held_in(word)
+            found.append(held)
+        return found
+
+    def _held_in(self, word: str) -> frozenset[int]:
+        """The positions of the word needles in `word`, from the needles each of its
+        characters opens."""
+        found = []
+        for start in range(len(word)):
+            one = self._one_char.get(word[start])
+            if one is not None:
+                found.append(one)
+            for needle, at in self._opening.get(word[start : start + 2], ()):
+                if word.startswith(needle, start):
+                    found.append(at)
+        return frozenset().union(*found)
 
 
 class LabelledPatterns:
