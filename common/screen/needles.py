@@ -83,82 +83,84 @@ class Haystack:
         self._folded_anywhere = frozenset(
             i for i, item in enumerate(items) if item.known and item.folded
         )
-        self._exact = _NeedleSet(exact)
-        self._folded = _NeedleSet(folded)
+        exact_words, self._exact_ascii, self._exact_other = _by_kind(exact)
+        folded_words, self._folded_ascii, _ = _by_kind(folded)  # folded needles are ASCII
+        self._exact_words = _WordNeedles(exact_words)
+        self._folded_words = _WordNeedles(folded_words)
+        self._held_by_word: dict[str, frozenset[int]] = {}
 
     def may_match(self, text: str) -> list[int]:
         """The positions, in order, of the items whose patterns may match `text`; the
         others cannot."""
         ascii_only = text.isascii()
-        found = self._exact.found_in(text, ascii_only=ascii_only)
+        found = self._in_words(text)
+        found += [at for needle, at in self._exact_ascii if needle in text]
         if ascii_only:
-            found += self._folded.found_in(text.lower(), ascii_only=True)
+            if self._folded_ascii:
+                lowered = text.lower()
+                found += [at for needle, at in self._folded_ascii if needle in lowered]
         else:
+            found += [at for needle, at in self._exact_other if needle in text]
+            # Folded needles stand for the case-insensitive reading of ASCII only.
             found.append(self._folded_anywhere)
         return sorted(self._always.union(*found))
 
-
-class _NeedleSet:
-    """Needles, each with the positions of the items it stands for, and what words hold."""
-
-    def __init__(self, positions: dict[str, set[int]]) -> None:
-        ordered = [(needle, frozenset(at)) for needle, at in sorted(positions.items())]
-        self._in_words = tuple((n, at) for n, at in ordered if _WORD.fullmatch(n))
-        self._ascii = tuple((n, at) for n, at in ordered if n.isascii() and not _WORD.fullmatch(n))
-        self._other = tuple((n, at) for n, at in ordered if not n.isascii())
-        # Word needles by their first character and by their first two, to find those a
-        # new word holds from its own characters rather than by trying every needle.
-        self._one_char = {n: at for n, at in self._in_words if len(n) == 1}
-        self._opening: dict[str, list[tuple[str, frozenset[int]]]] = {}
-        for needle, at in self._in_words:
-            if len(needle) > 1:
-                self._opening.setdefault(needle[:2], []).append((needle, at))
-        self._held_by_word: dict[str, frozenset[int]] = {}
-
-    def found_in(self, text: str, *, ascii_only: bool) -> list[frozenset[int]]:
-        """The positions of the needles `text` holds, as sets to be joined."""
-        found = self._in_text_words(text)
-        found += [at for needle, at in self._ascii if needle in text]
-        if not ascii_only:
-            found += [at for needle, at in self._other if needle in text]
-        return found
-
-    def _in_text_words(self, text: str) -> list[frozenset[int]]:
-        if not self._in_words:
-            return []
+    def _in_words(self, text: str) -> list[frozenset[int]]:
+        """The positions of the word needles in `text`: exact ones in its words, folded
+        ones in its words lower-cased (in other text than ASCII those all count anyway)."""
         words = set(_WORD.findall(text))
         memory = self._held_by_word
         try:
             return [memory[word] for word in words]
         except KeyError:
-            return self._learn(words, text)
-
-    def _learn(self, words: set[str], text: str) -> list[frozenset[int]]:
-        """Like `_in_text_words`, for a text with words not seen before."""
-        memory = self._held_by_word
+            pass
         new = [word for word in words if word not in memory]
-        if len(new) > Haystack._NEW_WORDS_PER_TEXT:
-            return [at for needle, at in self._in_words if needle in text]
-        if len(memory) + len(new) > Haystack._WORDS_REMEMBERED:
+        if len(new) > self._NEW_WORDS_PER_TEXT:
+            return [self._exact_words.held_in(text) | self._folded_words.held_in(text.lower())]
+        if len(memory) + len(new) > self._WORDS_REMEMBERED:
             memory.clear()
         found = []
         for word in words:
             held = memory.get(word)
             if held is None:
-                held = memory[word] = self._held_in(word)
+                held = memory[word] = self._exact_words.held_in(word) | self._folded_words.held_in(
+                    word.lower()
+                )
             found.append(held)
         return found
 
-    def _held_in(self, word: str) -> frozenset[int]:
-        """The positions of the word needles in `word`, from the needles each of its
-        characters opens."""
+
+def _by_kind(
+    positions: dict[str, set[int]],
+) -> tuple[list[tuple[str, frozenset[int]]], ...]:
+    """Needles with their positions: (made of word characters, other ASCII, not ASCII)."""
+    words, ascii_, other = [], [], []
+    for needle, at in sorted(positions.items()):
+        kind = words if _WORD.fullmatch(needle) else ascii_ if needle.isascii() else other
+        kind.append((needle, frozenset(at)))
+    return words, ascii_, other
+
+
+class _WordNeedles:
+    """Needles made of word characters, found in a text from the needles each of its
+    characters opens rather than by trying every needle."""
+
+    def __init__(self, needles: list[tuple[str, frozenset[int]]]) -> None:
+        self._one_char = {needle: at for needle, at in needles if len(needle) == 1}
+        self._opening: dict[str, list[tuple[str, frozenset[int]]]] = {}
+        for needle, at in needles:
+            if len(needle) > 1:
+                self._opening.setdefault(needle[:2], []).append((needle, at))
+
+    def held_in(self, text: str) -> frozenset[int]:
+        """The positions of the needles `text` holds."""
         found = []
-        for start in range(len(word)):
-            one = self._one_char.get(word[start])
+        for start in range(len(text)):
+            one = self._one_char.get(text[start])
             if one is not None:
                 found.append(one)
-            for needle, at in self._opening.get(word[start : start + 2], ()):
-                if word.startswith(needle, start):
+            for needle, at in self._opening.get(text[start : start + 2], ()):
+                if text.startswith(needle, start):
                     found.append(at)
         return frozenset().union(*found)
 
