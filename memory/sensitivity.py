@@ -144,7 +144,8 @@ EPHEMERAL_RULES: tuple[EphemeralRule, ...] = (
 # Each class's patterns under its name: benign text holds the needles of few of them,
 # and only those run (see `LabelledPatterns`).
 _SENSITIVITY_PATTERNS = LabelledPatterns(
-    (rule.sensitivity, pattern) for rule in SENSITIVITY_RULES for pattern in rule.patterns
+    ((rule.sensitivity, pattern) for rule in SENSITIVITY_RULES for pattern in rule.patterns),
+    remembers_words=True,
 )
 # Three rules of few patterns: searching them all costs less than looking for their
 # needles first.

@@ -518,8 +518,12 @@ def _patterns() -> tuple[LabelledPatterns, LabelledPatterns]:
         ]
         for ascii_written in (True, False)
     )
+    # Hundreds of needles, over notes that share their words: remembering pays.
     flags = re.MULTILINE | re.DOTALL
-    return LabelledPatterns(latin, flags=flags), LabelledPatterns(cjk, flags=flags)
+    return (
+        LabelledPatterns(latin, flags=flags, remembers_words=True),
+        LabelledPatterns(cjk, flags=flags, remembers_words=True),
+    )
 
 
 def _signals_in(texts: Iterable[str]) -> set[str]:

@@ -58,11 +58,13 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 class Haystack:
     """Which of many patterns may match a text, from their needles found in one pass.
 
-    Texts repeat their words (a batch of notes, the lines of a file), so the
-    needles inside each word are remembered: a text of known words costs one
-    pass to find them and one look-up per word, not one search per needle. A
-    text all in ASCII cannot hold a needle that is not, so those are not looked
-    for in it.
+    Each needle is looked for in the text, unless the haystack `remembers_words`:
+    then the needles inside each word of a text are remembered, and a text of
+    known words costs one pass to find them and one look-up per word, whatever
+    the number of needles. That pays for hundreds of needles over texts that
+    repeat their words (notes in a batch); for a few dozen, trying each is
+    cheaper. Either way a text all in ASCII cannot hold a needle that is not,
+    so those are not looked for in it.
     """
 
     # Words remembered per haystack before it starts over, and the most new words one
@@ -71,7 +73,7 @@ class Haystack:
     _WORDS_REMEMBERED = 50_000
     _NEW_WORDS_PER_TEXT = 64
 
-    def __init__(self, items: Sequence[Needles]) -> None:
+    def __init__(self, items: Sequence[Needles], *, remembers_words: bool = False) -> None:
         exact: dict[str, set[int]] = {}
         folded: dict[str, set[int]] = {}
         for index, item in enumerate(items):
@@ -83,17 +85,23 @@ class Haystack:
         self._folded_anywhere = frozenset(
             i for i, item in enumerate(items) if item.known and item.folded
         )
-        exact_words, self._exact_ascii, self._exact_other = _by_kind(exact)
-        folded_words, self._folded_ascii, _ = _by_kind(folded)  # folded needles are ASCII
-        self._exact_words = _WordNeedles(exact_words)
-        self._folded_words = _WordNeedles(folded_words)
-        self._held_by_word: dict[str, frozenset[int]] = {}
+        self._remembers_words = remembers_words
+        exact_words, exact_ascii, self._exact_other = _by_kind(exact)
+        folded_words, folded_ascii, _ = _by_kind(folded)  # folded needles are ASCII
+        if remembers_words:
+            self._exact_ascii, self._folded_ascii = exact_ascii, folded_ascii
+            self._exact_words = _WordNeedles(exact_words)
+            self._folded_words = _WordNeedles(folded_words)
+            self._held_by_word: dict[str, frozenset[int]] = {}
+        else:
+            self._exact_ascii = exact_words + exact_ascii
+            self._folded_ascii = folded_words + folded_ascii
 
     def may_match(self, text: str) -> list[int]:
         """The positions, in order, of the items whose patterns may match `text`; the
         others cannot."""
         ascii_only = text.isascii()
-        found = self._in_words(text)
+        found = self._in_words(text) if self._remembers_words else []
         found += [at for needle, at in self._exact_ascii if needle in text]
         if ascii_only:
             if self._folded_ascii:
@@ -173,13 +181,17 @@ class LabelledPatterns:
     searching the text with every pattern would give.
     """
 
-    def __init__(self, labelled: Iterable[tuple[str, str]], *, flags: int = 0) -> None:
+    def __init__(
+        self, labelled: Iterable[tuple[str, str]], *, flags: int = 0, remembers_words: bool = False
+    ) -> None:
         self._pieces = tuple(
             (label, re.compile(piece, flags))
             for label, pattern in labelled
             for piece in alternatives(pattern)
         )
-        self._haystack = Haystack([needles(regex) for _, regex in self._pieces])
+        self._haystack = Haystack(
+            [needles(regex) for _, regex in self._pieces], remembers_words=remembers_words
+        )
 
     def labels_in(self, text: str, *, known: AbstractSet[str] = frozenset()) -> set[str]:
         """The labels, besides those `known` already, of the patterns that match `text`."""

@@ -209,7 +209,8 @@ def _needles_held(item: Needles, text: str) -> bool:
     )
 
 
-def test_a_haystack_answers_as_trying_every_needle_would_from_the_words_it_remembers():
+@pytest.mark.parametrize("remembers_words", [False, True])
+def test_a_haystack_answers_as_trying_every_needle_would(remembers_words):
     items = [
         Needles(exact=frozenset({"api_key", "_live_", "x", "令牌"})),
         Needles(folded=frozenset({"bearer", "k", "-----begin"})),
@@ -219,15 +220,17 @@ def test_a_haystack_answers_as_trying_every_needle_would_from_the_words_it_remem
     ]
     texts = [*BENIGN_NOTES, *BENIGN_SECRETLIKE, *(t for _, t in SECRETS)]
     texts += [t.upper() for t in texts] + [" ".join(f"w{n}" for n in range(100)) + " x"]
-    warm = Haystack(items)
+    warm = Haystack(items, remembers_words=remembers_words)
     expected = [[i for i, item in enumerate(items) if _needles_held(item, t)] for t in texts]
     assert [warm.may_match(text) for text in texts] == expected
-    # Asked again, the answers come from remembered words.
+    # Asked again, the answers come from remembered words, if it remembers them.
     assert [warm.may_match(text) for text in texts] == expected
 
 
-def test_a_text_of_many_unseen_words_is_searched_needle_by_needle():
-    haystack = Haystack([Needles(exact=frozenset({"key"})), Needles(exact=frozenset({"tok"}))])
+def test_a_text_of_many_unseen_words_is_answered_all_the_same():
+    haystack = Haystack(
+        [Needles(exact=frozenset({"key"})), Needles(exact=frozenset({"tok"}))], remembers_words=True
+    )
     many = " ".join(f"w{n}" for n in range(1000)) + " monkeys"
     assert haystack.may_match(many) == [0]
     assert haystack.may_match("a token") == [1]
