@@ -138,11 +138,14 @@ class Haystack:
         return found
 
 
-def _by_kind(
-    positions: dict[str, set[int]],
-) -> tuple[list[tuple[str, frozenset[int]]], ...]:
+_Placed = list[tuple[str, frozenset[int]]]  # needles with the positions they stand for
+
+
+def _by_kind(positions: dict[str, set[int]]) -> tuple[_Placed, _Placed, _Placed]:
     """Needles with their positions: (made of word characters, other ASCII, not ASCII)."""
-    words, ascii_, other = [], [], []
+    words: _Placed = []
+    ascii_: _Placed = []
+    other: _Placed = []
     for needle, at in sorted(positions.items()):
         kind = words if _WORD.fullmatch(needle) else ascii_ if needle.isascii() else other
         kind.append((needle, frozenset(at)))
@@ -153,7 +156,7 @@ class _WordNeedles:
     """Needles made of word characters, found in a text from the needles each of its
     characters opens rather than by trying every needle."""
 
-    def __init__(self, needles: list[tuple[str, frozenset[int]]]) -> None:
+    def __init__(self, needles: _Placed) -> None:
         self._one_char = {needle: at for needle, at in needles if len(needle) == 1}
         self._opening: dict[str, list[tuple[str, frozenset[int]]]] = {}
         for needle, at in needles:
