@@ -179,9 +179,10 @@ class _WordNeedles:
 class LabelledPatterns:
     """Patterns under labels, answering which labels have a pattern that matches a text.
 
-    Each pattern is cut at its top-level bars and each piece gets its needles,
-    so a piece runs only on text that holds one of them: the answer is the one
-    searching the text with every pattern would give.
+    Each pattern is cut at its top-level bars and each piece gets the needles
+    it needs (`needles_required`), so a piece runs only on text that holds one
+    of each: the answer is the one searching the text with every pattern would
+    give.
     """
 
     def __init__(
@@ -192,16 +193,34 @@ class LabelledPatterns:
             for label, pattern in labelled
             for piece in alternatives(pattern)
         )
+        required = [needles_required(regex) for _, regex in self._pieces]
+        # The haystack's first items are the pieces' most selective needles, in the
+        # pieces' order; the others follow, and each piece knows where its own are.
+        extra: list[Needles] = []
+        self._also_required: list[range] = []
+        for _most_selective, *others in required:
+            start = len(self._pieces) + len(extra)
+            extra += others
+            self._also_required.append(range(start, start + len(others)))
         self._haystack = Haystack(
-            [needles(regex) for _, regex in self._pieces], remembers_words=remembers_words
+            [first for first, *_ in required] + extra, remembers_words=remembers_words
         )
 
     def labels_in(self, text: str, *, known: AbstractSet[str] = frozenset()) -> set[str]:
         """The labels, besides those `known` already, of the patterns that match `text`."""
         found: set[str] = set()
-        for index in self._haystack.may_match(text):
+        held = self._haystack.may_match(text)
+        present = set(held)
+        for index in held:
+            if index >= len(self._pieces):
+                break
             label, regex = self._pieces[index]
-            if label not in found and label not in known and regex.search(text):
+            if (
+                label not in found
+                and label not in known
+                and all(other in present for other in self._also_required[index])
+                and regex.search(text)
+            ):
                 found.add(label)
         return found
 
@@ -239,6 +258,27 @@ def needles(regex: re.Pattern[str]) -> Needles:
         found = None
     if not found:
         return Needles(known=False)
+    return _kept(found, ignorecase)
+
+
+def needles_required(regex: re.Pattern[str]) -> list[Needles]:
+    """Needles a match of `regex` holds one of each: the most selective (`needles`) first.
+
+    A pattern whose words are apart ("if anyone asks") is ruled out by any of
+    them missing, not only by the rarest.
+    """
+    best = needles(regex)
+    if not best.known:
+        return [best]
+    ignorecase = bool(regex.flags & re.IGNORECASE)
+    sets = _sets_in_sequence(sre_parse.parse(regex.pattern, regex.flags), ignorecase)
+    # A set with a string of one or two characters rules out little (most texts hold
+    # "a" or "to") and costs as much to look for as any other.
+    others = [_kept(found, ignorecase) for found in sets if min(map(len, found)) >= 3]
+    return [best, *(other for other in others if other != best)]
+
+
+def _kept(found: frozenset[str], ignorecase: bool) -> Needles:
     # A string that holds another of the set adds nothing: the shorter one is there too.
     kept = frozenset(s for s in found if not any(t != s and t in s for t in found))
     return Needles(folded=kept) if ignorecase else Needles(exact=kept)
@@ -259,9 +299,21 @@ class _Unknown(Exception):
 def _in_sequence(items: Any, ignorecase: bool) -> frozenset[str] | None:
     """Literal strings one of which every match of the sequence `items` contains.
 
-    Each element of a sequence is part of every match, so any element's set
-    will do; runs of literal characters are matched side by side and count as
-    one string. The most selective set wins: the longest shortest string.
+    Any of `_sets_in_sequence` will do: the most selective wins, the one with
+    the longest shortest string.
+    """
+    candidates = _sets_in_sequence(items, ignorecase)
+    if not candidates:
+        return None
+    return max(candidates, key=lambda strings: (min(map(len, strings)), -len(strings)))
+
+
+def _sets_in_sequence(items: Any, ignorecase: bool) -> list[frozenset[str]]:
+    """Sets of literal strings, every match of the sequence `items` containing one of each.
+
+    Each element of a sequence is part of every match, so each element's set
+    holds; runs of literal characters are matched side by side and count as
+    one string.
     """
     candidates: list[frozenset[str]] = []
     run: list[str] = []
@@ -303,6 +355,4 @@ def _in_sequence(items: Any, ignorecase: bool) -> frozenset[str] | None:
         if found:
             candidates.append(found)
     close_run()
-    if not candidates:
-        return None
-    return max(candidates, key=lambda strings: (min(map(len, strings)), -len(strings)))
+    return candidates

@@ -13,7 +13,7 @@ import pytest
 from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
 from common.screen.injection import SIGNALS, THRESHOLD
-from common.screen.needles import Haystack, Needles, alternatives, needles
+from common.screen.needles import Haystack, Needles, alternatives, needles, needles_required
 from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
 
@@ -245,3 +245,13 @@ def test_a_signal_pattern_is_cut_only_at_its_top_level_bars():
             assert "|".join(pieces) == pattern
             for piece in pieces:
                 re.compile(piece)
+
+
+def test_a_pattern_needs_one_needle_of_each_of_its_words_apart():
+    regex = re.compile(r"\bif[ \n](?:anyone|someone)[ \n](?:ever[ \n])?asks?\b")
+    assert needles_required(regex) == [
+        Needles(exact=frozenset({"anyone", "someone"})),
+        Needles(exact=frozenset({"ask"})),
+    ]
+    # One needle or none: nothing more to require.
+    assert needles_required(re.compile(r"\d{8,}")) == [Needles(known=False)]
