@@ -4,11 +4,13 @@ Python's regex engine finds a pattern that opens with plain letters quickly,
 but one that opens with an alternation, a word boundary or a case-insensitive
 word is tried at every position of the text, and each pattern run from Python
 costs a call or two besides. Most strings an agent sends hold no credential,
-so most of those searches find nothing. `needles` reads a pattern once and
-finds literal strings one of which every match must contain; a `Haystack`
-finds which of all the patterns' needles a text holds in one pass, and only
-the patterns whose needles are there run. The answer is never different: a
-pattern is skipped only when it could not match.
+so most of those searches find nothing, and most notes fire no injection
+signal. `needles` reads a pattern once and finds literal strings one of which
+every match must contain; a `Haystack` finds which of all the patterns'
+needles a text holds in one pass, and only the patterns whose needles are
+there run. `LabelledPatterns` does this for rules written as many patterns
+under a few labels (injection signals, sensitivity classes). The answer is
+never different: a pattern is skipped only when it could not match.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class Haystack:
     # Words remembered per haystack before it starts over, and the most new words one
     # text may add: a text of many unseen words (a file of identifiers) is answered
     # all the same, but fills no memory.
-    _WORDS_REMEMBERED = 50_000
+    _WORDS_REMEMBERED = 20_000
     _NEW_WORDS_PER_TEXT = 64
 
     def __init__(self, items: Sequence[Needles], *, remembers_words: bool = False) -> None:
@@ -85,10 +87,10 @@ class Haystack:
         self._folded_anywhere = frozenset(
             i for i, item in enumerate(items) if item.known and item.folded
         )
-        self._remembers_words = remembers_words
         exact_words, exact_ascii, self._exact_other = _by_kind(exact)
         folded_words, folded_ascii, _ = _by_kind(folded)  # folded needles are ASCII
-        if remembers_words:
+        self._remembers_words = remembers_words and bool(exact_words or folded_words)
+        if self._remembers_words:
             self._exact_ascii, self._folded_ascii = exact_ascii, folded_ascii
             self._exact_words = _WordNeedles(exact_words)
             self._folded_words = _WordNeedles(folded_words)
@@ -152,6 +154,9 @@ def _by_kind(positions: dict[str, set[int]]) -> tuple[_Placed, _Placed, _Placed]
     return words, ascii_, other
 
 
+_NONE: frozenset[int] = frozenset()  # what most words hold: one set for them all
+
+
 class _WordNeedles:
     """Needles made of word characters, found in a text from the needles each of its
     characters opens rather than by trying every needle."""
@@ -173,7 +178,7 @@ class _WordNeedles:
             for needle, at in self._opening.get(text[start : start + 2], ()):
                 if text.startswith(needle, start):
                     found.append(at)
-        return frozenset().union(*found)
+        return frozenset().union(*found) if found else _NONE
 
 
 class LabelledPatterns:
