@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from common.screen.needles import LabelledPatterns
 from common.screen.normalize import canonical
 from memory.models.ledger import Sensitivity
 
@@ -140,9 +141,14 @@ EPHEMERAL_RULES: tuple[EphemeralRule, ...] = (
     ),
 )
 
-_COMPILED_SENSITIVITY = tuple(
-    (rule.sensitivity, re.compile("|".join(rule.patterns))) for rule in SENSITIVITY_RULES
+# Each class's patterns under its name: benign text holds the needles of few of them,
+# and only those run (see `LabelledPatterns`).
+_SENSITIVITY_PATTERNS = LabelledPatterns(
+    ((rule.sensitivity, pattern) for rule in SENSITIVITY_RULES for pattern in rule.patterns),
+    remembers_words=True,
 )
+# Three rules of few patterns: searching them all costs less than looking for their
+# needles first.
 _COMPILED_EPHEMERAL = tuple(
     (rule.kind, re.compile("|".join(rule.patterns))) for rule in EPHEMERAL_RULES
 )
@@ -165,11 +171,9 @@ class Classification:
 def classify(strings: Iterable[str], *, hint: str = Sensitivity.NORMAL) -> Classification:
     """The sensitivity of `strings`: the stronger of what the rules find and the hint."""
     texts = _readable(strings)
-    found = {
-        sensitivity
-        for sensitivity, pattern in _COMPILED_SENSITIVITY
-        if any(pattern.search(text) for text in texts)
-    }
+    found: set[str] = set()
+    for text in texts:
+        found |= _SENSITIVITY_PATTERNS.labels_in(text, known=found)
     if hint:
         found.add(hint)
     consent = tuple(cls for cls in CONSENT_CLASSES if cls in found)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache
 
 from common.screen.decode import hidden_texts
+from common.screen.needles import LabelledPatterns
 from common.screen.normalize import canonical, fold_leet
 
 THRESHOLD = 4
@@ -37,20 +38,6 @@ class InjectionSignal:
     description: str
     weight: int
     patterns: tuple[str, ...]
-
-    @cached_property
-    def by_script(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
-        """(patterns written in ASCII, patterns written in Chinese), each run only on its script."""
-        latin = [_across_lines(p) for p in self.patterns if p.isascii()]
-        cjk = [_across_lines(p) for p in self.patterns if not p.isascii()]
-        return (
-            re.compile("|".join(f"(?:{p})" for p in latin), re.MULTILINE | re.DOTALL)
-            if latin
-            else None,
-            re.compile("|".join(f"(?:{p})" for p in cjk), re.MULTILINE | re.DOTALL)
-            if cjk
-            else None,
-        )
 
 
 def _across_lines(pattern: str) -> str:
@@ -519,18 +506,36 @@ _LATIN = re.compile(r"[a-z]")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
+@cache
+def _patterns() -> tuple[LabelledPatterns, LabelledPatterns]:
+    """Every signal's patterns under its code: (those written in ASCII, those in Chinese)."""
+    latin, cjk = (
+        [
+            (signal.code, _across_lines(pattern))
+            for signal in SIGNALS
+            for pattern in signal.patterns
+            if pattern.isascii() == ascii_written
+        ]
+        for ascii_written in (True, False)
+    )
+    # Hundreds of needles, over notes that share their words: remembering pays.
+    flags = re.MULTILINE | re.DOTALL
+    return (
+        LabelledPatterns(latin, flags=flags, remembers_words=True),
+        LabelledPatterns(cjk, flags=flags, remembers_words=True),
+    )
+
+
 def _signals_in(texts: Iterable[str]) -> set[str]:
+    """The signals that fire in any of `texts`; a pattern written in ASCII is read only in
+    Latin text, one written in Chinese only in Han text."""
+    latin, cjk = _patterns()
     fired: set[str] = set()
     for text in texts:
-        has_latin, has_han = bool(_LATIN.search(text)), bool(_HAN.search(text))
-        for signal in SIGNALS:
-            if signal.code in fired:
-                continue
-            latin, cjk = signal.by_script
-            if (has_latin and latin and latin.search(text)) or (
-                has_han and cjk and cjk.search(text)
-            ):
-                fired.add(signal.code)
+        if _LATIN.search(text):
+            fired |= latin.labels_in(text, known=fired)
+        if _HAN.search(text):
+            fired |= cjk.labels_in(text, known=fired)
     return fired
 
 

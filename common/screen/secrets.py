@@ -38,6 +38,7 @@ from typing import Any, cast
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
 from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
 from common.screen.decode import hidden_texts
@@ -225,16 +226,21 @@ def _plugins() -> tuple[BasePlugin, ...]:
     )
 
 
+# Plugins whose `analyze_string` yields nothing but matches of their regexes: the JWT
+# detector only drops those that do not decode.
+_ONLY_KEEPS_REGEX_MATCHES = (RegexBasedDetector.analyze_string, JwtTokenDetector.analyze_string)
+
+
 @cache
 def _plugin_haystack() -> Haystack:
-    """The needles of each plugin's regexes (when its regexes are all it runs), in the order
+    """The needles of each plugin's regexes (when only their matches count), in the order
     of `_plugins()`, then the keyword hint's."""
     return Haystack(
         [
             *(
                 needles_of(plugin.denylist)
                 if isinstance(plugin, RegexBasedDetector)
-                and type(plugin).analyze_string is RegexBasedDetector.analyze_string
+                and type(plugin).analyze_string in _ONLY_KEEPS_REGEX_MATCHES
                 else Needles(known=False)
                 for plugin in _plugins()
             ),

@@ -247,6 +247,29 @@ def ceiling_of(actor: Actor) -> str:
     return actor.max_authority or Authority.USER_EXPLICIT
 
 
+def sources_to_add(
+    *,
+    sources: list[Event | SourceInput],
+    existing_events: set[Any] | None = None,
+    existing_uris: set[str] | None = None,
+) -> list[Event | SourceInput]:
+    """The sources a claim gains: each event and uri once, none it already cites."""
+    seen_events = set(existing_events or ())
+    seen_uris = set(existing_uris or ())
+    added: list[Event | SourceInput] = []
+    for source in sources:
+        if isinstance(source, Event):
+            if source.id in seen_events:
+                continue
+            seen_events.add(source.id)
+        else:
+            if source.uri in seen_uris:
+                continue
+            seen_uris.add(source.uri)
+        added.append(source)
+    return added
+
+
 def source_rows(
     *,
     tenant: Tenant,
@@ -255,38 +278,27 @@ def source_rows(
     existing_events: set[Any] | None = None,
     existing_uris: set[str] | None = None,
 ) -> list[ClaimSource]:
-    """New source rows for `claim`: each event and uri once, none it already cites."""
-    seen_events = set(existing_events or ())
-    seen_uris = set(existing_uris or ())
-    rows = []
-    for source in sources:
-        if isinstance(source, Event):
-            if source.id in seen_events:
-                continue
-            seen_events.add(source.id)
-            rows.append(
-                ClaimSource(
-                    tenant=tenant,
-                    claim=claim,
-                    event=source,
-                    observed_at=source.observed_at,
-                    digest=source.digest,
-                )
-            )
-        else:
-            if source.uri in seen_uris:
-                continue
-            seen_uris.add(source.uri)
-            rows.append(
-                ClaimSource(
-                    tenant=tenant,
-                    claim=claim,
-                    uri=source.uri,
-                    observed_at=source.observed_at,
-                    digest=source.digest,
-                )
-            )
-    return rows
+    """New source rows for `claim`, for the sources it gains (see `sources_to_add`)."""
+    return [
+        ClaimSource(
+            tenant=tenant,
+            claim=claim,
+            event=source,
+            observed_at=source.observed_at,
+            digest=source.digest,
+        )
+        if isinstance(source, Event)
+        else ClaimSource(
+            tenant=tenant,
+            claim=claim,
+            uri=source.uri,
+            observed_at=source.observed_at,
+            digest=source.digest,
+        )
+        for source in sources_to_add(
+            sources=sources, existing_events=existing_events, existing_uris=existing_uris
+        )
+    ]
 
 
 def _attach_sources(

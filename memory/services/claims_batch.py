@@ -64,7 +64,7 @@ from memory.services.claims import (
     resolve_sources,
     review_queue_for,
     screen_candidate,
-    source_rows,
+    sources_to_add,
     verdict_audit_data,
 )
 from memory.services.embeddings import embeddings_enqueue_on_commit
@@ -335,18 +335,12 @@ def _store(
     merged = [p for p in planned if p.verdict.decision == GateDecision.MERGED and p.state.active]
     merged_indexes = {p.index for p in merged}
     cited = _sources_cited(claim_ids=[p.state.active.pk for p in merged if p.state.active])
-    rows: list[ClaimSource] = []
+    rows: list[_SourceRow] = []
     for p in planned:
         if p.index in merged_indexes and p.state.active is not None:
             events, uris = cited.get(p.state.active.pk, (set(), set()))
-            added = source_rows(
-                tenant=tenant,
-                claim=p.state.active,
-                sources=p.sources,
-                existing_events=events,
-                existing_uris=uris,
-            )
-            rows += added
+            added = sources_to_add(sources=p.sources, existing_events=events, existing_uris=uris)
+            rows += _source_rows(tenant=tenant, claim_id=p.state.active.pk, sources=added)
             audits[p.index].append(
                 _audit(
                     tenant=tenant,
@@ -357,7 +351,9 @@ def _store(
                 )
             )
         elif p.claim is not None and not gate.withholds_content(p.verdict.reasons):
-            rows += source_rows(tenant=tenant, claim=p.claim, sources=p.sources)
+            rows += _source_rows(
+                tenant=tenant, claim_id=p.claim.pk, sources=sources_to_add(sources=p.sources)
+            )
     _insert_sources(rows)
     if merged:
         Claim.objects.filter(pk__in=[p.state.active.pk for p in merged if p.state.active]).update(
@@ -619,7 +615,31 @@ def _insert_claims(claims: list[Claim]) -> None:
     )
 
 
-def _insert_sources(rows: list[ClaimSource]) -> None:
+class _SourceRow(NamedTuple):
+    """The columns of a `ClaimSource` row `source_rows` builds, in `_insert_sources`'s order."""
+
+    tenant_id: int
+    claim_id: Any
+    event_id: Any
+    uri: str
+    observed_at: datetime | None
+    digest: str
+
+
+def _source_rows(
+    *, tenant: Tenant, claim_id: Any, sources: list[Event | SourceInput]
+) -> list[_SourceRow]:
+    """The rows `source_rows` would build for `sources` (no model instance: the batch only
+    inserts them)."""
+    return [
+        _SourceRow(tenant.pk, claim_id, source.id, "", source.observed_at, source.digest)
+        if isinstance(source, Event)
+        else _SourceRow(tenant.pk, claim_id, None, source.uri, source.observed_at, source.digest)
+        for source in sources
+    ]
+
+
+def _insert_sources(rows: list[_SourceRow]) -> None:
     _insert(
         table=ClaimSource._meta.db_table,
         columns=[
@@ -630,7 +650,7 @@ def _insert_sources(rows: list[ClaimSource]) -> None:
             ("observed_at", _typed("timestamptz")),
             ("digest", _TEXT),
         ],
-        rows=[(s.tenant_id, s.claim_id, s.event_id, s.uri, s.observed_at, s.digest) for s in rows],
+        rows=list(rows),
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from common.screen import find_secrets_in_text, find_secrets_in_value, judge_injection, secrets
 from common.screen.decode import hidden_texts, text_of_file
 from common.screen.injection import SIGNALS, THRESHOLD
-from common.screen.needles import Haystack, Needles, needles
+from common.screen.needles import Haystack, Needles, alternatives, needles, needles_required
 from common.screen.normalize import canonical, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
 
@@ -196,3 +196,62 @@ def test_a_pattern_is_skipped_only_where_it_cannot_match(pattern):
     for text in texts + [t.upper() for t in texts] + [t.swapcase() for t in texts]:
         if regex.search(text):
             assert haystack.may_match(text) == [1], text
+
+
+def _needles_held(item: Needles, text: str) -> bool:
+    """What a haystack answers for one item, by trying each of its needles."""
+    if not item.known:
+        return True
+    if any(needle in text for needle in item.exact):
+        return True
+    return bool(item.folded) and (
+        not text.isascii() or any(needle in text.lower() for needle in item.folded)
+    )
+
+
+@pytest.mark.parametrize("remembers_words", [False, True])
+def test_a_haystack_answers_as_trying_every_needle_would(remembers_words):
+    items = [
+        Needles(exact=frozenset({"api_key", "_live_", "x", "令牌"})),
+        Needles(folded=frozenset({"bearer", "k", "-----begin"})),
+        Needles(exact=frozenset({"ignore", "you"}), folded=frozenset({"token"})),
+        Needles(known=False),
+        Needles(exact=frozenset({"let's", "<|im_start|>"})),
+    ]
+    texts = [*BENIGN_NOTES, *BENIGN_SECRETLIKE, *(t for _, t in SECRETS)]
+    texts += [t.upper() for t in texts] + [" ".join(f"w{n}" for n in range(100)) + " x"]
+    warm = Haystack(items, remembers_words=remembers_words)
+    expected = [[i for i, item in enumerate(items) if _needles_held(item, t)] for t in texts]
+    assert [warm.may_match(text) for text in texts] == expected
+    # Asked again, the answers come from remembered words, if it remembers them.
+    assert [warm.may_match(text) for text in texts] == expected
+
+
+def test_a_text_of_many_unseen_words_is_answered_all_the_same():
+    haystack = Haystack(
+        [Needles(exact=frozenset({"key"})), Needles(exact=frozenset({"tok"}))], remembers_words=True
+    )
+    many = " ".join(f"w{n}" for n in range(1000)) + " monkeys"
+    assert haystack.may_match(many) == [0]
+    assert haystack.may_match("a token") == [1]
+    assert haystack.may_match("a TOKEN") == []
+
+
+def test_a_signal_pattern_is_cut_only_at_its_top_level_bars():
+    assert alternatives(r"a|b(?:c|d)|[|]e|\|f") == ["a", "b(?:c|d)", "[|]e", r"\|f"]
+    for signal in SIGNALS:
+        for pattern in signal.patterns:
+            pieces = alternatives(pattern)
+            assert "|".join(pieces) == pattern
+            for piece in pieces:
+                re.compile(piece)
+
+
+def test_a_pattern_needs_one_needle_of_each_of_its_words_apart():
+    regex = re.compile(r"\bif[ \n](?:anyone|someone)[ \n](?:ever[ \n])?asks?\b")
+    assert needles_required(regex) == [
+        Needles(exact=frozenset({"anyone", "someone"})),
+        Needles(exact=frozenset({"ask"})),
+    ]
+    # One needle or none: nothing more to require.
+    assert needles_required(re.compile(r"\d{8,}")) == [Needles(known=False)]
