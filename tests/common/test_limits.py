@@ -12,7 +12,8 @@ import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from rest_framework.test import APIClient
+from rest_framework.request import Request
+from rest_framework.test import APIClient, APIRequestFactory
 
 from common.throttles import AgentTokenThrottle
 from memory.models import Claim, Event
@@ -113,10 +114,12 @@ class _Principal:
         self.pk = pk
 
 
-class _Request:
-    def __init__(self, pk: str) -> None:
-        self.user = _Principal(pk)
-        self.method = "GET"
+def _request(pk: str) -> Request:
+    """A DRF request authenticated as the principal `pk` ("agent:<id>")."""
+    request = Request(APIRequestFactory().get("/api/v1/claims"))
+    # Agent principals are not Django users (accounts.actors); the stubs know only users.
+    request.user = _Principal(pk)  # type: ignore[assignment]
+    return request
 
 
 def test_concurrent_requests_never_share_the_last_slot(rates):
@@ -129,7 +132,7 @@ def test_concurrent_requests_never_share_the_last_slot(rates):
 
     def ask(_: int) -> bool:
         barrier.wait()
-        return AgentTokenThrottle().allow_request(_Request(principal), None)
+        return AgentTokenThrottle().allow_request(_request(principal), None)
 
     with ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(ask, range(16)))
@@ -140,8 +143,8 @@ def test_after_the_burst_one_request_frees_every_period_over_the_rate(rates):
     principal = f"agent:pace-{uuid.uuid4().hex}"
     rates(agent="3/minute")
     throttle = AgentTokenThrottle()
-    assert [throttle.allow_request(_Request(principal), None) for _ in range(3)] == [True] * 3
-    assert throttle.allow_request(_Request(principal), None) is False
+    assert [throttle.allow_request(_request(principal), None) for _ in range(3)] == [True] * 3
+    assert throttle.allow_request(_request(principal), None) is False
     # The next slot frees a third of a minute after the burst, not a whole minute.
     assert 19 < throttle.wait() <= 20
 
@@ -152,8 +155,8 @@ def test_a_counter_left_in_an_older_format_starts_over(rates):
     # What the previous throttle kept under the same key: a pickled list of timestamps.
     cache.set(f"throttle:agent:{principal}", [1.0, 2.0, 3.0])
     throttle = AgentTokenThrottle()
-    assert throttle.allow_request(_Request(principal), None) is True
-    assert throttle.allow_request(_Request(principal), None) is False
+    assert throttle.allow_request(_request(principal), None) is True
+    assert throttle.allow_request(_request(principal), None) is False
 
 
 def test_claims_batch_has_its_own_tighter_scope(agent, rates):
