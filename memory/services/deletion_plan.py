@@ -131,17 +131,27 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
     is_excluded, params = excluded.match("c.id")
+    # Each index is asked on its own, full text first, in this order (CASE keeps it):
+    # a word another subject shares is found at once by its own lexeme, where its
+    # common trigrams (those of a number, say) match half the table. Asked together,
+    # the planner scans every claim of the tenant once per word instead.
     rows = sql_rows(
         f"""
         SELECT t.term FROM unnest(%s::text[], %s::text[]) AS t(term, grams)
         WHERE (numnode(plainto_tsquery('english', t.term)) > 0 OR t.grams <> '')
-          AND NOT EXISTS (
-            SELECT 1 FROM {CLAIM_TABLE} c
-            WHERE c.tenant_id = %s AND c.status <> 'erased' AND NOT ({is_excluded})
-              AND ((numnode(plainto_tsquery('english', t.term)) > 0
-                    AND c.search_vector @@ plainto_tsquery('english', t.term))
-                OR (t.grams <> '' AND c.ngrams @> string_to_array(t.grams, ' ')::varchar[]))
-          )
+          AND CASE
+            WHEN numnode(plainto_tsquery('english', t.term)) > 0 AND EXISTS (
+              SELECT 1 FROM {CLAIM_TABLE} c
+              WHERE c.tenant_id = %s AND c.search_vector @@ plainto_tsquery('english', t.term)
+                AND c.status <> 'erased' AND NOT ({is_excluded})
+            ) THEN false
+            WHEN t.grams <> '' AND EXISTS (
+              SELECT 1 FROM {CLAIM_TABLE} c
+              WHERE c.tenant_id = %s AND c.ngrams @> string_to_array(t.grams, ' ')::varchar[]
+                AND c.status <> 'erased' AND NOT ({is_excluded})
+            ) THEN false
+            ELSE true
+          END
           AND NOT EXISTS (
             SELECT 1 FROM {_SUBJECT} s WHERE s.tenant_id = %s
               AND (strpos(lower(s.kind || ':' || s.ref), t.term) > 0)
@@ -151,7 +161,7 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
               AND strpos(lower(v.body || ' ' || v.manifest::text), t.term) > 0
           )
         """,  # noqa: S608
-        [candidates, grams, tenant_id, *params, tenant_id, tenant_id],
+        [candidates, grams, tenant_id, *params, tenant_id, *params, tenant_id, tenant_id],
     )
     found = {row[0] for row in rows}
     kept = [term for term in candidates if term in found]
