@@ -148,6 +148,7 @@ class ErasedClaims:
     subject_ids: set[int]
     full_text_cleared: int
     ngrams_cleared: int
+    embeddings_deleted: int
 
 
 def _erased_digest_sql(column: str) -> str:
@@ -163,7 +164,7 @@ def erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
     """Wipe value, text, scope and both index entries; the predicate becomes a digest
     and the value digest stays."""
     # Claims are wiped, not deleted, so no cascade removes the vectors of their text.
-    claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
+    embeddings = claim_embeddings_delete_where(tenant_id=tenant_id, match=rows.match("claim_id"))
     where, params = rows.match("id")
     erased = sql_rows(
         f"""
@@ -189,6 +190,7 @@ def erase_claims(*, tenant_id: int, rows: Rows, now: datetime) -> ErasedClaims:
         subject_ids={row[1] for row in erased},
         full_text_cleared=sum(1 for row in erased if row[2]),
         ngrams_cleared=sum(1 for row in erased if row[3]),
+        embeddings_deleted=embeddings,
     )
 
 
