@@ -563,15 +563,18 @@ def _probe_everywhere(s: _Scope) -> dict[str, Any]:
         with connection.cursor() as cursor:
             for table in tables:
                 hits = ", ".join(f"{c}::text ~* %s" for c in table.columns)
-                where = " OR ".join(f"{c}::text ~* %s" for c in table.columns)
+                # One match per row over its columns joined by a newline, which no word
+                # holds and which bounds a word as the column's start or end would: the
+                # same rows as testing each column, at one regex run per row.
+                columns = ", ".join(f"{c}::text" for c in table.columns)
                 tenant = "tenant_id = %s AND " if table.tenant_scoped else ""
                 cursor.execute(
                     f"SELECT {table.pk}::text, {hits} FROM {table.name} "  # noqa: S608
-                    f"WHERE {tenant}({where}) LIMIT %s",
+                    f"WHERE {tenant}concat_ws(E'\\n', {columns}) ~* %s LIMIT %s",
                     [
                         *([regex] * len(table.columns)),
                         *([s.tenant.pk] if table.tenant_scoped else []),
-                        *([regex] * len(table.columns)),
+                        regex,
                         GENERIC_PROBE_ROWS,
                     ],
                 )
