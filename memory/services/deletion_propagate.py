@@ -36,6 +36,7 @@ from memory.services.erasure import (
     ERASE,
     ErasedClaims,
     Rows,
+    claim_index_pending_flush,
     drop_conflict_links,
     erase_claims,
     erase_review_topics,
@@ -154,6 +155,8 @@ def deletion_propagate(
             return None
         tenant = deletion.tenant
         lifecycle_lock(tenant_id=tenant.pk)
+        # The plan searches the claims' indexes for every candidate word.
+        claim_index_pending_flush()
         plan = deletion_plan_make(deletion)
         erase_ids = [*plan.roots, *plan.derived_erase]
         erased = erase_claims(tenant_id=tenant.pk, rows=ERASE, now=now)
@@ -241,6 +244,8 @@ def deletion_propagate(
             now=now,
         )
         artifacts["tombstones"] = {"written": tombstones}
+        # The probes search them again, past the entry the erasure left for each claim.
+        claim_index_pending_flush()
         dead_row_tables = _dead_row_tables(
             artifacts,
             claims_changed=len(erased.ids) + invalidated,
