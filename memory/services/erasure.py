@@ -86,7 +86,8 @@ def claim_index_pending_flush() -> None:
     Every search of a GIN index also reads its whole pending list (the entries of
     every claim written since the last VACUUM): 10,000 claims just wiped make each
     search cost milliseconds, and a deletion searches both indexes for each of its
-    words before the erasure and again in its probes. Moving them costs about one.
+    words before the erasure and again in its probes. Moving them costs about a
+    millisecond.
     Only the indexes' owner may; for anyone else they stay where they are.
     """
     sql_execute(
