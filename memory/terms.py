@@ -11,6 +11,7 @@ again (`recover_terms`).
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -59,16 +60,16 @@ def candidate_terms(contents: Iterable[str], *, limit: int | None = CANDIDATE_TE
     """Words of the content, the longest and rarest first (the first `limit`; None for
     all). Only candidates: a deletion keeps those that occur in no other claim of the
     tenant."""
-    counts: Counter[str] = Counter()
-    for content in contents:
-        for run in CJK_PATTERN.findall(content):
-            if len(run) >= 2:
-                counts[run] += 1
-        for word in WORD_PATTERN.findall(CJK_PATTERN.sub(" ", content)):
-            if len(word) >= MIN_TERM_CHARS:
-                counts[word] += 1
-    ranked = sorted(counts, key=lambda term: (-len(term), counts[term], term))
-    return ranked if limit is None else ranked[:limit]
+    # One pass of each pattern over all the contents at once (a subject's 10,000
+    # claims): no word or CJK run crosses the newline between two of them.
+    text = "\n".join(contents)
+    runs = CJK_PATTERN.findall(text)
+    counts = Counter(run for run in runs if len(run) >= 2)
+    latin = CJK_PATTERN.sub(" ", text) if runs else text
+    counts.update(word for word in WORD_PATTERN.findall(latin) if len(word) >= MIN_TERM_CHARS)
+    ranking = [(-len(term), count, term) for term, count in counts.items()]
+    ranked = sorted(ranking) if limit is None else heapq.nsmallest(limit, ranking)
+    return [term for _, _, term in ranked]
 
 
 def quotable_terms(terms: Iterable[str]) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
 from django.apps import apps
 from django.core.cache import cache
@@ -68,6 +67,7 @@ _TOMBSTONE = Tombstone._meta.db_table
 _ERASED = (TombstoneTarget.CLAIM, TombstoneAction.ERASED)
 _INVALIDATED = (TombstoneTarget.CLAIM, TombstoneAction.INVALIDATED)
 _REDACTED_EVENT = (TombstoneTarget.EVENT, TombstoneAction.REDACTED)
+_REDACTED_TRACE = (TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED)
 
 
 def _count(sql: str, params: list[Any]) -> int:
@@ -95,10 +95,11 @@ class _Scope:
 
     tenant: Tenant
     deletion: DeletionRequest
-    erased: list[UUID]
-    invalidated: list[UUID]
-    events: list[UUID]
-    traces: list[UUID]
+    # Claim ids as text, the form hot memory blocks and recall results name them in.
+    erased: frozenset[str]
+    invalidated: frozenset[str]
+    events: int
+    traces: int
     subjects: list[Subject]
     terms: list[str]
 
@@ -120,21 +121,26 @@ class _Scope:
 
 
 def _scope(*, tenant: Tenant, deletion: DeletionRequest, terms: list[str]) -> _Scope:
-    rows = Tombstone.objects.filter(tenant=tenant, deletion=deletion).values_list(
-        "target_type", "action", "target_id"
-    )
-    by_kind: dict[tuple[str, str], list[UUID]] = {}
-    for target_type, action, target_id in rows:
-        by_kind.setdefault((target_type, action), []).append(target_id)
-    erased = by_kind.get((TombstoneTarget.CLAIM, TombstoneAction.ERASED), [])
+    # One row: a subject's deletion has 10,000 tombstones, and a row (and a UUID) for
+    # each would only be counted or turned back into text.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT string_agg(target_id::text, ',') FILTER (WHERE target_type = %s "  # noqa: S608
+            "AND action = %s), string_agg(target_id::text, ',') FILTER (WHERE "
+            "target_type = %s AND action = %s), count(*) FILTER (WHERE target_type = %s "
+            "AND action = %s), count(*) FILTER (WHERE target_type = %s AND action = %s) "
+            f"FROM {_TOMBSTONE} WHERE tenant_id = %s AND deletion_id = %s",
+            [*_ERASED, *_INVALIDATED, *_REDACTED_EVENT, *_REDACTED_TRACE, tenant.pk, deletion.pk],
+        )
+        erased, invalidated, events, traces = cursor.fetchone()
     subject_ids = {deletion.subject_id, *deletion.report.get("subjects", [])}
     return _Scope(
         tenant=tenant,
         deletion=deletion,
-        erased=erased,
-        invalidated=by_kind.get((TombstoneTarget.CLAIM, TombstoneAction.INVALIDATED), []),
-        events=by_kind.get((TombstoneTarget.EVENT, TombstoneAction.REDACTED), []),
-        traces=by_kind.get((TombstoneTarget.RECALL_TRACE, TombstoneAction.REDACTED), []),
+        erased=frozenset(erased.split(",") if erased else ()),
+        invalidated=frozenset(invalidated.split(",") if invalidated else ()),
+        events=events,
+        traces=traces,
         subjects=list(Subject.objects.filter(tenant=tenant, pk__in=subject_ids).order_by("pk")),
         terms=terms,
     )
@@ -306,14 +312,14 @@ def _probe_events(s: _Scope) -> dict[str, Any]:
         "ledger_events",
         f"{_held_query(EVENT_CONTENT, 'redacted')}; and unredacted events of the "
         "subject, sources of :erased or events quoting :erased (echo_of) containing :word, ",
-        {"redacted_checked": len(s.events), "with_content": with_content, "quoting": quoting},
+        {"redacted_checked": s.events, "with_content": with_content, "quoting": quoting},
         with_content == 0 and quoting == 0,
         per_word=len(s.terms),
     )
 
 
 def _probe_hot_memory(s: _Scope) -> dict[str, Any]:
-    erased = {str(i) for i in s.erased}
+    erased = s.erased
     rendered_dirty = cached = cached_dirty = 0
     for subject in s.subjects:
         block = hot_memory(tenant=s.tenant, subject=subject, budget_chars=PROBE_BUDGET_CHARS)
@@ -357,7 +363,7 @@ def _scope_unions(scopes: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def _probe_recall(s: _Scope, claims: _ClaimsPass) -> dict[str, Any]:
-    gone = {str(i) for i in [*s.erased, *s.invalidated]}
+    gone = s.erased | s.invalidated
     scopes: dict[int, list[dict[str, str]]] = {}
     for subject_id, scope in claims.touched_scopes:
         known = scopes.setdefault(subject_id, [{}])
@@ -418,7 +424,7 @@ def _probe_traces(s: _Scope) -> dict[str, Any]:
         "recall_traces",
         f"{_held_query(TRACE_CONTENT, 'redacted')}; and unredacted traces of the touched "
         "subjects that chose :erased or asked for :word",
-        {"redacted_checked": len(s.traces), "with_content": with_content, "unredacted": unredacted},
+        {"redacted_checked": s.traces, "with_content": with_content, "unredacted": unredacted},
         with_content == 0 and unredacted == 0,
         per_word=len(s.terms),
     )
@@ -563,15 +569,18 @@ def _probe_everywhere(s: _Scope) -> dict[str, Any]:
         with connection.cursor() as cursor:
             for table in tables:
                 hits = ", ".join(f"{c}::text ~* %s" for c in table.columns)
-                where = " OR ".join(f"{c}::text ~* %s" for c in table.columns)
+                # One match per row over its columns joined by a newline, which no word
+                # holds and which bounds a word as the column's start or end would: the
+                # same rows as testing each column, at one regex run per row.
+                columns = ", ".join(f"{c}::text" for c in table.columns)
                 tenant = "tenant_id = %s AND " if table.tenant_scoped else ""
                 cursor.execute(
                     f"SELECT {table.pk}::text, {hits} FROM {table.name} "  # noqa: S608
-                    f"WHERE {tenant}({where}) LIMIT %s",
+                    f"WHERE {tenant}concat_ws(E'\\n', {columns}) ~* %s LIMIT %s",
                     [
                         *([regex] * len(table.columns)),
                         *([s.tenant.pk] if table.tenant_scoped else []),
-                        *([regex] * len(table.columns)),
+                        regex,
                         GENERIC_PROBE_ROWS,
                     ],
                 )

@@ -30,7 +30,8 @@ This module is what callers use: ask, run one worker pass, find due requests.
 The pass's steps have their own modules: deletion_leases (the request's state
 machine and a worker's lease), deletion_plan (what one deletion reaches),
 deletion_propagate (the erasing transaction, through the statements of
-erasure.py) and deletion_verify (the probes and the report).
+erasure.py), deletion_verify (the probes and the report) and deletion_vacuum
+(VACUUM of the touched tables, on its own connection while the probes run).
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ from memory.services.deletion_leases import (
     deletion_release,
 )
 from memory.services.deletion_propagate import deletion_propagate
-from memory.services.deletion_verify import deletion_vacuum, deletion_verify
+from memory.services.deletion_vacuum import (
+    DeletionVacuum,
+    deletion_vacuum_record,
+    deletion_vacuum_start,
+    tables_to_vacuum,
+)
+from memory.services.deletion_verify import deletion_verify
 
 logger = logging.getLogger(__name__)
 
@@ -219,24 +226,30 @@ def deletion_run(*, deletion_id: UUID | str, worker: Actor) -> DeletionRequest |
     lease = deletion_claim(deletion_id=deletion_id, worker=worker)
     if lease is None:
         return None
+    vacuum: DeletionVacuum | None = None
     try:
-        status = DeletionRequest.objects.values_list("status", flat=True).get(pk=lease.deletion_id)
+        status, report = DeletionRequest.objects.values_list("status", "report").get(
+            pk=lease.deletion_id
+        )
         propagation = None
         if status == DeletionStatus.PROPAGATING:
             propagation = deletion_propagate(lease=lease, worker=worker)
             if propagation is None:
                 return None
+        tables = propagation.dead_row_tables if propagation else tables_to_vacuum(report)
+        if settings.DELETION_VACUUM and tables is not None:
+            # The erasure is committed: its old row versions go while the probes read.
+            vacuum = deletion_vacuum_start(deletion_id=lease.deletion_id, tables=tables)
         verified = deletion_verify(lease=lease, worker=worker, propagation=propagation)
     except Exception as exc:
         logger.exception("deletion attempt failed", extra={"deletion": str(deletion_id)})
         deletion_release(lease=lease, worker=worker, error_code=type(exc).__name__)
         return None
-    if verified is not None and settings.DELETION_VACUUM:
-        try:
-            deletion_vacuum(deletion=verified)
-        except Exception:
-            # The erasure is done and verified; autovacuum still removes the old versions.
-            logger.exception("deletion vacuum failed", extra={"deletion": str(deletion_id)})
+    finally:
+        if vacuum is not None:
+            vacuum.wait()
+    if verified is not None and vacuum is not None:
+        deletion_vacuum_record(deletion=verified, vacuum=vacuum)
     return verified
 
 

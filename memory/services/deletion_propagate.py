@@ -18,14 +18,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memory.held_content import HELD_CONTENT, QUOTED_CONTENT
+from memory.held_content import (
+    CLAIM_CONTENT,
+    EVENT_CONTENT,
+    HELD_CONTENT,
+    QUOTED_CONTENT,
+    REPLY_CONTENT,
+    REVIEW_TOPIC_CONTENT,
+    TRACE_CONTENT,
+    URI_SOURCE_CONTENT,
+)
 from memory.hot_memory import hot_memory_purge
 from memory.models import ClaimEmbedding, DeletionStatus, TombstoneAction, TombstoneTarget
 from memory.services.deletion_leases import DeletionLease, deletion_locked_for, deletion_move
 from memory.services.deletion_plan import deletion_plan_make
 from memory.services.erasure import (
     ERASE,
+    ErasedClaims,
     Rows,
+    claim_index_pending_flush,
     drop_conflict_links,
     erase_claims,
     erase_review_topics,
@@ -52,9 +63,11 @@ class Propagation:
     terms: list[str]
     hot_memory_keys_purged: int
     elapsed_ms: float
+    # The tables this propagation changed rows of, whose old versions VACUUM removes.
+    dead_row_tables: list[str]
 
 
-# Tables whose old row versions may still hold the content until VACUUM.
+# Tables a deletion may change rows of: their old row versions hold the content until VACUUM.
 TOUCHED_TABLES = tuple(
     dict.fromkeys(
         [
@@ -66,13 +79,35 @@ TOUCHED_TABLES = tuple(
 )
 
 
-def physical_horizon(now: datetime) -> dict[str, object]:
+def _dead_row_tables(
+    artifacts: dict[str, dict[str, Any]],
+    *,
+    claims_changed: int,
+    erased: ErasedClaims,
+    scrubbed: dict[str, int],
+) -> list[str]:
+    """The touched tables this deletion changed rows of, so left old row versions in:
+    VACUUM of a table it changed nothing in would only read it."""
+    changed = {
+        CLAIM_CONTENT.table: claims_changed + artifacts["conflict_links"]["removed"],
+        ClaimEmbedding._meta.db_table: erased.embeddings_deleted,
+        URI_SOURCE_CONTENT.table: artifacts["claim_sources"]["removed"],
+        EVENT_CONTENT.table: artifacts["events"]["redacted"],
+        TRACE_CONTENT.table: artifacts["recall_traces"]["redacted"],
+        REPLY_CONTENT.table: artifacts["idempotency_replies"]["redacted"],
+        REVIEW_TOPIC_CONTENT.table: artifacts["review_items"]["cancelled"]
+        + artifacts["review_items"]["topics_erased"],
+    }
+    return [table for table in TOUCHED_TABLES if changed.get(table) or scrubbed.get(table)]
+
+
+def physical_horizon(now: datetime, tables: list[str]) -> dict[str, object]:
     """Where the bytes still are after the rows are gone, and until when."""
     retention = now + timedelta(days=settings.DELETION_BACKUP_RETENTION_DAYS)
     return {
         "live_tables": {"gone_at": now.isoformat()},
         "dead_row_versions": {
-            "tables": list(TOUCHED_TABLES),
+            "tables": tables,
             "until": "the VACUUM the worker runs for these tables after the deletion",
             "vacuumed_at": None,
         },
@@ -120,6 +155,8 @@ def deletion_propagate(
             return None
         tenant = deletion.tenant
         lifecycle_lock(tenant_id=tenant.pk)
+        # The plan searches the claims' indexes for every candidate word.
+        claim_index_pending_flush()
         plan = deletion_plan_make(deletion)
         erase_ids = [*plan.roots, *plan.derived_erase]
         erased = erase_claims(tenant_id=tenant.pk, rows=ERASE, now=now)
@@ -207,6 +244,14 @@ def deletion_propagate(
             now=now,
         )
         artifacts["tombstones"] = {"written": tombstones}
+        # The probes search them again, past the entry the erasure left for each claim.
+        claim_index_pending_flush()
+        dead_row_tables = _dead_row_tables(
+            artifacts,
+            claims_changed=len(erased.ids) + invalidated,
+            erased=erased,
+            scrubbed=scrubbed,
+        )
         digests = [term_digest(term) for term in plan.terms]
         deletion.report = {
             "scope": deletion.scope,
@@ -221,7 +266,7 @@ def deletion_propagate(
             "terms": {"count": len(digests), "digests": digests},
             "subjects": sorted(plan.subjects),
             "residual_copies": _residual_copies(now),
-            "horizon": physical_horizon(now),
+            "horizon": physical_horizon(now, dead_row_tables),
             "quotes": {
                 "other_subjects_events_scrubbed": scrubbed.get("memory_event", 0),
                 "how": "events of other subjects (a project's notes) keep what they said "
@@ -259,4 +304,5 @@ def deletion_propagate(
         terms=plan.terms,
         hot_memory_keys_purged=purged,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        dead_row_tables=dead_row_tables,
     )

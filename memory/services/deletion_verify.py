@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -97,28 +97,4 @@ def deletion_verify(
             deletion_review_open(
                 deletion, [f"dirty:{name}" for name in dirty] + list(dict.fromkeys(found))[:10]
             )
-    return deletion
-
-
-def deletion_vacuum(*, deletion: DeletionRequest) -> DeletionRequest:
-    """VACUUM the tables a finished deletion touched, so the old row versions holding
-    the content go now rather than at autovacuum's leisure, and record when.
-
-    VACUUM cannot run inside a transaction: called inside one (a caller's atomic
-    block), it records why it was skipped and leaves the rows to autovacuum.
-    """
-    horizon = dict(deletion.report.get("horizon") or {})
-    dead = dict(horizon.get("dead_row_versions") or {})
-    if not dead or dead.get("vacuumed_at"):
-        return deletion
-    if connection.in_atomic_block:
-        dead["skipped"] = "inside a transaction; autovacuum removes them"
-    else:
-        with connection.cursor() as cursor:
-            for table in dead.get("tables", []):
-                cursor.execute(f"VACUUM {connection.ops.quote_name(table)}")
-        dead["vacuumed_at"] = timezone.now().isoformat()
-    horizon["dead_row_versions"] = dead
-    deletion.report = {**deletion.report, "horizon": horizon}
-    DeletionRequest.objects.filter(pk=deletion.pk).update(report=deletion.report)
     return deletion
