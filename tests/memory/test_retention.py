@@ -113,7 +113,9 @@ def test_admins_set_and_remove_periods_on_the_settings_page(acme, admin_user, lo
     removed = client.post(f"/settings/retention/{policy.pk}/remove", HTTP_X_CSRFTOKEN=token)
     assert removed.status_code == 302
     assert not RetentionPolicy.objects.exists()
-    assert [a.verb for a in AuditEvent.objects.filter(target_type="retention_policy")] == [
+    assert [
+        a.verb for a in AuditEvent.objects.filter(target_type="retention_policy").order_by("id")
+    ] == [
         "retention.set",
         "retention.removed",
     ]
