@@ -29,7 +29,13 @@ from memory.held_content import (
     URI_SOURCE_CONTENT,
 )
 from memory.hot_memory import hot_memory_purge
-from memory.models import ClaimEmbedding, DeletionStatus, TombstoneAction, TombstoneTarget
+from memory.models import (
+    ClaimEmbedding,
+    DeletionStatus,
+    RecallUse,
+    TombstoneAction,
+    TombstoneTarget,
+)
 from memory.services.deletion_leases import DeletionLease, deletion_locked_for, deletion_move
 from memory.services.deletion_plan import deletion_plan_make
 from memory.services.erasure import (
@@ -73,6 +79,8 @@ TOUCHED_TABLES = tuple(
         [
             *(held.table for held in HELD_CONTENT),
             ClaimEmbedding._meta.db_table,
+            # A redacted trace's uses lose their run and task ids (erasure.redact_traces).
+            RecallUse._meta.db_table,
             *(quoted.table for quoted in QUOTED_CONTENT),
         ]
     )
@@ -94,6 +102,7 @@ def _dead_row_tables(
         URI_SOURCE_CONTENT.table: artifacts["claim_sources"]["removed"],
         EVENT_CONTENT.table: artifacts["events"]["redacted"],
         TRACE_CONTENT.table: artifacts["recall_traces"]["redacted"],
+        RecallUse._meta.db_table: artifacts["recall_traces"]["redacted"],
         REPLY_CONTENT.table: artifacts["idempotency_replies"]["redacted"],
         REVIEW_TOPIC_CONTENT.table: artifacts["review_items"]["cancelled"]
         + artifacts["review_items"]["topics_erased"],

@@ -175,7 +175,10 @@ def test_canary_is_gone_from_every_probe_recall_redis_and_a_full_dump(
     body = user.get(f"/api/v1/deletions/{deletion_id}").json()
     report = body["report"]
     assert body["status"] == "completed", worker.log()
-    assert "memory_claim" in report["horizon"]["dead_row_versions"]["tables"]
+    vacuumed = report["horizon"]["dead_row_versions"]["tables"]
+    assert "memory_claim" in vacuumed
+    # The recall was redacted, and its uses' run and task ids blanked with it.
+    assert {"memory_recalltrace", "memory_recalluse"} <= set(vacuumed)
     assert [probe["name"] for probe in report["probes"]] == PROBES
     assert all(probe["clean"] for probe in report["probes"]), [
         p for p in report["probes"] if not p["clean"]
