@@ -230,8 +230,15 @@ class LabelledPatterns:
         return found
 
 
+# Global inline flags ("(?i)" first) would apply to the first piece alone once cut.
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
 def alternatives(pattern: str) -> list[str]:
-    """`pattern` cut at its top-level bars: it matches wherever one of the pieces does."""
+    """`pattern` cut at its top-level bars: it matches wherever one of the pieces does.
+    A pattern that opens with global inline flags stays whole."""
+    if _GLOBAL_FLAGS.match(pattern):
+        return [pattern]
     pieces: list[str] = []
     start = depth = 0
     in_class = escaped = False

@@ -239,6 +239,8 @@ def test_a_text_of_many_unseen_words_is_answered_all_the_same():
 
 def test_a_signal_pattern_is_cut_only_at_its_top_level_bars():
     assert alternatives(r"a|b(?:c|d)|[|]e|\|f") == ["a", "b(?:c|d)", "[|]e", r"\|f"]
+    # Cut, "(?i)a|b" would lose the flag for "b".
+    assert alternatives(r"(?i)a|b") == [r"(?i)a|b"]
     for signal in SIGNALS:
         for pattern in signal.patterns:
             pieces = alternatives(pattern)
