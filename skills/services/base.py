@@ -11,6 +11,8 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem
+from reviews.models import Queue
+from reviews.services import review_cancel_for_target
 from skills.cache import resolve_generation_bump
 from skills.models import (
     VERSION_TRANSITIONS,
@@ -100,6 +102,16 @@ def lock_version(*, tenant: Tenant, version: SkillVersion) -> tuple[Skill, Skill
     locked = SkillVersion.objects.select_for_update().get(tenant=tenant, pk=version.pk)
     locked.skill = skill
     return skill, locked
+
+
+def cancel_publication_review(*, tenant: Tenant, version: SkillVersion) -> None:
+    """Close the version's open publication review: it left the state a person decides on."""
+    review_cancel_for_target(
+        tenant=tenant,
+        target_type=REVIEW_TARGET,
+        target_id=version.pk,
+        queue=Queue.SKILL_PUBLICATION,
+    )
 
 
 def bump_after_commit(skill: Skill) -> None:

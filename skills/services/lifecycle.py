@@ -20,7 +20,7 @@ from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
 from reviews.models import Queue
-from reviews.services import review_cancel_for_target, review_open
+from reviews.services import review_open
 from skills import selectors
 from skills.models import (
     PRODUCTION,
@@ -35,6 +35,7 @@ from skills.services.base import (
     actor_fields,
     audit,
     bump_after_commit,
+    cancel_publication_review,
     guard,
     lock_version,
     require_admin,
@@ -127,12 +128,7 @@ def skill_version_approve(
             ]
         )
         if review_item_id is None:
-            review_cancel_for_target(
-                tenant=tenant,
-                target_type=REVIEW_TARGET,
-                target_id=locked.pk,
-                queue=Queue.SKILL_PUBLICATION,
-            )
+            cancel_publication_review(tenant=tenant, version=locked)
         audit(
             tenant=tenant,
             actor=actor,
@@ -163,12 +159,7 @@ def skill_version_reject(
         locked.reject_reason = reason[:1000]
         locked.save(update_fields=["status", "rejected_at", "reject_reason"])
         if review_item_id is None:
-            review_cancel_for_target(
-                tenant=tenant,
-                target_type=REVIEW_TARGET,
-                target_id=locked.pk,
-                queue=Queue.SKILL_PUBLICATION,
-            )
+            cancel_publication_review(tenant=tenant, version=locked)
         audit(
             tenant=tenant,
             actor=actor,
@@ -315,12 +306,7 @@ def skill_version_revoke(
         move = production_falls_back(
             tenant=tenant, skill=skill, leaving=locked, actor=actor, reason=reason
         )
-        review_cancel_for_target(
-            tenant=tenant,
-            target_type=REVIEW_TARGET,
-            target_id=locked.pk,
-            queue=Queue.SKILL_PUBLICATION,
-        )
+        cancel_publication_review(tenant=tenant, version=locked)
         instances = selectors.pins_recent_count(tenant=tenant, version=locked)
         audit(
             tenant=tenant,

@@ -12,8 +12,6 @@ from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
 from common.screen import find_secrets_in_strings
-from reviews.models import Queue
-from reviews.services import review_cancel_for_target
 from skills import selectors
 from skills.instantiation import Instantiation, check_instantiation
 from skills.models import (
@@ -24,10 +22,10 @@ from skills.models import (
 )
 from skills.package.manifest import TOOL_NAME
 from skills.services.base import (
-    REVIEW_TARGET,
     actor_fields,
     audit,
     bump_after_commit,
+    cancel_publication_review,
     guard,
     lock_version,
     require_admin,
@@ -92,12 +90,7 @@ def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> Tool
                 actor=actor,
                 reason=locked.incompatible_reason,
             )
-            review_cancel_for_target(
-                tenant=tenant,
-                target_type=REVIEW_TARGET,
-                target_id=locked.pk,
-                queue=Queue.SKILL_PUBLICATION,
-            )
+            cancel_publication_review(tenant=tenant, version=locked)
             audit(
                 tenant=tenant,
                 actor=actor,
