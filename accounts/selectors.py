@@ -4,21 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
 from django.db.models import F, QuerySet
 
 from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
+from common.rows import RowReader
+
+_MEMBERSHIP = RowReader(Membership, alias="m")
+_MEMBERSHIP_TENANT = RowReader(Tenant, alias="n")
+# The chosen tenant's membership first (a NULL choice matches none), else the oldest.
+_MEMBERSHIP_FOR_USER = f"""
+    SELECT {_MEMBERSHIP.columns}, {_MEMBERSHIP_TENANT.columns}
+    FROM {Membership._meta.db_table} m JOIN {Tenant._meta.db_table} n ON n.id = m.tenant_id
+    WHERE m.user_id = %s
+    ORDER BY m.tenant_id IS NOT DISTINCT FROM %s DESC, m.id
+    LIMIT 1
+"""  # noqa: S608 - table names are constants; every value is a parameter
 
 
 def membership_for_user(*, user: Any, tenant_id: int | None = None) -> Membership | None:
-    """The membership a console user acts through (the chosen tenant, else their first)."""
+    """The membership a console user acts through (the chosen tenant, else their first).
+
+    Every console page asks: one fixed statement rather than one or two compiled ones."""
     if not getattr(user, "is_authenticated", False) or not hasattr(user, "memberships"):
         return None
-    memberships = Membership.objects.select_related("tenant").filter(user=user).order_by("id")
-    if tenant_id is not None:
-        chosen = memberships.filter(tenant_id=tenant_id).first()
-        if chosen is not None:
-            return chosen
-    return memberships.first()
+    with connection.cursor() as cursor:
+        cursor.execute(_MEMBERSHIP_FOR_USER, [user.pk, tenant_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    membership = _MEMBERSHIP.build(row)
+    membership.tenant = _MEMBERSHIP_TENANT.build(row, start=_MEMBERSHIP.width)
+    return membership
 
 
 def owned_subject_keys(*, tenant: Tenant, user: Any) -> list[str]:
@@ -29,12 +46,26 @@ def owned_subject_keys(*, tenant: Tenant, user: Any) -> list[str]:
     )
 
 
+_TOKEN = RowReader(AgentToken, alias="t")
+_TOKEN_TENANT = RowReader(Tenant, alias="n")
+_TOKEN_BY_SECRET_HASH = f"""
+    SELECT {_TOKEN.columns}, {_TOKEN_TENANT.columns}
+    FROM {AgentToken._meta.db_table} t JOIN {Tenant._meta.db_table} n ON n.id = t.tenant_id
+    WHERE t.secret_hash = %s AND t.revoked_at IS NULL
+"""  # noqa: S608 - table names are constants; the hash is a parameter
+
+
 def agent_token_by_secret_hash(*, secret_hash: str) -> AgentToken | None:
-    return (
-        AgentToken.objects.select_related("tenant")
-        .filter(secret_hash=secret_hash, revoked_at__isnull=True)
-        .first()
-    )
+    """The live token with this secret hash (unique), its tenant loaded: every agent call
+    asks, so the SQL is written once rather than compiled per request."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TOKEN_BY_SECRET_HASH, [secret_hash])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token = _TOKEN.build(row)
+    token.tenant = _TOKEN_TENANT.build(row, start=_TOKEN.width)
+    return token
 
 
 def audit_trail(*, tenant: Tenant, target_type: str, target_id: Any) -> QuerySet[AuditEvent]:

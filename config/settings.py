@@ -286,8 +286,11 @@ SKILL_SCAN_MAX_SECONDS = env_int("SKILL_SCAN_MAX_SECONDS", 10)
 # and the login page answers 429 saying when to try again.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, with the per-request user lookup as fixed SQL.
+    "accounts.backends.ModelBackend",
 ]
+# Django's database sessions, with the per-request load as fixed SQL.
+SESSION_ENGINE = "accounts.sessions"
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)

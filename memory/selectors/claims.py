@@ -23,6 +23,7 @@ from django.db.models import Count, Max, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.models import Tenant
+from common.rows import RowReader
 from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
     AUTHORITY_RANK,
@@ -53,9 +54,21 @@ EXCLUSION_REASONS = (
 )
 
 
+_SUBJECT = RowReader(Subject, alias="s")
+_SUBJECT_BY_KEY = f"""
+    SELECT {_SUBJECT.columns} FROM {Subject._meta.db_table} s
+    WHERE s.tenant_id = %s AND s.kind = %s AND s.ref = %s
+"""  # noqa: S608 - the table name is a constant; every value is a parameter
+
+
 def subject_get(*, tenant: Tenant, key: str) -> Subject | None:
+    """The tenant's subject `kind:ref` (one by the unique constraint), read with fixed SQL:
+    every agent call that names a subject asks."""
     kind, _, ref = key.partition(":")
-    return Subject.objects.filter(tenant=tenant, kind=kind, ref=ref).first()
+    with connection.cursor() as cursor:
+        cursor.execute(_SUBJECT_BY_KEY, [tenant.pk, kind, ref])
+        row = cursor.fetchone()
+    return None if row is None else _SUBJECT.build(row)
 
 
 def claims_visible(*, tenant: Tenant, allowed_subjects: frozenset[str] | None) -> QuerySet[Claim]:
@@ -193,15 +206,11 @@ def _query_vector(query: str) -> tuple[str, Sequence[float] | None]:
 
 # The claim columns a recall loads for what it returns; the search columns stay in the
 # database (deferred: nothing that reads a recalled claim needs them).
-_RECALLED_FIELDS = [
-    f for f in Claim._meta.concrete_fields if f.name not in {"search_vector", "ngrams"}
-]
-_RECALLED_COLUMNS = ", ".join(f'c."{f.column}"' for f in _RECALLED_FIELDS)
-_RECALLED_ATTNAMES = [f.attname for f in _RECALLED_FIELDS]
-# jsonb arrives as text (Django's loader); the fields that parse what they read do it here.
-_CONVERTERS = [
-    (position, f) for position, f in enumerate(_RECALLED_FIELDS) if hasattr(f, "from_db_value")
-]
+_RECALLED = RowReader(
+    Claim,
+    alias="c",
+    fields=[f for f in Claim._meta.concrete_fields if f.name not in {"search_vector", "ngrams"}],
+)
 _CLAIM = Claim._meta.db_table
 _EMBEDDING = ClaimEmbedding._meta.db_table
 _TRACE = RecallTrace._meta.db_table
@@ -389,7 +398,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
            top.vector_rank, top.similarity,
            COALESCE(c.refresh_after <= %(as_of)s, false)
                OR c.id = ANY(%(made_stale)s::uuid[]) AS stale,
-           {_RECALLED_COLUMNS}
+           {_RECALLED.columns}
     FROM counts CROSS JOIN matching
     LEFT JOIN top ON true
     LEFT JOIN {_CLAIM} c ON c.id = top.id
@@ -398,10 +407,7 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
 
 
 def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Claim:
-    values = list(values)
-    for position, f in _CONVERTERS:
-        values[position] = f.from_db_value(values[position], None, connection)
-    claim = Claim.from_db(connection.alias, _RECALLED_ATTNAMES, values)
+    claim = _RECALLED.build(values)
     # Only the asked-for subjects' claims reach here; without one, no row does.
     claim.subject = subjects[claim.subject_id]
     return claim

@@ -2,7 +2,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.actors import Actor
-from accounts.services import agent_token_revoke
+from accounts.models import AgentToken
+from accounts.selectors import agent_token_by_secret_hash
+from accounts.services import agent_token_revoke, hash_token_secret
 from tests.memory.helpers import post_event, submit
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +87,26 @@ def test_people_cannot_use_agent_endpoints_and_agents_cannot_review(editor, sess
     assert response.status_code == 403
     assert response.json()["code"] == "capability_required"
     assert agent.get("/api/v1/reviews").json()["code"] == "role_required"
+
+
+def test_the_token_and_its_tenant_are_read_in_one_statement_as_the_orm_would(
+    agent, globex_agent, django_assert_num_queries
+):
+    secret_hash = hash_token_secret(agent.secret)
+    with django_assert_num_queries(1):
+        token = agent_token_by_secret_hash(secret_hash=secret_hash)
+        assert token is not None
+        assert token.tenant.slug == "acme"  # loaded with it: no second query
+    expected = AgentToken.objects.select_related("tenant").get(pk=agent.token.pk)
+    for field in AgentToken._meta.concrete_fields:
+        assert getattr(token, field.attname) == getattr(expected, field.attname), field.name
+    assert token.tenant == expected.tenant and token.tenant.name == expected.tenant.name
+    assert not token._state.adding  # a loaded row: save() updates, never inserts
+    # The hash of one tenant's token never finds another's, and a revoked one is gone.
+    assert (
+        agent_token_by_secret_hash(secret_hash=hash_token_secret(globex_agent.secret)).tenant.slug
+        == "globex"
+    )
+    agent_token_revoke(token=agent.token, actor=Actor.system(), reason="leaked")
+    assert agent_token_by_secret_hash(secret_hash=secret_hash) is None
+    assert agent_token_by_secret_hash(secret_hash="0" * 64) is None

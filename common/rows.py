@@ -1,0 +1,45 @@
+"""Model instances from rows of hand-written SQL, for the few reads on every request.
+
+Compiling a one-row ORM query costs more than running it (about 0.5 ms of Python
+against 0.3 ms for the round trip): the lookups each agent call makes (its token,
+its subject) and the rows a recall returns are read with fixed SQL instead, and
+turned into ordinary model instances here, converted exactly as the ORM would
+(jsonb arrives as text and is parsed by the field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from django.db import connection, models
+
+M = TypeVar("M", bound=models.Model)
+
+
+class RowReader(Generic[M]):
+    """Reads `fields` of `model` (all its columns by default) from a row, in that order.
+
+    `columns` is the select list for the table under `alias`; `width` how many values
+    of a row are this model's, so one row may hold two models side by side.
+    """
+
+    def __init__(
+        self, model: type[M], *, alias: str, fields: Sequence[models.Field[Any, Any]] = ()
+    ) -> None:
+        self.model = model
+        self.fields = list(fields or model._meta.concrete_fields)
+        self.width = len(self.fields)
+        self.columns = ", ".join(f'{alias}."{f.column}"' for f in self.fields)
+        self._attnames = [f.attname for f in self.fields]
+        self._converters = [
+            (position, f) for position, f in enumerate(self.fields) if hasattr(f, "from_db_value")
+        ]
+
+    def build(self, row: Sequence[Any], start: int = 0) -> M:
+        """The instance the values `row[start:start + width]` describe, as loaded from the
+        database (not new, not dirty)."""
+        values = list(row[start : start + self.width])
+        for position, f in self._converters:
+            values[position] = f.from_db_value(values[position], None, connection)
+        return self.model.from_db(connection.alias, self._attnames, values)
