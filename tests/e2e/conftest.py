@@ -140,8 +140,8 @@ def sign_in(browser: Any, live_server: Any, demo: None) -> Iterator[Callable[[st
     assert not refused, f"the Content-Security-Policy refused something: {refused}"
 
 
-def screenshot(page: Any, name: str) -> Path:
+def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path

@@ -43,7 +43,7 @@ def test_an_editor_walks_the_queues_and_decides_with_the_keyboard(sign_in, width
     page.keyboard.press("j")
     page.click(f"[data-item='{item.pk}'] .row-link")
     page.wait_for_selector("#claim-status")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     page.keyboard.press("a")
     page.wait_for_selector("text=Approved “")
     screenshot(page, f"csp-decided-{width}")
@@ -52,7 +52,7 @@ def test_an_editor_walks_the_queues_and_decides_with_the_keyboard(sign_in, width
         visit(page, f"/review/{queue}/")
     visit(page, "/dashboard/")
     page.click("text=Refresh")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     screenshot(page, f"csp-dashboard-{width}")
     visit(page, "/me/")
     assert quiet(page) == []
@@ -69,7 +69,7 @@ def test_an_admin_walks_the_skills_pages(sign_in, width):
     screenshot(page, f"csp-skill-{width}")
     visit(page, f"/skills/{slug}/v{version.number}/")
     page.click("text=Refresh matrix")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     page.locator("section[aria-labelledby=files-heading] a", has_text="view").first.click()
     page.wait_for_selector(".file-view")
     screenshot(page, f"csp-version-{width}")
@@ -116,7 +116,9 @@ def test_sign_in_the_admin_and_the_api_docs_run_under_the_policy(browser, live_s
     page.console_lines.clear()
     visit(page, "/api/redoc/")
     page.wait_for_selector("h1:has-text('memdesk agent API')")
-    screenshot(page, "csp-api-redoc")
+    # The first screen: the whole reference is one page tens of thousands of pixels tall
+    # (a 9 MB picture that took seconds to encode and shows nothing more to check).
+    screenshot(page, "csp-api-redoc", full_page=False)
     problems += [line for line in quiet(page) if "https://cdn.redoc.ly/" not in line]
     context.close()
     assert problems == []

@@ -4,7 +4,7 @@ import pytest
 
 from memory.models import Claim, Receipt
 from reviews.models import ReviewItem
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, settle
 from tests.e2e.test_every_page import WIDTHS, look
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -14,7 +14,7 @@ def open_item(page, queue: str, item: ReviewItem) -> None:
     page.goto(f"/review/{queue}/")
     page.click(f"[data-item='{item.pk}'] .row-link")
     page.wait_for_selector("#claim-status")
-    page.wait_for_load_state("networkidle")
+    settle(page)  # the detail's claim on the item, fired on load, has come back
 
 
 def test_editor_approves_a_candidate(sign_in):

@@ -499,7 +499,7 @@ class RecallView(APIView):
                         "digest": s.digest,
                         "added_at": s.added_at,
                     }
-                    for s in item.claim.sources.all()
+                    for s in item.sources
                 ],
                 "conflict": item.conflict,
                 "why": {
