@@ -76,6 +76,8 @@ def test_delete_one_starts_a_deletion_and_shows_its_page(alice, login, alice_mem
     assert response["HX-Redirect"] == f"/me/deletions/{deletion.pk}/"
     page = client.get(f"/me/deletions/{deletion.pk}/").content.decode()
     assert 'id="deletion-status"' in page
+    # Unfinished, the progress asks again each second (a subject's deletion takes about one).
+    assert 'hx-trigger="every 1s"' in page
     assert deletion.claim_id is not None
 
 
