@@ -419,18 +419,18 @@ def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Clai
 _SOURCE = RowReader(ClaimSource, alias="s")
 _SOURCES_OF_CLAIMS = f"""
     SELECT {_SOURCE.columns} FROM {ClaimSource._meta.db_table} s
-    WHERE s.claim_id = ANY(%s::uuid[]) ORDER BY s.id
-"""  # noqa: S608 - the table name is a constant; the ids are a parameter
+    WHERE s.tenant_id = %s AND s.claim_id = ANY(%s::uuid[]) ORDER BY s.id
+"""  # noqa: S608 - the table name is a constant; every value is a parameter
 
 
-def recalled_sources(*, claim_ids: Sequence[Any]) -> dict[Any, list[ClaimSource]]:
-    """The sources of the claims a recall returns, oldest first, in one fixed statement
-    (the ids come from the recall's own legal set, so no tenant condition is needed)."""
+def recalled_sources(*, tenant: Tenant, claim_ids: Sequence[Any]) -> dict[Any, list[ClaimSource]]:
+    """The sources of the tenant's claims `claim_ids` (those a recall returns), oldest
+    first, in one fixed statement."""
     found: dict[Any, list[ClaimSource]] = {claim_id: [] for claim_id in claim_ids}
     if not claim_ids:
         return found
     with connection.cursor() as cursor:
-        cursor.execute(_SOURCES_OF_CLAIMS, [list(claim_ids)])
+        cursor.execute(_SOURCES_OF_CLAIMS, [tenant.pk, list(claim_ids)])
         for row in cursor.fetchall():
             source = _SOURCE.build(row)
             found[source.claim_id].append(source)
@@ -594,7 +594,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
                 semantic=mode if claim.id in similar else SEMANTIC_UNAVAILABLE,
             )
         )
-    sources = recalled_sources(claim_ids=[item.claim.id for item in items])
+    sources = recalled_sources(tenant=tenant, claim_ids=[item.claim.id for item in items])
     for item in items:
         item.sources = sources.get(item.claim.id, [])
     conflicts = open_conflicts(tenant=tenant, claims=[item.claim for item in items])

@@ -1,9 +1,11 @@
+import uuid
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from memory.models import Claim, RecallTrace
+from memory.models import Claim, ClaimSource, RecallTrace
+from memory.selectors.claims import recalled_sources
 from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db
@@ -156,3 +158,18 @@ def test_recall_query_count_does_not_grow_with_claims(agent, django_assert_max_n
         submit(agent, predicate=f"p{n}", value=str(n), text=f"Alice fact {n}")
     with django_assert_max_num_queries(12):
         recall(agent, query="Alice fact", limit=20)
+
+
+def test_recalled_sources_are_the_tenants_own_oldest_first(
+    agent, acme, globex, django_assert_num_queries
+):
+    claim = submit(agent)
+    ids = [uuid.UUID(claim["id"])]
+    with django_assert_num_queries(1):
+        mine = recalled_sources(tenant=acme, claim_ids=ids)
+    stored = list(ClaimSource.objects.filter(claim_id=ids[0]).order_by("id"))
+    assert stored and mine[ids[0]] == stored
+    assert [s.event_id for s in mine[ids[0]]] == [s.event_id for s in stored]
+    # Another tenant naming the same ids reads nothing: the lookup fails closed.
+    assert recalled_sources(tenant=globex, claim_ids=ids) == {ids[0]: []}
+    assert recalled_sources(tenant=acme, claim_ids=[]) == {}
