@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import backends, get_user_model
-from django.db import connection
 
 from common.rows import RowReader
 
@@ -24,10 +23,5 @@ _USER_BY_ID = f"""
 
 class ModelBackend(backends.ModelBackend):
     def get_user(self, user_id: Any) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute(_USER_BY_ID, [user_id])
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        user = _USER.build(row)
-        return user if self.user_can_authenticate(user) else None
+        user = _USER.one(_USER_BY_ID, [user_id])
+        return user if user is not None and self.user_can_authenticate(user) else None

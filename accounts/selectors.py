@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import connection
 from django.db.models import F, QuerySet
 
 from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
-from common.rows import RowReader
+from common.rows import RowReader, fetch_one
 
+# Token and membership rows carry their tenant's columns after their own, under `n`.
+_TENANT = RowReader(Tenant, alias="n")
 _MEMBERSHIP = RowReader(Membership, alias="m")
-_MEMBERSHIP_TENANT = RowReader(Tenant, alias="n")
 # The chosen tenant's membership first (a NULL choice matches none), else the oldest.
 _MEMBERSHIP_FOR_USER = f"""
-    SELECT {_MEMBERSHIP.columns}, {_MEMBERSHIP_TENANT.columns}
+    SELECT {_MEMBERSHIP.columns}, {_TENANT.columns}
     FROM {Membership._meta.db_table} m JOIN {Tenant._meta.db_table} n ON n.id = m.tenant_id
     WHERE m.user_id = %s
     ORDER BY m.tenant_id IS NOT DISTINCT FROM %s DESC, m.id
     LIMIT 1
 """  # noqa: S608 - table names are constants; every value is a parameter
+
+
+# The models whose rows arrive with their tenant's columns after their own.
+WithTenant = TypeVar("WithTenant", AgentToken, Membership)
+
+
+def _with_tenant(reader: RowReader[WithTenant], sql: str, params: list[Any]) -> WithTenant | None:
+    """The first row of `sql` as `reader`'s model, its tenant (the columns after) loaded."""
+    row = fetch_one(sql, params)
+    if row is None:
+        return None
+    found = reader.build(row)
+    found.tenant = _TENANT.build(row, start=reader.width)
+    return found
 
 
 def membership_for_user(*, user: Any, tenant_id: int | None = None) -> Membership | None:
@@ -28,14 +42,7 @@ def membership_for_user(*, user: Any, tenant_id: int | None = None) -> Membershi
     Every console page asks: one fixed statement rather than one or two compiled ones."""
     if not getattr(user, "is_authenticated", False) or not hasattr(user, "memberships"):
         return None
-    with connection.cursor() as cursor:
-        cursor.execute(_MEMBERSHIP_FOR_USER, [user.pk, tenant_id])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    membership = _MEMBERSHIP.build(row)
-    membership.tenant = _MEMBERSHIP_TENANT.build(row, start=_MEMBERSHIP.width)
-    return membership
+    return _with_tenant(_MEMBERSHIP, _MEMBERSHIP_FOR_USER, [user.pk, tenant_id])
 
 
 def owned_subject_keys(*, tenant: Tenant, user: Any) -> list[str]:
@@ -47,9 +54,8 @@ def owned_subject_keys(*, tenant: Tenant, user: Any) -> list[str]:
 
 
 _TOKEN = RowReader(AgentToken, alias="t")
-_TOKEN_TENANT = RowReader(Tenant, alias="n")
 _TOKEN_BY_SECRET_HASH = f"""
-    SELECT {_TOKEN.columns}, {_TOKEN_TENANT.columns}
+    SELECT {_TOKEN.columns}, {_TENANT.columns}
     FROM {AgentToken._meta.db_table} t JOIN {Tenant._meta.db_table} n ON n.id = t.tenant_id
     WHERE t.secret_hash = %s AND t.revoked_at IS NULL
 """  # noqa: S608 - table names are constants; the hash is a parameter
@@ -58,14 +64,7 @@ _TOKEN_BY_SECRET_HASH = f"""
 def agent_token_by_secret_hash(*, secret_hash: str) -> AgentToken | None:
     """The live token with this secret hash (unique), its tenant loaded: every agent call
     asks, so the SQL is written once rather than compiled per request."""
-    with connection.cursor() as cursor:
-        cursor.execute(_TOKEN_BY_SECRET_HASH, [secret_hash])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    token = _TOKEN.build(row)
-    token.tenant = _TOKEN_TENANT.build(row, start=_TOKEN.width)
-    return token
+    return _with_tenant(_TOKEN, _TOKEN_BY_SECRET_HASH, [secret_hash])
 
 
 def audit_trail(*, tenant: Tenant, target_type: str, target_id: Any) -> QuerySet[AuditEvent]:

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.contrib.sessions.backends import db
 from django.contrib.sessions.models import Session
-from django.db import connection
 from django.utils import timezone
 
 from common.rows import RowReader
@@ -28,10 +27,7 @@ class SessionStore(db.SessionStore):
     def _get_session_from_db(self) -> Any:
         # As Django's: an unknown or expired key leaves the store without a key, so the
         # next save makes a new session rather than reviving the old one.
-        with connection.cursor() as cursor:
-            cursor.execute(_LIVE_SESSION, [self.session_key, timezone.now()])
-            row = cursor.fetchone()
-        if row is None:
+        session = _SESSION.one(_LIVE_SESSION, [self.session_key, timezone.now()])
+        if session is None:
             self._session_key = None
-            return None
-        return _SESSION.build(row)
+        return session

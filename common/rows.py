@@ -43,3 +43,16 @@ class RowReader(Generic[M]):
         for position, f in self._converters:
             values[position] = f.from_db_value(values[position], None, connection)
         return self.model.from_db(connection.alias, self._attnames, values)
+
+    def one(self, sql: str, params: Sequence[Any]) -> M | None:
+        """The instance the first row of `sql` describes, or None when it finds none."""
+        row = fetch_one(sql, params)
+        return None if row is None else self.build(row)
+
+
+def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The first row of fixed SQL `sql`, run on the request's connection, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row

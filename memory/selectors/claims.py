@@ -66,10 +66,7 @@ def subject_get(*, tenant: Tenant, key: str) -> Subject | None:
     """The tenant's subject `kind:ref` (one by the unique constraint), read with fixed SQL:
     every agent call that names a subject asks."""
     kind, _, ref = key.partition(":")
-    with connection.cursor() as cursor:
-        cursor.execute(_SUBJECT_BY_KEY, [tenant.pk, kind, ref])
-        row = cursor.fetchone()
-    return None if row is None else _SUBJECT.build(row)
+    return _SUBJECT.one(_SUBJECT_BY_KEY, [tenant.pk, kind, ref])
 
 
 def claims_visible(*, tenant: Tenant, allowed_subjects: frozenset[str] | None) -> QuerySet[Claim]:
