@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from django.contrib.auth import get_user_model
 from django.db.models import F, QuerySet
 
 from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
@@ -39,10 +40,46 @@ def _with_tenant(reader: RowReader[WithTenant], sql: str, params: list[Any]) -> 
 def membership_for_user(*, user: Any, tenant_id: int | None = None) -> Membership | None:
     """The membership a console user acts through (the chosen tenant, else their first).
 
-    Every console page asks: one fixed statement rather than one or two compiled ones."""
+    Every console page asks: one fixed statement rather than one or two compiled ones,
+    and none when no tenant is chosen and the user was read with their first membership
+    (`user_with_first_membership`)."""
     if not getattr(user, "is_authenticated", False) or not hasattr(user, "memberships"):
         return None
+    if tenant_id is None and hasattr(user, _FIRST_MEMBERSHIP):
+        first: Membership | None = getattr(user, _FIRST_MEMBERSHIP)
+        return first
     return _with_tenant(_MEMBERSHIP, _MEMBERSHIP_FOR_USER, [user.pk, tenant_id])
+
+
+User = get_user_model()
+_USER = RowReader(User, alias="u")
+# Not a column: the user's first membership (its tenant loaded), or None, read with them.
+_FIRST_MEMBERSHIP = "_memdesk_first_membership"
+_USER_WITH_FIRST_MEMBERSHIP = f"""
+    SELECT {_USER.columns}, {_MEMBERSHIP.columns}, {_TENANT.columns}
+    FROM {User._meta.db_table} u
+    LEFT JOIN LATERAL (
+        SELECT * FROM {Membership._meta.db_table} m WHERE m.user_id = u.id ORDER BY m.id LIMIT 1
+    ) m ON true
+    LEFT JOIN {Tenant._meta.db_table} n ON n.id = m.tenant_id
+    WHERE u.{User._meta.pk.column} = %s
+"""  # noqa: S608 - names from the models' metadata; the id is a parameter
+
+
+def user_with_first_membership(*, user_id: Any) -> Any:
+    """The user with this id (None if there is none), as the authentication backend reads
+    them on each signed-in request, with their first membership attached: the console's
+    membership lookup (`membership_for_user`, no tenant chosen) then needs no statement."""
+    row = fetch_one(_USER_WITH_FIRST_MEMBERSHIP, [user_id])
+    if row is None:
+        return None
+    user = _USER.build(row)
+    membership = None
+    if row[_USER.width] is not None:
+        membership = _MEMBERSHIP.build(row, start=_USER.width)
+        membership.tenant = _TENANT.build(row, start=_USER.width + _MEMBERSHIP.width)
+    setattr(user, _FIRST_MEMBERSHIP, membership)
+    return user
 
 
 def owned_subject_keys(*, tenant: Tenant, user: Any) -> list[str]:

@@ -49,6 +49,12 @@ class RowReader(Generic[M]):
         row = fetch_one(sql, params)
         return None if row is None else self.build(row)
 
+    def all(self, sql: str, params: Sequence[Any]) -> list[M]:
+        """The instances every row of `sql` describes, in its order."""
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [self.build(row) for row in cursor.fetchall()]
+
 
 def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
     """The first row of fixed SQL `sql`, run on the request's connection, or None."""

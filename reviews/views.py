@@ -64,12 +64,11 @@ def _workspace(
     """The list (filtered and sorted by `query`, the page's own query string) and the
     detail pane of `selected`."""
     query = request.GET if query is None else query
-    items = selectors.review_items(tenant=membership.tenant)
     sort = _sort(query)
     # Most page loads filter nothing: the FilterSet (its filters deep-copied, its form
     # built and cleaned) only when the query names a filter.
     filterset = (
-        ReviewItemFilter(query, queryset=items)
+        ReviewItemFilter(query, queryset=selectors.review_items(tenant=membership.tenant))
         if any(query.get(name) for name in ReviewItemFilter.base_filters)
         else None
     )
@@ -81,8 +80,7 @@ def _workspace(
     page = selectors.queue_page(
         tenant=membership.tenant,
         queue=queue,
-        # Unfiltered, the FilterSet's queryset is `items` cloned once per filter.
-        filtered=filterset.qs if filterset is not None and filtered else items,
+        filtered=filterset.qs if filterset is not None and filtered else None,
         sort=sort,
         after=query.get("after"),
         limit=PAGE_SIZE,
@@ -111,8 +109,8 @@ def _workspace(
         "sort": sort,
         "sort_choices": selectors.SORT_CHOICES,
         "age_choices": AGE_CHOICES,
-        "saved_filters": list(
-            selectors.saved_filters(tenant=membership.tenant, owner=request.user, queue=queue)
+        "saved_filters": selectors.saved_filters(
+            tenant=membership.tenant, owner=request.user, queue=queue
         ),
         "undo_offer": _undo_offer(request, membership, queue),
         **_detail_context(request, membership, queue, selected, query=kept.urlencode()),

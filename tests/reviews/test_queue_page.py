@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from bench.queues import seed_queue
 from reviews.models import ReviewItem
+from reviews.selectors import queue_page, review_items
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +59,38 @@ def test_it_walks_each_sort_page_by_page_without_gaps_or_repeats(acme, editor, l
 
     assert len(expected) == 129
     assert seen == expected
+
+
+@pytest.mark.parametrize("sort", ["age", "newest", "priority"])
+def test_the_unfiltered_page_in_fixed_sql_reads_what_the_orm_reads(
+    acme, globex, editor, sort, django_assert_num_queries
+):
+    seed_queue(tenant=acme, items=130)
+    seed_queue(tenant=globex, items=20, start=1_000)
+    claimed = ReviewItem.objects.filter(tenant=acme).order_by("id")[3]
+    ReviewItem.objects.filter(pk=claimed.pk).update(
+        status="claimed", claimed_by=editor, lease_expires_at="2099-01-01T00:00:00Z"
+    )
+    orm = review_items(tenant=acme)
+    after, seen_claimants = None, []
+    for _page in range(3):
+        with django_assert_num_queries(1):
+            fixed = queue_page(tenant=acme, queue="candidates", sort=sort, after=after, depth=0)
+            claimants = [str(item.claimed_by) for item in fixed.items if item.claimed_by_id]
+        expected = queue_page(tenant=acme, queue="candidates", filtered=orm, sort=sort, after=after)
+        assert [_columns(i) for i in fixed.items] == [_columns(i) for i in expected.items]
+        assert claimants == [str(i.claimed_by) for i in expected.items if i.claimed_by_id]
+        assert fixed.next_cursor == expected.next_cursor
+        assert all(not item._state.adding for item in fixed.items)
+        seen_claimants += claimants
+        after = fixed.next_cursor
+    assert after is None  # 130 items: three pages of 50, the last one short
+    # The claimant is loaded with the row, as select_related would.
+    assert seen_claimants == [editor.username]
+
+
+def _columns(item: ReviewItem) -> list[object]:
+    return [getattr(item, f.attname) for f in item._meta.concrete_fields]
 
 
 def test_it_pages_the_filtered_queue_by_keyset(acme, editor, login):
