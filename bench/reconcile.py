@@ -119,6 +119,8 @@ def _work(
 ) -> None:
     """One worker process: warm up as a long-lived worker would be, then reconcile."""
     connection.settings_dict["NAME"] = database
+    # A production worker runs with DEBUG off (no query log kept per statement).
+    settings.DEBUG = False
     settings.RECONCILE_READS_IN_FLIGHT = reads_in_flight
     settings.RECONCILE_PLATFORM_READS_IN_FLIGHT = reads_in_flight
     worker = Actor.system(f"bench reconciler {os.getpid()}")
