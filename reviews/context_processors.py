@@ -15,11 +15,19 @@ from reviews.selectors import depth_label, queue_depths_capped
 
 def request_queue_depths(request: HttpRequest, *, tenant: Tenant) -> dict[str, int]:
     """The capped depths, read at most once per request (badges and the page's count)."""
-    # A per-request memo, which HttpRequest's type does not declare.
-    if not hasattr(request, "_memdesk_queue_depths"):
-        request._memdesk_queue_depths = queue_depths_capped(tenant=tenant)  # type: ignore[attr-defined]
-    depths: dict[str, int] = request._memdesk_queue_depths  # type: ignore[attr-defined]
+    if not hasattr(request, _DEPTHS):
+        remember_queue_depths(request, queue_depths_capped(tenant=tenant))
+    depths: dict[str, int] = getattr(request, _DEPTHS)
     return depths
+
+
+def remember_queue_depths(request: HttpRequest, depths: dict[str, int]) -> None:
+    """Keep depths a page read with its own reads for the badges, which then read none."""
+    # A per-request memo, which HttpRequest's type does not declare.
+    setattr(request, _DEPTHS, depths)
+
+
+_DEPTHS = "_memdesk_queue_depths"
 
 
 @cache

@@ -23,7 +23,7 @@ from django.db.models.fields import DateTimeField
 from django.utils import timezone
 
 from accounts.models import ActorKind, Tenant
-from common.rows import RowReader
+from common.rows import RowReader, Statement, fetch_together
 from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem, SavedFilter
 
 
@@ -64,13 +64,7 @@ def depth_label(n: int, cap: int = COUNT_CAP) -> str:
     return f"{cap:,}+" if n > cap else f"{n:,}"
 
 
-def queue_depths_capped(*, tenant: Tenant, cap: int = COUNT_CAP) -> dict[str, int]:
-    """Open items per queue, counting at most cap + 1 in each (one statement).
-
-    An exact count reads every open item, so it grows with the queue; each
-    capped count reads at most cap + 1 entries of the `review_open_by_age`
-    index, so the badges cost the same for 10 items or a million.
-    """
+def _depths_statement(tenant: Tenant, cap: int) -> Statement:
     # `status IN (…)` and the ORDER BY repeat the index's predicate and columns
     # so the planner reads the index instead of scanning the table until the
     # LIMIT, which it is otherwise tempted to do. Only the model's own table
@@ -82,11 +76,18 @@ def queue_depths_capped(*, tenant: Tenant, cap: int = COUNT_CAP) -> dict[str, in
         f"WHERE r.tenant_id = %s AND r.queue = q.queue AND r.status IN ({statuses}) "
         "ORDER BY r.created_at, r.id LIMIT %s) capped) FROM unnest(%s::text[]) AS q(queue)"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql, [tenant.pk, *(str(s) for s in OPEN_STATUSES), cap + 1, list(Queue.values)]
-        )
-        return dict(cursor.fetchall())
+    return sql, [tenant.pk, *(str(s) for s in OPEN_STATUSES), cap + 1, list(Queue.values)]
+
+
+def queue_depths_capped(*, tenant: Tenant, cap: int = COUNT_CAP) -> dict[str, int]:
+    """Open items per queue, counting at most cap + 1 in each (one statement).
+
+    An exact count reads every open item, so it grows with the queue; each
+    capped count reads at most cap + 1 entries of the `review_open_by_age`
+    index, so the badges cost the same for 10 items or a million.
+    """
+    (rows,) = fetch_together(_depths_statement(tenant, cap))
+    return dict(rows)
 
 
 @dataclass
@@ -210,9 +211,9 @@ _SORT_SQL = {
 }
 
 
-def _open_items(
+def _open_items_statement(
     *, tenant: Tenant, queue: str, sort: str, cursor: tuple[int, datetime, int] | None, limit: int
-) -> list[ReviewItem]:
+) -> Statement:
     """Up to `limit` of the queue's open items after `cursor`, their claimants joined in."""
     order, keyset = _SORT_SQL[sort]
     params: list[Any] = [tenant.pk, queue]
@@ -227,9 +228,10 @@ def _open_items(
           {f"AND {keyset}" if cursor is not None else ""}
         ORDER BY {order} LIMIT %s
     """  # noqa: S608 - table names, statuses and sorts are constants; values are parameters
-    with connection.cursor() as db:
-        db.execute(sql, [*params, limit])
-        rows = db.fetchall()
+    return sql, [*params, limit]
+
+
+def _open_items(rows: list[tuple[Any, ...]]) -> list[ReviewItem]:
     items = []
     for row in rows:
         item = _ITEM.build(row)
@@ -238,45 +240,42 @@ def _open_items(
     return items
 
 
+def _paged(items: list[ReviewItem], limit: int, count_label: str) -> QueuePage:
+    """The first `limit` of `items` (read one more than that), and the cursor after them."""
+    next_cursor = None
+    if len(items) > limit:
+        items = items[:limit]
+        last = items[-1]
+        next_cursor = f"{last.priority}|{last.created_at.isoformat()}|{last.id}"
+    return QueuePage(items=items, next_cursor=next_cursor, count_label=count_label)
+
+
 def queue_page(
     *,
     tenant: Tenant,
     queue: str,
-    filtered: QuerySet[ReviewItem] | None = None,
+    filtered: QuerySet[ReviewItem],
     sort: str = "age",
     after: str | None = None,
     limit: int = 50,
     depth: int | None = None,
 ) -> QueuePage:
-    """Open items of a queue in the sort's order, `limit` at a time after a keyset cursor.
+    """Open items of `filtered` (the FilterSet's queryset) in a queue, in the sort's order,
+    `limit` at a time after a keyset cursor.
 
     Two statements whatever the queue's size or the page's depth: the capped
     count and the page itself (an index range scan starting at the cursor,
-    claimants joined in). `depth`, the unfiltered queue's capped count when the
-    caller already has it from `queue_depths_capped`, saves the first.
-    `filtered` narrows the items (the FilterSet's queryset); without it the page
-    is read with fixed SQL, the same rows in the same order.
+    claimants joined in). `depth`, the queue's capped count when the caller
+    already has it, saves the first. The unfiltered page is `queue_workspace`'s.
     """
-    if sort not in SORTS:
-        sort = "age"
+    sort = sort if sort in SORTS else "age"
     cursor = _decode_cursor(after) if after else None
-    if filtered is None:
-        if depth is None:
-            depth = queue_depths_capped(tenant=tenant).get(queue, 0)
-        count_label = depth_label(depth)
-        page = _open_items(tenant=tenant, queue=queue, sort=sort, cursor=cursor, limit=limit + 1)
-    else:
-        items = filtered.filter(tenant=tenant, queue=queue, status__in=OPEN_STATUSES)
-        count_label = count_capped(items) if depth is None else depth_label(depth)
-        if cursor is not None:
-            items = items.filter(_keyset(sort, cursor))
-        page = list(items.select_related("claimed_by").order_by(*SORTS[sort])[: limit + 1])
-    next_cursor = None
-    if len(page) > limit:
-        page = page[:limit]
-        last = page[-1]
-        next_cursor = f"{last.priority}|{last.created_at.isoformat()}|{last.id}"
-    return QueuePage(items=page, next_cursor=next_cursor, count_label=count_label)
+    items = filtered.filter(tenant=tenant, queue=queue, status__in=OPEN_STATUSES)
+    count_label = count_capped(items) if depth is None else depth_label(depth)
+    if cursor is not None:
+        items = items.filter(_keyset(sort, cursor))
+    page = list(items.select_related("claimed_by").order_by(*SORTS[sort])[: limit + 1])
+    return _paged(page, limit, count_label)
 
 
 _SAVED = RowReader(SavedFilter, alias="f")
@@ -284,6 +283,42 @@ _SAVED_FILTERS = f"""
     SELECT {_SAVED.columns} FROM {SavedFilter._meta.db_table} f
     WHERE f.tenant_id = %s AND f.owner_id = %s AND f.queue = %s ORDER BY f.name
 """  # noqa: S608 - the table name is a constant; every value is a parameter
+
+
+@dataclass
+class QueueWorkspace:
+    """What the unfiltered queue page reads besides the open item."""
+
+    depths: dict[str, int]  # capped, by queue: the navigation's badges and the page's count
+    page: QueuePage
+    saved_filters: list[SavedFilter]
+    decided_recently: bool  # whether the person has a decision an undo may still take back
+
+
+def queue_workspace(
+    *, tenant: Tenant, owner: Any, queue: str, sort: str, after: str | None, limit: int
+) -> QueueWorkspace:
+    """The unfiltered queue page's reads, sent together in one round trip: the capped
+    depths, the page (the same rows in the same order as `queue_page`, in fixed SQL: the
+    ORM query compiled on every page load cost more than running it), the person's saved
+    filters, and whether they decided anything inside the undo window."""
+    sort = sort if sort in SORTS else "age"
+    cursor = _decode_cursor(after) if after else None
+    depths, rows, saved, decided = fetch_together(
+        _depths_statement(tenant, COUNT_CAP),
+        _open_items_statement(
+            tenant=tenant, queue=queue, sort=sort, cursor=cursor, limit=limit + 1
+        ),
+        (_SAVED_FILTERS, [tenant.pk, owner.pk, queue]),
+        _decided_since_statement(tenant=tenant, actor_id=str(owner.pk), since=_undo_since()),
+    )
+    by_queue = dict(depths)
+    return QueueWorkspace(
+        depths=by_queue,
+        page=_paged(_open_items(rows), limit, depth_label(by_queue.get(queue, 0))),
+        saved_filters=[_SAVED.build(row) for row in saved],
+        decided_recently=bool(decided[0][0]),
+    )
 
 
 def saved_filters(*, tenant: Tenant, owner: Any, queue: str) -> list[SavedFilter]:
@@ -312,7 +347,7 @@ def undoable_decisions(
 ) -> list[Decision]:
     """The person's decisions in `queue` still inside their undo window (the latest first):
     those named by `ids`, or else the latest one, which the console offers to undo."""
-    since = timezone.now() - timedelta(seconds=settings.REVIEW_UNDO_SECONDS)
+    since = _undo_since()
     if ids is None and not _decided_since(tenant=tenant, actor_id=actor_id, since=since):
         return []
     decisions = (
@@ -335,15 +370,25 @@ def undoable_decisions(
     return list(decisions[:1])
 
 
+def _undo_since() -> datetime:
+    """Decisions after this may still be undone (`REVIEW_UNDO_SECONDS`)."""
+    return timezone.now() - timedelta(seconds=settings.REVIEW_UNDO_SECONDS)
+
+
+def _decided_since_statement(*, tenant: Tenant, actor_id: str, since: datetime) -> Statement:
+    # The table name is the model's own; every value is a parameter.
+    sql = (
+        f"SELECT EXISTS (SELECT 1 FROM {Decision._meta.db_table} WHERE tenant_id = %s"  # noqa: S608
+        " AND actor_kind = %s AND actor_id = %s AND at > %s)"
+    )
+    return sql, [tenant.pk, ActorKind.USER.value, actor_id, since]
+
+
 def _decided_since(*, tenant: Tenant, actor_id: str, since: datetime) -> bool:
     """Whether the person decided anything after `since`: one probe of the newest entry of
     `decision_by_actor_recent`, in fixed SQL. Every queue page asks, and almost always
     the answer is no; the ORM's query for the offer itself costs a millisecond of CPU."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            # The table name is the model's own; every value is a parameter.
-            f"SELECT EXISTS (SELECT 1 FROM {Decision._meta.db_table} WHERE tenant_id = %s"  # noqa: S608
-            " AND actor_kind = %s AND actor_id = %s AND at > %s)",
-            [tenant.pk, ActorKind.USER.value, actor_id, since],
-        )
-        return bool(cursor.fetchone()[0])
+    (rows,) = fetch_together(
+        _decided_since_statement(tenant=tenant, actor_id=actor_id, since=since)
+    )
+    return bool(rows[0][0])

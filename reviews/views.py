@@ -20,7 +20,7 @@ from common import parsers
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from reviews import selectors, services
-from reviews.context_processors import request_queue_depths
+from reviews.context_processors import remember_queue_depths, request_queue_depths
 from reviews.filters import AGE_CHOICES, ReviewItemFilter
 from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem
 from reviews.registry import QueuePolicy, policy_for
@@ -77,18 +77,35 @@ def _workspace(
         and filterset.is_valid()
         and any(v not in (None, "") for v in filterset.form.cleaned_data.values())
     )
-    page = selectors.queue_page(
-        tenant=membership.tenant,
-        queue=queue,
-        filtered=filterset.qs if filterset is not None and filtered else None,
-        sort=sort,
-        after=query.get("after"),
-        limit=PAGE_SIZE,
-        # Unfiltered, the page counts what its badge counts: read both at once.
-        depth=None
-        if filtered
-        else request_queue_depths(request, tenant=membership.tenant).get(queue, 0),
-    )
+    if filterset is not None and filtered:
+        page = selectors.queue_page(
+            tenant=membership.tenant,
+            queue=queue,
+            filtered=filterset.qs,
+            sort=sort,
+            after=query.get("after"),
+            limit=PAGE_SIZE,
+        )
+        saved_filters = selectors.saved_filters(
+            tenant=membership.tenant, owner=request.user, queue=queue
+        )
+        undo_offer = _undo_offer(request, membership, queue)
+    else:
+        # Most page loads: the badges, the page, the saved filters and whether an undo is
+        # to be offered, read in one round trip.
+        reads = selectors.queue_workspace(
+            tenant=membership.tenant,
+            owner=request.user,
+            queue=queue,
+            sort=sort,
+            after=query.get("after"),
+            limit=PAGE_SIZE,
+        )
+        remember_queue_depths(request, reads.depths)
+        page, saved_filters = reads.page, reads.saved_filters
+        undo_offer = _undo_offer(
+            request, membership, queue, decisions=None if reads.decided_recently else []
+        )
     policy = policy_for(queue)
     rows = policy.presenter.rows(items=page.items) if policy and policy.presenter else {}
     kept = query.copy()
@@ -109,10 +126,8 @@ def _workspace(
         "sort": sort,
         "sort_choices": selectors.SORT_CHOICES,
         "age_choices": AGE_CHOICES,
-        "saved_filters": selectors.saved_filters(
-            tenant=membership.tenant, owner=request.user, queue=queue
-        ),
-        "undo_offer": _undo_offer(request, membership, queue),
+        "saved_filters": saved_filters,
+        "undo_offer": undo_offer,
         **_detail_context(request, membership, queue, selected, query=kept.urlencode()),
     }
 
