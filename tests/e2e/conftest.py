@@ -65,7 +65,7 @@ _demo_rows: list[TableSnapshot] = []
 @pytest.fixture
 def demo(transactional_db: None) -> None:
     """The demo data, in tables every browser test leaves flushed: seeded through the
-    services once per test process, then copied back (a tenth of the time)."""
+    services once per test process, then copied back (0.07 s a test instead of 1.5 s)."""
     if not snapshot.usable():
         call_command("seed_demo", stdout=StringIO())
     elif _demo_rows:
