@@ -183,6 +183,10 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG
+# Read from DEBUG as the environment gives it, not as Django's test runner flips it at run time:
+# otherwise each test client's middleware chain lists every static file through the finders
+# (a tenth of a test's time); found on request instead, as in development.
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # Security. Every switch follows DEBUG so `check --deploy` is clean in
 # production, and each can be turned off behind a TLS-terminating proxy.
