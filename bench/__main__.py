@@ -67,8 +67,10 @@ from memory.services.deletion import deletion_request_create, deletion_run  # no
 
 # Timed as production runs, with DEBUG off: with it on, every statement is also logged
 # in the connection's query log. (`make bench` sets DEBUG=1 only so the settings load
-# without production's secrets and hosts.)
+# without production's secrets and hosts.) Static files are served as production serves
+# them too: from the list WhiteNoise makes once, not looked up on every request.
 settings.DEBUG = False
+settings.WHITENOISE_AUTOREFRESH = False
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 WORKER = Actor.system("bench")
