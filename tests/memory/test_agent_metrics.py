@@ -186,11 +186,13 @@ def test_recovery_latency_is_counted_from_the_trigger_and_changes_no_row(acme, g
             triggered_at=now - timedelta(seconds=wait),
             now=now,
         )
+    # Each sample is the wait plus the time memdesk took to decide, at most this long (on a
+    # busy machine that can be tens of milliseconds, so the bound is measured, not assumed).
+    deciding = (timezone.now() - now).total_seconds()
     figures = agent_reliability(tenant=acme)[acme.pk]
     assert len(figures.recovery_latencies) == len(waits)
-    # Each sample is the wait plus the microseconds memdesk took to decide.
-    assert figures.recovery_latency_p50 == pytest.approx(1.0, abs=0.05)
-    assert figures.recovery_latency_p95 == pytest.approx(30.0, abs=0.05)
+    assert 1.0 <= figures.recovery_latency_p50 <= 1.0 + deciding
+    assert 30.0 <= figures.recovery_latency_p95 <= 30.0 + deciding
     assert agent_reliability(tenant=globex)[globex.pk].recovery_latency_p50 is None
 
 
