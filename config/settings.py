@@ -566,8 +566,14 @@ if MEMDESK_EMBEDDER == "http" and not MEMDESK_EMBEDDER_URL:
 EMBED_BATCH_SIZE = env_int("EMBED_BATCH_SIZE", 64)
 EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
 EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
-# CPU threads the local model may use per process.
-EMBED_TORCH_THREADS = env_int("EMBED_TORCH_THREADS", 1)
+# CPU threads the local model may use per process (EMBED_TORCH_THREADS, its name when
+# the model ran in torch, is still read).
+EMBED_THREADS = env_int("EMBED_THREADS", env_int("EMBED_TORCH_THREADS", 1))
+# The local model's weights in its matrix products: `fp32` (the package's own) or
+# `int8` (quantized when the model loads: faster, vectors kept under their own name).
+EMBED_PRECISION = os.environ.get("EMBED_PRECISION", "fp32").strip().lower()
+if EMBED_PRECISION not in {"fp32", "int8"}:
+    raise ImproperlyConfigured("EMBED_PRECISION must be fp32 or int8.")
 # Reciprocal rank fusion inside the legal set: score = sum(weight / (k + rank)).
 # A subject's legal set is small, so a small k keeps the head of each list
 # apart; recency and authority weigh little, so they order near-equals
