@@ -77,3 +77,11 @@ def test_int8_weights_keep_meaning_under_a_model_name_of_their_own(local, settin
     settings.MEMDESK_EMBEDDER, settings.EMBED_PRECISION = "local", "int8"
     chosen = embedder()
     assert isinstance(chosen, LocalEmbedder) and chosen.model == f"{LOCAL_MODEL}-int8"
+
+
+def test_numpy_multiplies_matrices_on_one_thread_per_process():
+    # A recall's products are small; a thread per CPU only spins on a busy machine.
+    from threadpoolctl import threadpool_info
+
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)
