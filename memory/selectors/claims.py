@@ -9,6 +9,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -220,7 +221,7 @@ _AUTHORITY_RANK = " ".join(
 )
 
 # Exact similarity of a legal claim's vector to the query's, computed here from the
-# subject's packed vectors (`_packed_similarities`) and joined in as `vector_scores`.
+# subject's packed vectors (`_vector_scores`) and joined in as `vector_scores`.
 _SIMILARITY = "v.score"
 # The subject's active claims' packed vectors of one model: the only claims that can be
 # legal, so every legal claim with a vector gets its exact similarity.
@@ -242,15 +243,12 @@ HUB_NEIGHBOURS = 5
 HUB_CANDIDATES = 50
 
 
-def _packed_similarities(
-    *, tenant: Tenant, subject_ids: list[int], model: str, query_vector: Sequence[float]
-) -> tuple[list[Any], list[float]]:
-    """Each of the subjects' active claims with a vector, and its similarity to the query
-    (exact cosine: the vectors are unit length), less its hubness.
-
-    Read with binary results (bytea as bytes, no hex), on the request's connection and
-    transaction: one statement, then matrix products over the subject's claims only.
-    """
+def _packed_vectors(
+    *, tenant: Tenant, subject_ids: list[int], model: str
+) -> tuple[list[Any], np.ndarray]:
+    """The subjects' active claims with a vector of `model`: their ids and their vectors,
+    one row each. Read with binary results (bytea as bytes, no hex), on the request's
+    connection and transaction, in one statement."""
     params = [tenant.pk, subject_ids, model]
     connection.ensure_connection()
     started = time.monotonic()
@@ -265,15 +263,20 @@ def _packed_similarities(
             sql = client.mogrify(_PACKED_VECTORS, params)
         connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
     if not rows:
-        return [], []
+        return [], np.empty((0, 0), dtype=PACKED_DTYPE)
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
-    matrix = matrix.reshape(len(rows), -1)
+    return [row[0] for row in rows], matrix.reshape(len(rows), -1)
+
+
+def _similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> list[float]:
+    """Each row's similarity to the query (exact cosine: the vectors are unit length),
+    less its hubness; none when the vectors are of another dimension than the query."""
     query = np.asarray(query_vector, dtype=np.float32)
-    if matrix.shape[1] != query.shape[0]:
-        return [], []  # vectors of another dimension: not comparable
+    if not len(matrix) or matrix.shape[1] != query.shape[0]:
+        return []  # no vectors, or vectors of another dimension: not comparable
     scores = matrix @ query
     penalty = settings.RECALL_HUB_PENALTY
-    if penalty and len(rows) > HUB_NEIGHBOURS + 1:
+    if penalty and len(matrix) > HUB_NEIGHBOURS + 1:
         head = np.argsort(-scores, kind="stable")[:HUB_CANDIDATES]
         # Each row's best is the claim itself; the next ones are its nearest neighbours.
         nearest = np.sort(matrix[head] @ matrix.T, axis=1)[:, -(HUB_NEIGHBOURS + 1) : -1]
@@ -281,7 +284,31 @@ def _packed_similarities(
         adjusted = scores - penalty * float(hubness.max())
         adjusted[head] = scores[head] - penalty * hubness
         scores = adjusted
-    return [row[0] for row in rows], [float(score) for score in scores]
+    return [float(score) for score in scores]
+
+
+# The query is embedded here while the request's thread reads the subject's vectors:
+# the model's run releases the GIL, so the read costs a recall no time of its own. A few
+# threads, so that concurrent requests of a threaded server do not queue for one.
+_EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-embed")
+
+
+def _vector_scores(
+    *, tenant: Tenant, subject_ids: list[int], query: str
+) -> tuple[str, list[Any], list[float]] | None:
+    """The query's model and each of the subjects' active claims with a vector of that
+    model, with its similarity to the query; None when the query has no vector (semantic
+    recall off, a blank query, or an embedder that failed)."""
+    model = embedder()
+    if model is None or not query.strip():
+        return None
+    embedding = _EMBEDDING_THREADS.submit(_query_vector, query)
+    ids, matrix = _packed_vectors(tenant=tenant, subject_ids=subject_ids, model=model.model)
+    model_name, query_vector = embedding.result()
+    if query_vector is None or model_name != model.model:
+        return None
+    scores = _similarities(matrix, query_vector)
+    return model_name, (ids if scores else []), scores
 
 
 # Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
@@ -455,7 +482,6 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     """
     as_of = q.as_of or timezone.now()
     query_grams = ngrams(q.query) if q.query.strip() else []
-    model, query_vector = _query_vector(q.query)
     mode = SEMANTIC_UNAVAILABLE
     params: dict[str, Any] = {
         "tenant": tenant.pk,
@@ -485,13 +511,12 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         params.update(
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
-    if query_vector is not None:
+    scored = _vector_scores(tenant=tenant, subject_ids=params["subjects"], query=q.query)
+    if scored is not None:
         # Where the vectors are kept; the similarity itself is computed from the packed
         # copies either way (one read, and the hubness correction needs them here).
         mode = "pgvector" if pgvector_installed() else "sql"
-        params["vector_ids"], params["vector_scores"] = _packed_similarities(
-            tenant=tenant, subject_ids=params["subjects"], model=model, query_vector=query_vector
-        )
+        _, params["vector_ids"], params["vector_scores"] = scored
     with connection.cursor() as cursor:
         cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
         rows = cursor.fetchall()
