@@ -154,7 +154,9 @@ CUT_BELOW_LIMIT = "below_limit"  # `limit` items ranked above it were returned
 class CutCandidate:
     """A legal claim that was ranked among the candidates but not returned, and why."""
 
-    claim: Claim
+    claim_id: Any
+    subject_id: int
+    chars: int
     rank: float
     reason: str
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -433,6 +435,44 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
 
+# Where a recalled row holds the columns the ordering and the cut read.
+_POSITION = {
+    name: [f.attname for f in _RECALLED.fields].index(name)
+    for name in ("id", "subject_id", "predicate", "scope_size", "text")
+}
+
+
+class _Candidate:
+    """A ranked row of the recall statement: what ordering and cutting read, and the
+    claim's columns, turned into a `Claim` only if it is returned."""
+
+    __slots__ = (
+        "corrected",
+        "fused",
+        "id",
+        "predicate",
+        "scope_size",
+        "signals",
+        "similar",
+        "stale",
+        "subject_id",
+        "text",
+        "values",
+    )
+
+    def __init__(self, values: Sequence[Any], *, fused: float, stale: bool, similar: bool) -> None:
+        self.values = values
+        self.fused, self.stale, self.similar = fused, stale, similar
+        self.id = values[_POSITION["id"]]
+        self.subject_id = values[_POSITION["subject_id"]]
+        self.predicate = values[_POSITION["predicate"]]
+        self.scope_size = values[_POSITION["scope_size"]]
+        self.text: str = values[_POSITION["text"]]
+        # What a correction being replayed says instead: (text, value).
+        self.corrected: tuple[str, Any] | None = None
+        self.signals: dict[str, dict[str, float]] = {}
+
+
 def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Claim:
     claim = _RECALLED.build(values)
     # Only the asked-for subjects' claims reach here; without one, no row does.
@@ -538,24 +578,19 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
 
-    fused: dict[Any, float] = {}
-    signals: dict[Any, dict[str, dict[str, float]]] = {}
-    similar: set[Any] = set()
-    candidates: list[Claim] = []
+    candidates: list[_Candidate] = []
     for row in rows:
         score, recency, authority, authority_rank = row[4:8]
         fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[8:15]
         if score is None:
             continue  # the counts' row of an empty legal set
-        claim = _recalled_claim(row[15:], subjects_by_id)
-        if claim.id in q.corrected or str(claim.id) in q.corrected:
-            claim.text, claim.value = q.corrected.get(claim.id) or q.corrected[str(claim.id)]
-        # Not a column: whether the recalled claim is past its refresh time, for the answer.
-        claim.stale = stale  # type: ignore[attr-defined]
-        placed: dict[str, dict[str, float]] = {
-            "recency": {"rank": recency},
-            "authority": {"rank": authority, "score": authority_rank},
-        }
+        candidate = _Candidate(row[15:], fused=score, stale=stale, similar=similarity is not None)
+        candidate.corrected = q.corrected.get(candidate.id) or q.corrected.get(str(candidate.id))
+        if candidate.corrected is not None:
+            candidate.text = candidate.corrected[0]
+        placed = candidate.signals
+        placed["recency"] = {"rank": recency}
+        placed["authority"] = {"rank": authority, "score": authority_rank}
         if query_grams:
             if fulltext is not None:
                 placed["fulltext"] = {"rank": fulltext, "score": round(float(text_rank), 4)}
@@ -563,29 +598,27 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
                 placed["ngram"] = {"rank": ngram, "score": round(gram_hits / len(query_grams), 4)}
             if vector is not None:
                 placed["vector"] = {"rank": vector, "score": round(similarity, 4)}
-        if similarity is not None:
-            similar.add(claim.id)
-        fused[claim.id] = score
-        signals[claim.id] = placed
-        candidates.append(claim)
+        candidates.append(candidate)
 
     # Among claims on the same predicate, the more specific scope comes first.
     best_by_predicate: dict[str, float] = {}
-    for claim in candidates:
-        best_by_predicate[claim.predicate] = max(
-            best_by_predicate.get(claim.predicate, 0.0), fused[claim.id]
+    for candidate in candidates:
+        best_by_predicate[candidate.predicate] = max(
+            best_by_predicate.get(candidate.predicate, 0.0), candidate.fused
         )
     candidates.sort(
-        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -fused[c.id])
+        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -c.fused)
     )
 
+    # Only the claims returned are built as model instances; a cut candidate's trace entry
+    # needs its id, subject and size.
     items: list[RecalledClaim] = []
     cut: list[CutCandidate] = []
     used = 0
     over_budget = 0
-    for claim in candidates:
+    for candidate in candidates:
         reason = None
-        size = len(claim.text)
+        size = len(candidate.text)
         if len(items) >= q.limit:
             reason = CUT_BELOW_LIMIT
         elif q.budget_chars is not None and used + size > q.budget_chars:
@@ -594,26 +627,30 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         if reason is not None:
             cut.append(
                 CutCandidate(
-                    claim=claim,
-                    rank=round(fused[claim.id], 4),
+                    claim_id=candidate.id,
+                    subject_id=candidate.subject_id,
+                    chars=size,
+                    rank=round(candidate.fused, 4),
                     reason=reason,
-                    signals=signals[claim.id],
+                    signals=candidate.signals,
                 )
             )
             continue
         used += size
+        claim = _recalled_claim(candidate.values, subjects_by_id)
+        if candidate.corrected is not None:
+            claim.text, claim.value = candidate.corrected
         items.append(
             RecalledClaim(
                 claim=claim,
-                # Set on the claim by the loop above; Claim has no such column.
-                stale=bool(claim.stale),  # type: ignore[attr-defined]
-                rank=round(fused[claim.id], 4),
+                stale=bool(candidate.stale),
+                rank=round(candidate.fused, 4),
                 matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")
                 if q.query
                 else [],
                 scope_match=_scope_match(claim.scope, q.scope),
-                signals=signals[claim.id],
-                semantic=mode if claim.id in similar else SEMANTIC_UNAVAILABLE,
+                signals=candidate.signals,
+                semantic=mode if candidate.similar else SEMANTIC_UNAVAILABLE,
             )
         )
     sources = recalled_sources(tenant=tenant, claim_ids=[item.claim.id for item in items])

@@ -124,7 +124,7 @@ def recall_run_across(
             subject_key=subject.key,
             q=q,
             items=[item for item in result.items if item.claim.subject_id == subject.pk],
-            cut=[cut for cut in result.cut if cut.claim.subject_id == subject.pk],
+            cut=[cut for cut in result.cut if cut.subject_id == subject.pk],
             excluded=result.excluded_by_subject.get(
                 subject.pk, dict.fromkeys(EXCLUSION_REASONS, 0)
             ),
@@ -202,10 +202,10 @@ def _trace(
             # The ranked candidates that were not returned, best first, and why.
             "cut": [
                 {
-                    "id": str(entry.claim.id),
+                    "id": str(entry.claim_id),
                     "rank": entry.rank,
                     "reason": entry.reason,
-                    "chars": len(entry.claim.text),
+                    "chars": entry.chars,
                     "signals": entry.signals,
                 }
                 for entry in cut
