@@ -7,7 +7,6 @@ import hashlib
 import json
 import logging
 import math
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,7 +15,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-import psycopg
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -24,7 +22,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Tenant
-from common.rows import RowReader
+from common.rows import RowReader, fetch_bound
 from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
     AUTHORITY_RANK,
@@ -251,19 +249,8 @@ def _packed_vectors(
     """The subjects' active claims with a vector of `model`: their ids and their vectors,
     one row each. Read with binary results (bytea as bytes, no hex), on the request's
     connection and transaction, in one statement."""
-    params = [tenant.pk, subject_ids, model]
-    connection.ensure_connection()
-    started = time.monotonic()
-    # Django's cursors bind on the client, which allows only text results (bytea as hex,
-    # twice the bytes, then decoded): this one cursor asks for binary.
-    with psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(_PACKED_VECTORS, params, binary=True)
-        rows = cursor.fetchall()
-    if connection.queries_logged:
-        # Logged like Django's own statements, so query counts and the debug log see it.
-        with psycopg.ClientCursor(connection.connection) as client:
-            sql = client.mogrify(_PACKED_VECTORS, params)
-        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+    # Binary results: bytea as bytes, not hex (twice the bytes, then decoded).
+    rows = fetch_bound(_PACKED_VECTORS, [tenant.pk, subject_ids, model], binary=True)
     if not rows:
         return [], np.empty((0, 0), dtype=PACKED_DTYPE)
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
@@ -557,9 +544,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         # copies either way (one read, and the hubness correction needs them here).
         mode = "pgvector" if pgvector_installed() else "sql"
         _, params["vector_ids"], params["vector_scores"] = scored
-    with connection.cursor() as cursor:
-        cursor.execute(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
-        rows = cursor.fetchall()
+    rows = fetch_bound(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
     subjects_by_id = {subject.pk: subject for subject in recall_subjects(q)}
 
     reasons, claim_counts, matching = rows[0][0] or [], rows[0][1] or [], rows[0][2]
