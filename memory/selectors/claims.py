@@ -247,9 +247,8 @@ def _packed_vectors(
     *, tenant: Tenant, subject_ids: list[int], model: str
 ) -> tuple[list[Any], np.ndarray]:
     """The subjects' active claims with a vector of `model`: their ids and their vectors,
-    one row each. Read with binary results (bytea as bytes, no hex), on the request's
-    connection and transaction, in one statement."""
-    # Binary results: bytea as bytes, not hex (twice the bytes, then decoded).
+    one row each, in one statement with binary results (bytea as bytes, not hex: half
+    the bytes, nothing to decode)."""
     rows = fetch_bound(_PACKED_VECTORS, [tenant.pk, subject_ids, model], binary=True)
     if not rows:
         return [], np.empty((0, 0), dtype=PACKED_DTYPE)
