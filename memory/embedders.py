@@ -43,10 +43,11 @@ class LocalEmbedder:
     """The packaged MiniLM on the CPU through ONNX Runtime, loaded once per process on
     first use (`memory.onnx_minilm` builds its graph from the package's weights).
 
-    `EMBED_PRECISION=int8` runs the matrix products on int8 weights: about 2.5x faster
-    again on a short query, at a small cost in ranking (measured in `make bench`); its
-    vectors are stored under their own model name, so a change of precision re-embeds
-    claims (the sweep finds them) rather than comparing vectors of two models.
+    `EMBED_PRECISION=int8` runs the matrix products on int8 weights: about twice as fast
+    on a short query, at a cost in ranking (measured by `make bench`: hit@10 0.960
+    against 0.977); its vectors are stored under their own model name, so a change of
+    precision re-embeds claims (the sweep finds them) rather than comparing vectors of
+    two models.
     """
 
     def __init__(self, *, precision: str = "fp32") -> None:
