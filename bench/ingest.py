@@ -48,11 +48,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from langgraph.store.base import PutOp
 from langgraph.store.postgres import PostgresStore
-from psycopg.conninfo import make_conninfo
 from rest_framework.test import APIClient
 
 from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
+from bench.database import conninfo
 from common.fingerprints import fingerprint
 from memory.models import Claim, ClaimSource, Subject
 from memory.search import ngrams, searchable_text
@@ -175,15 +175,7 @@ def _rows(tenant: Tenant, subjects: dict[str, Subject], items: list[dict], agent
 @contextmanager
 def _langgraph_store() -> Iterator[PostgresStore]:
     """LangGraph's PostgresStore in this database, on its own connection, as it runs."""
-    settings = connection.settings_dict
-    conninfo = make_conninfo(
-        dbname=settings["NAME"],
-        user=settings["USER"] or None,
-        password=settings["PASSWORD"] or None,
-        host=settings["HOST"] or None,
-        port=settings["PORT"] or None,
-    )
-    with PostgresStore.from_conn_string(conninfo) as store:
+    with PostgresStore.from_conn_string(conninfo()) as store:
         store.setup()
         yield store
 

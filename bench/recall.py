@@ -49,6 +49,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
+from bench.database import conninfo
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, ClaimEmbedding, Subject
 from memory.search import ngrams
@@ -679,15 +680,7 @@ def _ratio_row(label: str, http_ms: list[float], sql_ms: list[float]) -> str:
 
 
 def _connect_raw() -> psycopg.Connection:
-    settings_dict = connection.settings_dict
-    return psycopg.connect(
-        host=settings_dict["HOST"] or None,
-        port=settings_dict["PORT"] or None,
-        user=settings_dict["USER"],
-        password=settings_dict["PASSWORD"] or None,
-        dbname=settings_dict["NAME"],
-        autocommit=True,
-    )
+    return psycopg.connect(conninfo(), autocommit=True)
 
 
 def _questions(subjects: list[Subject]) -> list[tuple[Subject, str, str]]:
