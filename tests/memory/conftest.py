@@ -270,7 +270,10 @@ class Workers:
         self.queues.add(queue)
         return queue
 
-    def start(self, *, queue: str | None = None, pool: str = "prefork") -> WorkerProcess:
+    def start(
+        self, *, queue: str | None = None, pool: str = "prefork", **env: str
+    ) -> WorkerProcess:
+        """A worker on `queue` (the test's own by default); `env` adds to its environment."""
         name = f"w{len(self.started)}-{uuid.uuid4().hex[:6]}"
         log_path = self.log_dir / f"{name}.log"
         command = [
@@ -283,7 +286,7 @@ class Workers:
             process = subprocess.Popen(
                 command,
                 cwd=django_settings.BASE_DIR,
-                env=self.env,
+                env={**self.env, **env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 # Its own process group, so a kill reaches the pool processes too.
