@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, TransactionTestCase
 from rest_framework.test import APIClient
 
 from accounts.models import AgentToken, Role, Tenant
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
+from tests import snapshot
 
 # A test database need not survive a crash of the machine, so its commits do not wait for
 # the disk (PostgreSQL's synchronous_commit=off: a committed row is visible to every other
@@ -30,6 +31,24 @@ if "synchronous_commit" not in os.environ.get("PGOPTIONS", ""):
 if _xdist_worker := os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["CACHE_KEY_PREFIX"] = f"memdesk-test-{_xdist_worker}"
     django_settings.CACHES["default"]["KEY_PREFIX"] = os.environ["CACHE_KEY_PREFIX"]
+
+
+# A private method of Django's, which django-stubs does not declare.
+_flush = TransactionTestCase._fixture_teardown  # type: ignore[attr-defined]
+
+
+def _empty_tables_after_the_test(self: TransactionTestCase) -> None:
+    # What a transactional test (live servers, browsers, workers) leaves is emptied with
+    # DELETEs rather than `flush`'s TRUNCATE of every table: about 0.2 s less per test,
+    # over a few hundred tests. A test that flushes only some apps, or restores a
+    # serialized database, keeps Django's own teardown.
+    if self.available_apps is not None or self.serialized_rollback:
+        _flush(self)
+        return
+    snapshot.empty_tables()
+
+
+TransactionTestCase._fixture_teardown = _empty_tables_after_the_test  # type: ignore[attr-defined]
 
 
 def _longest_first(item: pytest.Item) -> int:

@@ -94,3 +94,22 @@ class TableSnapshot:
                 client.delete(*keys)
         finally:
             client.close()
+
+
+def empty_tables() -> None:
+    """Delete every row a test left, as `flush` would, in a few milliseconds.
+
+    Django's `flush` truncates every table (about 0.2 s for this schema, most of it
+    PostgreSQL making new files for each table and index) and then fills content types
+    and permissions again. The tables a test leaves behind hold a few rows each, so
+    deleting them is far cheaper; foreign-key checks and the append-only triggers are off
+    for it, as for `restore`. Content types and permissions stay: the flush would put the
+    same ones back.
+    """
+    statements = "; ".join(
+        f"DELETE FROM {connection.ops.quote_name(table)}"  # noqa: S608
+        for table in _tables()
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(statements)

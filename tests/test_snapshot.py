@@ -6,9 +6,10 @@ import copy
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 
 from accounts.services import tenant_create
+from memory.models import Event
 from tests import snapshot
 from tests.memory.helpers import submit
 
@@ -57,3 +58,27 @@ def test_it_is_not_used_with_a_shared_cache_prefix(settings):
     caches["default"]["KEY_PREFIX"] = "memdesk"
     settings.CACHES = caches
     assert not snapshot.usable()
+
+
+def test_what_a_transactional_test_leaves_is_emptied_as_a_flush_would(agent):
+    submit(agent, text="Alice lives in Lyon", predicate="home_city", value="Lyon")
+    assert Event.objects.exists()
+    # The ledger is append-only: its trigger refuses a DELETE, as in production.
+    with pytest.raises(DatabaseError), transaction.atomic():
+        Event.objects.all().delete()
+    content_types = _content_types()
+    assert content_types
+
+    snapshot.empty_tables()
+
+    # Every table but migrations, content types and permissions.
+    assert not any(snapshot._row_counts(snapshot._tables()).values())
+    assert not Event.objects.exists()
+    # Content types stay as they were, with their ids (a flush would refill the same ones).
+    assert _content_types() == content_types
+
+
+def _content_types() -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM django_content_type ORDER BY id")
+        return cursor.fetchall()
