@@ -82,6 +82,9 @@ def seed_subject(
             """,
             [tenant.pk, subject.pk, key, claims],
         )
+        # Fresh statistics for the joins below: planned with the tables' old ones (empty,
+        # in a new test database), each claim looks for its event by scanning all of them.
+        cursor.execute(f"ANALYZE {Event._meta.db_table}, {claim_table}")
         cursor.execute(
             f"""
             INSERT INTO {ClaimSource._meta.db_table} (tenant_id, claim_id, event_id, uri,
