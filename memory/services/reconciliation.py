@@ -586,14 +586,18 @@ class _PlatformGate:
 _gate = _PlatformGate()
 
 
-def _forget_after_fork() -> None:
-    # Threads and locks do not survive fork(); a pool child builds its own.
+def forget_read_threads() -> None:
+    """Start this process's read threads and platform limits afresh.
+
+    Threads and locks do not survive fork(), so a pool child builds its own; tests call
+    it too, so that one test's reads never queue behind another's.
+    """
     global _gate
     _read_pool.cache_clear()
     _gate = _PlatformGate()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+os.register_at_fork(after_in_child=forget_read_threads)
 
 
 def _platform_host(claim: ReconcileClaim) -> str | None:

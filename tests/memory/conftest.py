@@ -28,6 +28,7 @@ from memory.models.platforms import Platform
 from memory.models.receipts import RECEIPT_TRANSITIONS, Receipt, ReceiptState, TransitionRole
 from memory.services.platforms import platform_register
 from memory.services.receipts import receipt_create, receipt_transition
+from memory.services.reconciliation import forget_read_threads
 from tests.memory import fake_dns
 from tests.memory.fake_platform import FakePlatform
 
@@ -84,7 +85,9 @@ def blog_platform(acme, globex, dns) -> dict[str, Platform]:
 
 @pytest.fixture
 def fast_reconcile(settings):
-    """Reads retried at once, short HTTP timeouts: many attempts in little time."""
+    """Reads retried at once, short HTTP timeouts: many attempts in little time; read
+    threads and platform limits of this test's own (the tests count reads in flight)."""
+    forget_read_threads()
     settings.RECONCILE_BACKOFF_BASE_SECONDS = 0
     settings.RECONCILE_BACKOFF_MAX_SECONDS = 0
     settings.RECONCILE_HTTP_TIMEOUT_SECONDS = 1
