@@ -80,7 +80,7 @@ def make_corpus(prefix: str, platform: Any, make_receipt: Any) -> dict[str, Rece
         if behaviour == "503":
             platform.failing_keys[key] = 503
         if behaviour == "stall":
-            platform.stalled_keys[key] = 1.3  # past the 1 s read timeout
+            platform.stalled_keys[key] = 1.3  # past the read timeout (1 s, or a test's own)
         receipt = make_receipt(S.OUTCOME_UNKNOWN, idempotency_key=key, reconciler=reconciler)
         if behaviour == "old":
             Receipt.objects.filter(pk=receipt.pk).update(
@@ -138,6 +138,9 @@ def test_the_same_receipts_end_alike_one_at_a_time_and_in_batches(
     platform, make_receipt, actors, settings
 ):
     settings.RECONCILE_READS_IN_FLIGHT = 3  # several batches per pass
+    # The stalled read is waited out five times on each path: half a second each time,
+    # not fast_reconcile's 1 s.
+    settings.RECONCILE_HTTP_TIMEOUT_SECONDS = 0.5
     one_by_one = make_corpus("one", platform, make_receipt)
     batched = make_corpus("bat", platform, make_receipt)
     reports: dict[str, list[dict]] = {"one": [], "bat": []}
