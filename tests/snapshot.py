@@ -6,11 +6,16 @@ in tables flushed after every test. Copying the rows it left back takes a fracti
 that. They come back exactly (ids, sequences), loaded with triggers and foreign-key
 checks off as `pg_dump --disable-triggers` restores them: the rows were consistent when
 they were copied, and the append-only and transition triggers guard changes, not loads.
+The same way, with triggers and checks off, `empty_tables` empties what a transactional
+test left.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -27,6 +32,14 @@ TEST_CACHE_PREFIX = "memdesk-test-"
 def _tables() -> list[str]:
     names = connection.introspection.django_table_names(only_existing=True, include_views=False)
     return sorted(set(names) - INFRASTRUCTURE)
+
+
+@contextmanager
+def _triggers_off() -> Iterator[Any]:
+    """A cursor in a transaction that fires no trigger and checks no foreign key."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        yield cursor
 
 
 def _row_counts(tables: list[str]) -> dict[str, int]:
@@ -75,8 +88,7 @@ class TableSnapshot:
         """Put the rows back into the (empty) tables, the sequences where they were, and
         drop this test process's cache keys: no throttle count or cached block of an
         earlier test meets rows with the same ids."""
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL session_replication_role = replica")
+        with _triggers_off() as cursor:
             for table, data in self.rows.items():
                 name = connection.ops.quote_name(table)
                 with cursor.cursor.copy(f"COPY {name} FROM STDIN (FORMAT binary)") as copy:
@@ -110,6 +122,5 @@ def empty_tables() -> None:
         f"DELETE FROM {connection.ops.quote_name(table)}"  # noqa: S608
         for table in _tables()
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL session_replication_role = replica")
+    with _triggers_off() as cursor:
         cursor.execute(statements)
