@@ -63,6 +63,10 @@ class FakePlatform:
         self.stall_seconds = 0.0
         # Every read waits this long, to widen the window a test kills a worker in.
         self.read_delay = 0.0
+        # Reads past this count wait, unanswered, until `release_reads()`: a test that
+        # kills a worker then knows a read was still in flight, however slow the machine.
+        self._hold_after: int | None = None
+        self._released = threading.Event()
         # Keys whose search answers two matches (an ambiguous lookup).
         self.duplicated_keys: set[str] = set()
         # Every read answers `302 Location: redirect_to` when set.
@@ -96,6 +100,7 @@ class FakePlatform:
         return self
 
     def stop(self) -> None:
+        self.release_reads()
         self._server.shutdown()
         self._server.server_close()
 
@@ -121,6 +126,18 @@ class FakePlatform:
     @property
     def port(self) -> int:
         return self._server.server_address[1]
+
+    def hold_reads_after(self, count: int) -> None:
+        """Leave every read after the `count`-th (since the platform started) unanswered."""
+        with self._lock:
+            self._hold_after = count
+            self._released = threading.Event()
+
+    def release_reads(self) -> None:
+        """Answer the held reads (to a client that may be gone) and hold no more."""
+        with self._lock:
+            self._hold_after = None
+            self._released.set()
 
     def seed(self, key: str, article_id: Any = None) -> str:
         """An article the platform already holds, as if written in an earlier run."""
@@ -184,7 +201,12 @@ class FakePlatform:
                     platform.in_flight += 1
                     platform.max_in_flight = max(platform.max_in_flight, platform.in_flight)
                     platform.read_started.append(time.monotonic())
+                    hold_after = platform._hold_after
+                    held = hold_after is not None and platform.requests["GET"] > hold_after
+                    released = platform._released
                 try:
+                    if held:
+                        released.wait(timeout=60)
                     self._answer_read(parts, article, duplicated, failing, key_status, key_stall)
                 finally:
                     with platform._lock:

@@ -129,15 +129,19 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
         lapsed = receipts_expire_submit_leases()
         assert sorted(lapsed) == sorted(expected), context
 
+        # The read after the `kill_after`-th is held unanswered, so the kill lands with it
+        # in flight and the reads before it answered, in flight or not yet sent.
         kill_after = rng.randint(1, CHUNK - 1)
-        wait_for(lambda k=kill_after, start=reads_before: platform.reads - start >= k, timeout=15)
+        platform.hold_reads_after(reads_before + kill_after)
+        wait_for(lambda k=kill_after, start=reads_before: platform.reads - start > k, timeout=15)
         time.sleep(rng.uniform(0, 0.12))
         if round_ % 2 == 0:
             victim.kill()  # the whole worker dies; its chunk stays unacknowledged
         else:
             victim.kill_pool_child()  # the task's process dies; the chunk is redelivered
         settled_now = Receipt.objects.filter(pk__in=expected).exclude(state__in=UNSETTLED)
-        assert settled_now.count() < CHUNK, f"the kill came after the chunk ended; {context}"
+        assert settled_now.count() < CHUNK, f"a held read was answered; {context}"
+        platform.release_reads()
         settled_by_victims += settled_now.count()
         if round_ + 1 < ROUNDS:
             next_victim = start_victim(round_ + 1)
