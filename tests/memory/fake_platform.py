@@ -66,6 +66,7 @@ class FakePlatform:
         # Reads past this count wait, unanswered, until `release_reads()`: a test that
         # kills a worker then knows a read was still in flight, however slow the machine.
         self._hold_after: int | None = None
+        self._release_at_in_flight: int | None = None
         self._released = threading.Event()
         # Keys whose search answers two matches (an ambiguous lookup).
         self.duplicated_keys: set[str] = set()
@@ -127,17 +128,23 @@ class FakePlatform:
     def port(self) -> int:
         return self._server.server_address[1]
 
-    def hold_reads_after(self, count: int) -> None:
-        """Leave every read after the `count`-th (since the platform started) unanswered."""
+    def hold_reads_after(self, count: int, *, until_in_flight: int | None = None) -> None:
+        """Leave every read after the `count`-th (since the platform started) unanswered,
+        until `release_reads()` or until `until_in_flight` reads are in flight at once (then
+        every held read is answered, and no more are held)."""
         with self._lock:
             self._hold_after = count
+            self._release_at_in_flight = until_in_flight
             self._released = threading.Event()
 
     def release_reads(self) -> None:
         """Answer the held reads (to a client that may be gone) and hold no more."""
         with self._lock:
-            self._hold_after = None
-            self._released.set()
+            self._release_locked()
+
+    def _release_locked(self) -> None:
+        self._hold_after = self._release_at_in_flight = None
+        self._released.set()
 
     def seed(self, key: str, article_id: Any = None) -> str:
         """An article the platform already holds, as if written in an earlier run."""
@@ -204,6 +211,9 @@ class FakePlatform:
                     hold_after = platform._hold_after
                     held = hold_after is not None and platform.requests["GET"] > hold_after
                     released = platform._released
+                    release_at = platform._release_at_in_flight
+                    if release_at is not None and platform.in_flight >= release_at:
+                        platform._release_locked()
                 try:
                     if held:
                         released.wait(timeout=60)

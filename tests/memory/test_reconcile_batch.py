@@ -9,7 +9,6 @@ the platform limits (reads in flight, reads per second) hold.
 from __future__ import annotations
 
 import itertools
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -258,16 +257,17 @@ def test_reads_run_concurrently_within_the_platform_limit(platform, make_receipt
     platform.read_delay = 0.2
     reconciler = http_reconciler(platform, absence_proof="status_404")
     receipts = [make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(8)]
-    started = time.monotonic()
+    # Reads wait for one another (up to 60 s) until 8 are in flight, however slowly a busy
+    # machine starts them; reads sent one after another would never get there.
+    platform.hold_reads_after(platform.reads, until_in_flight=8)
     report = receipts_reconcile_batch(receipt_ids=[r.pk for r in receipts], worker=actors.worker)
-    elapsed = time.monotonic() - started
     assert report.states == {S.SAFE_TO_RETRY: 8}
     assert platform.max_in_flight == 8
-    assert elapsed < 8 * 0.2  # not one after another
 
     settings.RECONCILE_PLATFORM_READS_IN_FLIGHT = 3
     platform.max_in_flight = 0
     receipts = [make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(8)]
+    platform.hold_reads_after(platform.reads, until_in_flight=3)
     report = receipts_reconcile_batch(receipt_ids=[r.pk for r in receipts], worker=actors.worker)
     assert report.states == {S.SAFE_TO_RETRY: 8}
     assert platform.max_in_flight == 3
@@ -281,9 +281,10 @@ def test_read_starts_are_paced_per_platform(platform, make_receipt, actors, sett
     assert report.states == {S.SAFE_TO_RETRY: 5}
     starts = sorted(platform.read_started)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    # Measured where the platform notes each read's arrival, so a little scheduling jitter
-    # is allowed; unpaced (or held back and released together) reads arrive within a few ms.
-    assert len(starts) == 5 and min(gaps) > 0.06, gaps
+    # Measured where the platform notes each read's arrival: a read thread that a busy
+    # machine wakes late shortens one gap (and lengthens the next). Unpaced reads, or reads
+    # held back and released in pairs, arrive within a few ms of each other.
+    assert len(starts) == 5 and sum(gap < 0.03 for gap in gaps) <= 1, gaps
     assert starts[-1] - starts[0] > 0.35, gaps
 
 
