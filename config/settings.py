@@ -436,7 +436,7 @@ PLATFORM_RESOLVER = os.environ.get(
 RECONCILE_HTTP_CA_BUNDLE = os.environ.get("RECONCILE_HTTP_CA_BUNDLE", "")
 RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
 # Concurrent reconciliation: each worker process keeps
-# RECONCILE_READS_IN_FLIGHT reads in flight, with half as many again claimed and
+# RECONCILE_READS_IN_FLIGHT reads in flight, with as many again claimed and
 # queued behind them (bench/RESULTS.md shows why 12); per platform host it keeps at most
 # RECONCILE_PLATFORM_READS_IN_FLIGHT reads open and starts at most
 # RECONCILE_PLATFORM_READS_PER_SECOND (0: unpaced).

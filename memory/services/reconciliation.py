@@ -84,6 +84,9 @@ _BULK_FROM = frozenset({_S.OUTCOME_UNKNOWN, _S.RECONCILING})
 _BULK_TO = frozenset({_S.RECONCILING, _S.SUCCEEDED, _S.SAFE_TO_RETRY})
 # Time kept back from a claim's lease for settling after the last read.
 _SETTLE_MARGIN_SECONDS = 0.5
+# Longest a finished read waits for others to be settled with it: reads start early
+# enough by this much more, so grouping never runs a claim past its lease.
+_SETTLE_HOLD_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -112,35 +115,48 @@ def _field(model: type[Model], name: str) -> Field[Any, Any]:
     return field
 
 
+class _RowEncoder(json.JSONEncoder):
+    """Column values as PostgreSQL reads them back: ids as text, times in full precision."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, datetime):
+            return o.isoformat()
+        if isinstance(o, UUID):
+            return str(o)
+        return super().default(o)
+
+
+@functools.lru_cache(maxsize=16)
+def _record_of(model: type[Model], names: tuple[str, ...]) -> tuple[tuple[str, ...], str, str]:
+    """Attribute names, the quoted columns and the record definition `jsonb_to_recordset`
+    reads `names` of `model` with (metadata only: computed once per process)."""
+    fields = [_field(model, name) for name in names]
+    columns = ", ".join(f'"{field.column}"' for field in fields)
+    types = [
+        "jsonb" if isinstance(field, JSONField) else field.db_type(connection) for field in fields
+    ]
+    definition = ", ".join(
+        f'"{field.column}" {kind}' for field, kind in zip(fields, types, strict=True)
+    )
+    return tuple(field.column for field in fields), columns, definition
+
+
 def _columns(
     model: type[Model], names: list[str], rows: Iterable[Iterable[Any]]
 ) -> tuple[str, str, list[Any]]:
-    """`rows` of `names` as one `unnest` of one array per column: (columns, select, params).
+    """`rows` of `names` as one `jsonb_to_recordset` of one JSON parameter: (columns, select,
+    params).
 
-    One parameter per column, not per value, keeps the statement's text the same
-    whatever the number of rows, so the driver converts it once per process;
-    Django's bulk_create and bulk_update compile a statement per call and
-    quote every value, which cost more than the reads they record take to answer.
+    One parameter whatever the number of rows keeps the statement's text the same, and
+    the rows are written by the C JSON encoder, not quoted value by value by the driver:
+    Django's bulk_create and bulk_update compile a statement per call and quote every
+    value, which cost more than the reads they record take to answer.
     """
-    fields = [_field(model, name) for name in names]
-    values: list[list[Any]] = [[] for _ in fields]
-    for row in rows:
-        for column, field, value in zip(values, fields, row, strict=True):
-            # The values are the model's own Python values (ids, text, numbers, aware
-            # datetimes), which the driver adapts as they are; JSON goes as its text.
-            column.append(
-                json.dumps(value, cls=field.encoder) if isinstance(field, JSONField) else value
-            )
-    arrays, selected, aliases = [], [], []
-    for field in fields:
-        json_column = isinstance(field, JSONField)
-        arrays.append(f"%s::{'text' if json_column else field.db_type(connection)}[]")
-        aliases.append(f'"{field.column}"')
-        selected.append(f'v."{field.column}"' + ("::jsonb" if json_column else ""))
-    source = f"unnest({', '.join(arrays)}) AS v({', '.join(aliases)})"
-    # Identifiers and types come from the model's metadata; every value is a parameter.
-    select = f"SELECT {', '.join(selected)} FROM {source}"  # noqa: S608
-    return ", ".join(aliases), select, values
+    keys, columns, definition = _record_of(model, tuple(names))
+    payload = json.dumps([dict(zip(keys, row, strict=True)) for row in rows], cls=_RowEncoder)
+    # Identifiers and types come from the model's metadata; the rows are one parameter.
+    select = f"SELECT {columns} FROM jsonb_to_recordset(%s::jsonb) AS v({definition})"  # noqa: S608
+    return columns, select, [payload]
 
 
 def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
@@ -149,8 +165,9 @@ def _rows_update(receipts: list[Receipt], fields: list[str]) -> None:
         return
     meta = Receipt._meta
     names = ["id", *fields]
+    attnames = [_field(Receipt, name).attname for name in names]
     _, select, params = _columns(
-        Receipt, names, ([getattr(r, _field(Receipt, n).attname) for n in names] for r in receipts)
+        Receipt, names, ([getattr(r, attname) for attname in attnames] for r in receipts)
     )
     pk = meta.pk.column
     assignments = ", ".join(f'"{c}" = v."{c}"' for c in (_field(Receipt, n).column for n in fields))
@@ -641,12 +658,15 @@ def receipts_reconcile_batch(
 ) -> ReconcilePass:
     """Claim, read and settle due receipts (of `receipt_ids`, or any) until none is left.
 
-    `RECONCILE_READS_IN_FLIGHT` read threads stay busy: the worker keeps half as
-    many claims again queued behind the reads, so a thread that finishes a read
+    `RECONCILE_READS_IN_FLIGHT` read threads stay busy: the worker keeps as many
+    claims again queued behind the reads, so a thread that finishes a read
     starts the next one at once instead of waiting for the slowest read of a
-    wave. Meanwhile this thread takes whatever reads have finished and, in one
-    transaction, settles them and (once the queue has room for half the reads
-    in flight) claims as many due receipts as there is room for. Stops when
+    wave, and the queue outlasts the transaction that refills it. Meanwhile
+    this thread collects finished reads and, once half as many as there are
+    read threads have finished (or none is left in flight, or the first has
+    waited `_SETTLE_HOLD_SECONDS`), settles them in one
+    transaction that also claims as many due receipts as the queue has room
+    for (when it has room for half the reads in flight). Stops when
     nothing is left to claim, after `limit` claims, or at `deadline`
     (time.monotonic()); with `receipt_ids`, the ids it did not reach are
     reported as unprocessed.
@@ -654,12 +674,15 @@ def receipts_reconcile_batch(
     report = ReconcilePass()
     in_flight = max(1, settings.RECONCILE_READS_IN_FLIGHT)
     refill = max(1, in_flight // 2)
-    window = in_flight + refill
+    # Reads in flight plus as many queued: a queue of only `refill` claims ran dry
+    # while the transaction refilling it ran, leaving threads idle.
+    window = 2 * in_flight
     pool = _read_pool(in_flight)
     pending = None if receipt_ids is None else [str(receipt_id) for receipt_id in receipt_ids]
     remaining = limit
     out: dict[Future[LookupResult | None], ReconcileClaim] = {}
     results: list[tuple[ReconcileClaim, LookupResult | None]] = []
+    held_since = 0.0  # when the oldest finished read in `results` came in
     exhausted = False
     while True:
         room = window - len(out)
@@ -672,7 +695,14 @@ def receipts_reconcile_batch(
         size = 0
         if not exhausted and room >= refill:
             size = room if remaining is None else min(room, remaining)
-        if results or size:
+        # Finished reads wait to be settled in groups: each transaction costs the same few
+        # statements whatever it holds, and the queued claims keep the threads reading.
+        settle = bool(results) and (
+            len(results) >= refill
+            or not out
+            or time.monotonic() - held_since >= _SETTLE_HOLD_SECONDS
+        )
+        if settle or size:
             claimed_at = time.monotonic()
             batch = receipts_reconcile_step(
                 worker=worker,
@@ -701,13 +731,19 @@ def receipts_reconcile_batch(
                     + settings.RECONCILE_LEASE_SECONDS
                     - settings.RECONCILE_HTTP_TIMEOUT_SECONDS
                     - _SETTLE_MARGIN_SECONDS
+                    - _SETTLE_HOLD_SECONDS
                 )
                 for claim in batch.claims:
                     out[pool.submit(_read_in_time, claim, start_by)] = claim
         if not out:
             break
-        finished, _ = wait(out, return_when=FIRST_COMPLETED)
-        results = [(out.pop(future), future.result()) for future in finished]
+        hold = None
+        if results:
+            hold = max(0.0, held_since + _SETTLE_HOLD_SECONDS - time.monotonic())
+        finished, _ = wait(out, timeout=hold, return_when=FIRST_COMPLETED)
+        if finished and not results:
+            held_since = time.monotonic()
+        results += [(out.pop(future), future.result()) for future in finished]
     return report
 
 
