@@ -51,6 +51,7 @@ from bench import deletion as deletion_bench  # noqa: E402
 from bench import ingest, queues, recall, screen  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
+from common.startup import freeze_loaded_objects  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
     ClaimStatus,
@@ -71,6 +72,9 @@ from memory.services.deletion import deletion_request_create, deletion_run  # no
 # them too: from the list WhiteNoise makes once, not looked up on every request.
 settings.DEBUG = False
 settings.WHITENOISE_AUTOREFRESH = False
+# And with what is loaded kept off the garbage collector, as config/wsgi.py keeps it in
+# the server (common/startup.py).
+freeze_loaded_objects(with_urlconf=True)
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 WORKER = Actor.system("bench")

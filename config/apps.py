@@ -6,3 +6,10 @@ class ConfigConfig(AppConfig):
 
     name = "config"
     label = "memdesk_config"
+
+    def ready(self) -> None:
+        # The last app in INSTALLED_APPS: every app is loaded by now, in every process
+        # (web, Celery worker and beat, commands).
+        from common.startup import freeze_loaded_objects
+
+        freeze_loaded_objects()
