@@ -2,7 +2,7 @@
 
 Measured before: about 200,000 tracked objects in a web process, 80-110 ms a full
 collection, a pause every few dozen `claims:batch` requests (that endpoint's p95
-fell from 173 to 73 ms, bench/RESULTS.md).
+fell from 173 to 73 ms in a run of that section, bench/README.md).
 """
 
 from __future__ import annotations
