@@ -115,17 +115,6 @@ def _field(model: type[Model], name: str) -> Field[Any, Any]:
     return field
 
 
-class _RowEncoder(json.JSONEncoder):
-    """Column values as PostgreSQL reads them back: ids as text, times in full precision."""
-
-    def default(self, o: Any) -> Any:
-        if isinstance(o, datetime):
-            return o.isoformat()
-        if isinstance(o, UUID):
-            return str(o)
-        return super().default(o)
-
-
 @functools.lru_cache(maxsize=16)
 def _record_of(model: type[Model], names: tuple[str, ...]) -> tuple[tuple[str, ...], str, str]:
     """Attribute names, the quoted columns and the record definition `jsonb_to_recordset`
@@ -153,7 +142,8 @@ def _columns(
     value, which cost more than the reads they record take to answer.
     """
     keys, columns, definition = _record_of(model, tuple(names))
-    payload = json.dumps([dict(zip(keys, row, strict=True)) for row in rows], cls=_RowEncoder)
+    # str() writes UUIDs and datetimes as PostgreSQL reads them (as claims_batch's inserts).
+    payload = json.dumps([dict(zip(keys, row, strict=True)) for row in rows], default=str)
     # Identifiers and types come from the model's metadata; the rows are one parameter.
     select = f"SELECT {columns} FROM jsonb_to_recordset(%s::jsonb) AS v({definition})"  # noqa: S608
     return columns, select, [payload]
