@@ -565,6 +565,9 @@ if MEMDESK_EMBEDDER == "http" and not MEMDESK_EMBEDDER_URL:
 # still without an embedding (a lost message or a dead worker only delays them).
 EMBED_BATCH_SIZE = env_int("EMBED_BATCH_SIZE", 64)
 EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
+# The sweep looks for events without a vector among those recorded this many hours ago
+# or later (the ledger only grows; `manage.py embed_backfill` embeds older ones).
+EMBED_EVENT_SWEEP_HOURS = env_int("EMBED_EVENT_SWEEP_HOURS", 24)
 EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
 # CPU threads the local model may use per process (EMBED_TORCH_THREADS, its name when
 # the model ran in torch, is still read).
@@ -589,6 +592,13 @@ RECALL_WEIGHTS = {
 # How much a claim's likeness to its nearest neighbours in the subject (templated notes
 # that resemble every question) lowers its similarity to a query; 0 turns it off.
 RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
+# Ledger discovery by meaning: the similarities of the legal set's most recent events
+# with a vector (at most this many), the closest of them kept as hits (at most
+# LEDGER_SEMANTIC_HITS, each at least this alike: MiniLM puts a paraphrase of an event
+# at 0.35-0.8 and unrelated text below 0.25).
+LEDGER_SEMANTIC_EVENTS = env_int("LEDGER_SEMANTIC_EVENTS", 5000)
+LEDGER_SEMANTIC_HITS = env_int("LEDGER_SEMANTIC_HITS", 50)
+LEDGER_SEMANTIC_MIN_SIMILARITY = float(os.environ.get("LEDGER_SEMANTIC_MIN_SIMILARITY", 0.35))
 # Recent queries' vectors kept per process (agents repeat their questions); 0: none.
 RECALL_QUERY_CACHE_SIZE = env_int("RECALL_QUERY_CACHE_SIZE", 1024)
 # /healthz reports how recall ranks by meaning; common cannot import memory.

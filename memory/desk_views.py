@@ -117,7 +117,8 @@ def ledger_view(request: HttpRequest) -> HttpResponse:
         scope = LedgerScope(tenant=membership.tenant, subjects=[subject] if subject else [])
         context.update({"searched": True, "mode": mode, "values": values})
         if mode == "discovery" and values["q"].strip():
-            context["runs"] = ledger_discover(scope=scope, query=values["q"])
+            found = ledger_discover(scope=scope, query=values["q"])
+            context.update({"runs": found.runs, "semantic": found.semantic})
         elif mode == "scroll" and values["run_id"]:
             after = values["after"] or 0
             events, more = ledger_scroll(

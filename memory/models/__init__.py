@@ -16,7 +16,7 @@ from memory.models.claims import (
     allowed_claim_targets,
     claim_sources_for,
 )
-from memory.models.embeddings import ClaimEmbedding
+from memory.models.embeddings import ClaimEmbedding, EventEmbedding
 from memory.models.exports import (
     EXPORT_TRANSITIONS,
     DataExport,
@@ -64,6 +64,7 @@ __all__ = [
     "DeletionScope",
     "DeletionStatus",
     "Event",
+    "EventEmbedding",
     "ExportStatus",
     "GateDecision",
     "OperationPolicy",

@@ -4,6 +4,7 @@ import uuid
 
 import pgtrigger
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models.functions import Now
 
@@ -66,6 +67,24 @@ class Sensitivity(models.TextChoices):
             | pgtrigger.Q(new__redacted_at__isnull=False)
         ),
     ),
+    # An event's vector encodes its words: when redaction or a scrub changes them, the
+    # vector goes in the same statement (the embedding worker makes a new one of a
+    # scrubbed text). One statement-level trigger, so a deletion that redacts ten
+    # thousand events deletes their vectors in one join, not ten thousand times.
+    pgtrigger.Trigger(
+        name="event_embedding_follows_text",
+        level=pgtrigger.Statement,
+        when=pgtrigger.After,
+        operation=pgtrigger.Update,
+        referencing=pgtrigger.Referencing(old="old_events", new="new_events"),
+        func="""
+            DELETE FROM memory_eventembedding v
+            USING old_events o JOIN new_events n ON n.id = o.id
+            WHERE v.event_id = n.id
+              AND (n.text IS DISTINCT FROM o.text OR n.redacted_at IS NOT NULL);
+            RETURN NULL;
+        """,
+    ),
 )
 class Event(models.Model):
     """One observation or action in the ledger."""
@@ -97,6 +116,10 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["tenant", "subject", "-recorded_at"]),
             models.Index(fields=["tenant", "run_id"]),
+            # The ledger is append-only, so rows lie in the order they were recorded: a
+            # block-range index finds the recent ones (the embedding sweep's window) at
+            # almost no cost to writes.
+            BrinIndex(fields=["recorded_at"], name="event_recorded_brin"),
         ]
 
     def __str__(self) -> str:

@@ -8,7 +8,7 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -281,6 +281,12 @@ def _similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> list[flo
 _EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-embed")
 
 
+def query_vector_future(query: str) -> Future[tuple[str, Sequence[float] | None]]:
+    """The query's vector and its model (none when semantic recall is off or the embedder
+    failed), computed on a recall thread while the caller reads its rows."""
+    return _EMBEDDING_THREADS.submit(_query_vector, query)
+
+
 def _vector_scores(
     *, tenant: Tenant, subject_ids: list[int], query: str
 ) -> tuple[list[Any], list[float]] | None:
@@ -290,7 +296,7 @@ def _vector_scores(
     model = embedder()
     if model is None or not query.strip():
         return None
-    embedding = _EMBEDDING_THREADS.submit(_query_vector, query)
+    embedding = query_vector_future(query)
     ids, matrix = _packed_vectors(tenant=tenant, subject_ids=subject_ids, model=model.model)
     model_name, query_vector = embedding.result()
     if query_vector is None or model_name != model.model:

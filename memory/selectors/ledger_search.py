@@ -8,7 +8,12 @@ same kind of legal set as recall: the tenant, the subjects the caller named
 redacted event. Matching is full text (PostgreSQL's English parser) beside the
 character n-grams recall uses, so Chinese text and identifiers are found
 without a word parser; the text is read as it stands, so an erased or scrubbed
-word is never found. Events carry no vectors: meaning is not a signal here.
+word is never found. Meaning is the third signal: an embedding worker gives each
+event with text a vector a moment after it is written, and discovery compares
+the query's vector with those of the legal set's most recent events (exact
+similarity, computed here from the packed vectors), so a paraphrase finds the
+session that said it in other words. A redacted or scrubbed event's vector is
+deleted with its words (a trigger on the ledger), never compared.
 
 Discovery answers each matching run with its *bookend window*: the run's first
 three events, the window around each of its best hits, and its last three, so
@@ -22,13 +27,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from accounts.models import Tenant
-from memory.models import Event, Subject
+from common.rows import fetch_bound
+from memory.embedders import PACKED_DTYPE, embedder
+from memory.models import Event, EventEmbedding, Subject
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, normalise
+from memory.selectors.claims import SEMANTIC_UNAVAILABLE, query_vector_future
 
 _EVENT = Event._meta.db_table
+_EMBEDDING = EventEmbedding._meta.db_table
 _SUBJECT = Subject._meta.db_table
 
 BOOKEND = 3  # events shown at each end of a run
@@ -64,6 +75,8 @@ class LedgerEvent:
     roles: list[str] = field(default_factory=list)  # first, hit, around, last
     # Events of the run skipped between the previous event shown and this one.
     skipped_before: int = 0
+    # A hit's signals: which of fulltext, ngram, vector matched it.
+    signals: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +92,16 @@ class RunHit:
     snippet: str
     matched: list[str]
     window: list[LedgerEvent]
+    # The signals that matched its hits shown (fulltext, ngram, vector), in that order.
+    signals: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LedgerDiscovery:
+    runs: list[RunHit]
+    # `exact` when the query's meaning was compared with the events' vectors, else
+    # `unavailable` (semantic search off, or the embedder failed): lexical only.
+    semantic: str
 
 
 def _legal_where(scope: LedgerScope) -> tuple[str, dict[str, Any]]:
@@ -133,21 +156,62 @@ def _snippet(text: str, query: str) -> str:
     return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(text) else "")
 
 
+SIGNALS = ("fulltext", "ngram", "vector")
+
+
+def _similar_events(
+    *, legal: str, params: dict[str, Any], query: str
+) -> tuple[list[Any], list[float]] | None:
+    """The legal set's events whose meaning is close to the query's: at most
+    `LEDGER_SEMANTIC_HITS` of the `LEDGER_SEMANTIC_EVENTS` most recent events with a
+    vector, each at least `LEDGER_SEMANTIC_MIN_SIMILARITY` alike, and their similarity;
+    None when the query has no vector. The query is embedded while the vectors are read."""
+    model = embedder()
+    if model is None:
+        return None
+    embedding = query_vector_future(query)
+    rows = fetch_bound(
+        f"""SELECT e.id, v.packed FROM {_EVENT} e
+        JOIN {_EMBEDDING} v ON v.event_id = e.id AND v.tenant_id = e.tenant_id
+        WHERE {legal} AND v.model = %(model)s
+        ORDER BY e.recorded_at DESC LIMIT %(recent)s""",  # noqa: S608 - constant table names
+        {**params, "model": model.model, "recent": settings.LEDGER_SEMANTIC_EVENTS},
+        binary=True,
+    )
+    model_name, query_vector = embedding.result()
+    if query_vector is None or model_name != model.model:
+        return None
+    vector = np.asarray(query_vector, dtype=np.float32)
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
+    if not rows or matrix.size != len(rows) * vector.shape[0]:
+        return [], []  # nothing embedded yet, or vectors of another dimension
+    similarities = matrix.reshape(len(rows), -1) @ vector
+    best = np.argsort(-similarities, kind="stable")[: settings.LEDGER_SEMANTIC_HITS]
+    best = best[similarities[best] >= settings.LEDGER_SEMANTIC_MIN_SIMILARITY]
+    return [rows[i][0] for i in best], [float(similarities[i]) for i in best]
+
+
 def ledger_discover(
     *, scope: LedgerScope, query: str, limit: int = 10, window: int = 2
-) -> list[RunHit]:
-    """The runs that mention `query`, best first, each with its bookend window. One statement.
+) -> LedgerDiscovery:
+    """The runs that mention `query` or mean it, best first, each with its bookend window.
 
-    An event matches when the full-text query matches it or it holds enough of the
-    query's n-grams; its score is its full-text rank plus the share of n-grams it holds.
-    A run scores its best event plus a little for each further hit.
+    An event matches when the full-text query matches it, it holds enough of the query's
+    n-grams, or its meaning is close to the query's (`_similar_events`); its score is its
+    full-text rank plus the share of n-grams it holds plus its similarity. A run scores
+    its best event plus a little for each further hit. One statement after the vectors'.
     """
     grams = ngrams(query)
     if not grams or not scope.subjects:
-        return []
+        return LedgerDiscovery(runs=[], semantic=SEMANTIC_UNAVAILABLE)
     legal, params = _legal_where(scope)
+    similar = _similar_events(legal=legal, params=params, query=query)
+    semantic = SEMANTIC_UNAVAILABLE if similar is None else "exact"
+    similar_ids, similarities = similar or ([], [])
     params.update(
         {
+            "similar_ids": similar_ids,
+            "similarities": similarities,
             "query": query,
             "grams": grams,
             "gram_count": len(grams),
@@ -165,33 +229,42 @@ def ledger_discover(
                                   ORDER BY e.observed_at, e.recorded_at, e.id) AS position,
                count(*) OVER (PARTITION BY {_RUN_KEY}) AS total
         FROM {_EVENT} e WHERE {legal}
+    ), meaning AS (
+        SELECT * FROM unnest(%(similar_ids)s::uuid[], %(similarities)s::float8[])
+            AS m(id, similarity)
     ), scored AS (
-        SELECT n.id, n.run_key, n.position, n.observed_at,
+        SELECT n.id, n.run_key, n.position, n.observed_at, m.similarity,
                to_tsvector('english'::regconfig, n.text)
                    @@ plainto_tsquery('english'::regconfig, %(query)s) AS text_hit,
                ts_rank(to_tsvector('english'::regconfig, n.text),
                        plainto_tsquery('english'::regconfig, %(query)s)) AS text_rank,
                (SELECT count(*) FROM unnest(%(grams)s::text[]) AS g
                 WHERE strpos(lower(normalize(n.text, NFKC)), g) > 0) AS gram_hits
-        FROM numbered n WHERE n.text <> ''
+        FROM numbered n LEFT JOIN meaning m ON m.id = n.id WHERE n.text <> ''
     ), hits AS (
         SELECT s.*, (CASE WHEN s.text_hit THEN s.text_rank ELSE 0 END
-                     + s.gram_hits::float8 / %(gram_count)s) AS score
-        FROM scored s WHERE s.text_hit OR s.gram_hits >= %(needed)s
+                     + s.gram_hits::float8 / %(gram_count)s
+                     + COALESCE(s.similarity, 0)) AS score,
+               array_remove(ARRAY[CASE WHEN s.text_hit THEN 'fulltext' END,
+                                  CASE WHEN s.gram_hits >= %(needed)s THEN 'ngram' END,
+                                  CASE WHEN s.similarity IS NOT NULL THEN 'vector' END],
+                            NULL) AS signals
+        FROM scored s
+        WHERE s.text_hit OR s.gram_hits >= %(needed)s OR s.similarity IS NOT NULL
     ), runs AS (
         SELECT h.run_key, max(h.score) + 0.05 * least(count(*) - 1, 10) AS score,
                count(*) AS hits, max(h.observed_at) AS last_hit
         FROM hits h GROUP BY h.run_key
         ORDER BY score DESC, last_hit DESC, h.run_key LIMIT %(limit)s
     ), shown AS (
-        SELECT h.id, h.run_key, h.position FROM (
+        SELECT h.id, h.run_key, h.position, h.signals FROM (
             SELECT h.*, row_number() OVER (PARTITION BY h.run_key
                                            ORDER BY h.score DESC, h.position) AS hit_rank
             FROM hits h JOIN runs r ON r.run_key = h.run_key
         ) h WHERE h.hit_rank <= %(hits_per_run)s
     )
     SELECT n.run_key, r.score, r.hits, n.total, n.position,
-           EXISTS (SELECT 1 FROM shown x WHERE x.id = n.id) AS is_hit,
+           (SELECT x.signals FROM shown x WHERE x.id = n.id) AS hit_signals,
            {_event_columns("n")}
     FROM numbered n
     JOIN runs r ON r.run_key = n.run_key
@@ -206,7 +279,7 @@ def ledger_discover(
         rows = cursor.fetchall()
     runs: list[RunHit] = []
     current_key = None
-    for run_key, score, hits, total, position, is_hit, *columns in rows:
+    for run_key, score, hits, total, position, hit_signals, *columns in rows:
         event = _ledger_event(tuple(columns), position)
         if run_key != current_key:
             current_key = run_key
@@ -230,8 +303,10 @@ def ledger_discover(
         event.skipped_before = position - previous - 1
         if position <= BOOKEND:
             event.roles.append("first")
-        if is_hit:
+        if hit_signals is not None:
             event.roles.append("hit")
+            event.signals = list(hit_signals)
+            run.signals = [name for name in SIGNALS if name in run.signals or name in hit_signals]
             if not run.snippet:
                 run.snippet = _snippet(event.text, query)
                 run.matched = matched_terms(query, event.text)
@@ -245,7 +320,7 @@ def ledger_discover(
             run.subjects.append(event.subject)
         if event.agent and event.agent not in run.agents:
             run.agents.append(event.agent)
-    return runs
+    return LedgerDiscovery(runs=runs, semantic=semantic)
 
 
 def ledger_scroll(

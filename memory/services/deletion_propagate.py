@@ -32,6 +32,7 @@ from memory.hot_memory import hot_memory_purge
 from memory.models import (
     ClaimEmbedding,
     DeletionStatus,
+    EventEmbedding,
     RecallUse,
     TombstoneAction,
     TombstoneTarget,
@@ -79,6 +80,8 @@ TOUCHED_TABLES = tuple(
         [
             *(held.table for held in HELD_CONTENT),
             ClaimEmbedding._meta.db_table,
+            # A redacted or scrubbed event's vector goes with its text (a trigger on the ledger).
+            EventEmbedding._meta.db_table,
             # A redacted trace's uses lose their run and task ids (erasure.redact_traces).
             RecallUse._meta.db_table,
             *(quoted.table for quoted in QUOTED_CONTENT),
@@ -101,6 +104,8 @@ def _dead_row_tables(
         ClaimEmbedding._meta.db_table: erased.embeddings_deleted,
         URI_SOURCE_CONTENT.table: artifacts["claim_sources"]["removed"],
         EVENT_CONTENT.table: artifacts["events"]["redacted"],
+        EventEmbedding._meta.db_table: artifacts["events"]["redacted"]
+        + scrubbed.get(EVENT_CONTENT.table, 0),
         TRACE_CONTENT.table: artifacts["recall_traces"]["redacted"],
         RecallUse._meta.db_table: artifacts["recall_traces"]["redacted"],
         REPLY_CONTENT.table: artifacts["idempotency_replies"]["redacted"],

@@ -13,6 +13,7 @@ from common.screen import find_secrets_in_strings, find_secrets_in_value, string
 from memory.models import Event, Sensitivity
 from memory.selectors.consent import consented_classes
 from memory.sensitivity import classify, find_ephemeral
+from memory.services.embeddings import event_embeddings_enqueue_on_commit
 from memory.services.subjects import subject_resolve
 
 
@@ -76,7 +77,7 @@ def event_record(
                     "consented to memdesk keeping that. Nothing was stored.",
                     consent_required=missing,
                 )
-        return Event.objects.create(
+        event = Event.objects.create(
             tenant=tenant,
             subject=subject,
             run_id=run_id,
@@ -100,3 +101,6 @@ def event_record(
             echo_of=echo_of or [],
             token_id=int(actor.id) if actor.kind == "agent" else None,
         )
+        if event.text:
+            event_embeddings_enqueue_on_commit(event_ids=[event.pk])
+        return event

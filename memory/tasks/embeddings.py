@@ -1,15 +1,26 @@
-"""Celery tasks that embed claims for semantic recall.
+"""Celery tasks that embed claims (for semantic recall) and ledger events (for session
+search).
 
-Tasks carry claim ids only and re-read the rows; embedding a claim twice
+Tasks carry ids only and re-read the rows; embedding a claim twice
 writes the same vector, so a redelivered message is harmless. The pending
-sweep re-finds active claims still without a vector from PostgreSQL alone.
+sweep re-finds active claims and recent events still without a vector from
+PostgreSQL alone.
 """
 
 from __future__ import annotations
 
-from celery import shared_task
+from datetime import timedelta
 
-from memory.services.embeddings import claims_embed, claims_embed_pending
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from memory.services.embeddings import (
+    claims_embed,
+    claims_embed_pending,
+    events_embed,
+    events_embed_pending,
+)
 
 
 @shared_task(name="memory.embed_claims", acks_late=True, reject_on_worker_lost=True)
@@ -18,7 +29,15 @@ def embed_claims(claim_ids: list[str]) -> int:
     return claims_embed(claim_ids=claim_ids)
 
 
+@shared_task(name="memory.embed_events", acks_late=True, reject_on_worker_lost=True)
+def embed_events(event_ids: list[str]) -> int:
+    """Embed one batch of ledger events."""
+    return events_embed(event_ids=event_ids)
+
+
 @shared_task(name="memory.embed_pending", acks_late=True, reject_on_worker_lost=True)
 def embed_pending() -> int:
-    """Beat's safety net: embed active claims whose message was lost or whose worker died."""
-    return claims_embed_pending()
+    """Beat's safety net: embed active claims, and events of the last
+    `EMBED_EVENT_SWEEP_HOURS`, whose message was lost or whose worker died."""
+    since = timezone.now() - timedelta(hours=settings.EMBED_EVENT_SWEEP_HOURS)
+    return claims_embed_pending() + events_embed_pending(since=since)

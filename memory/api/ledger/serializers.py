@@ -47,6 +47,7 @@ def event_data(event: LedgerEvent) -> dict[str, Any]:
         "recorded_at": event.recorded_at,
         "roles": event.roles,
         "skipped_before": event.skipped_before,
+        "signals": event.signals,
     }
 
 
@@ -62,6 +63,7 @@ def run_hit_data(run: RunHit) -> dict[str, Any]:
         "last_at": run.last_at,
         "snippet": run.snippet,
         "matched": run.matched,
+        "signals": run.signals,
         "window": [event_data(event) for event in run.window],
     }
 
@@ -83,11 +85,20 @@ class LedgerSearchOut(serializers.Serializer):
     results = serializers.ListField(
         child=serializers.DictField(),
         help_text="discovery: runs `{run_id, subjects, agents, events, hits, score, first_at, "
-        "last_at, snippet, matched, window}`, where `window` is the bookend window (events "
-        "with `position`, `roles` ⊆ first/hit/around/last and `skipped_before`); scroll: "
+        "last_at, snippet, matched, signals, window}`, where `signals` ⊆ fulltext/ngram/vector "
+        "names what matched its hits and `window` is the bookend window (events with "
+        "`position`, `roles` ⊆ first/hit/around/last, `skipped_before` and, on a hit, its "
+        "`signals`); scroll: "
         "events in order; browse: runs `{run_id, subjects, agents, events, first_at, "
         "last_at, first_text}`.",
     )
     next = serializers.URLField(
         allow_null=True, help_text="scroll: the URL of the next page, or null."
+    )
+    semantic = serializers.ChoiceField(
+        choices=["exact", "unavailable"],
+        required=False,
+        help_text="discovery: `exact` when the events' meaning was compared with the query's "
+        "(exact similarity inside the legal set), `unavailable` when only words were "
+        "(semantic search off, or the embedder failed).",
     )

@@ -84,11 +84,16 @@ class LedgerSearchView(APIView):
                     "Discovery needs `q`: what the runs should mention.",
                     errors={"q": ["Give the words or identifier to look for."]},
                 )
-            runs = ledger_discover(
+            found = ledger_discover(
                 scope=scope, query=values["q"], limit=values["limit"], window=values["window"]
             )
             return Response(
-                {"mode": mode, "results": [run_hit_data(run) for run in runs], "next": None}
+                {
+                    "mode": mode,
+                    "results": [run_hit_data(run) for run in found.runs],
+                    "next": None,
+                    "semantic": found.semantic,
+                }
             )
         if mode == "browse":
             summaries = ledger_browse(scope=scope, limit=values["limit"])

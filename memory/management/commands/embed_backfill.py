@@ -1,4 +1,5 @@
-"""`manage.py embed_backfill`: embed every active claim still without a vector, now."""
+"""`manage.py embed_backfill`: embed every active claim and ledger event still without a
+vector, now."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.embedders import embedder, semantic_mode
-from memory.services.embeddings import claims_embed_pending, claims_embed_refresh
+from memory.services.embeddings import (
+    claims_embed_pending,
+    claims_embed_refresh,
+    events_embed_pending,
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Embed, in this process and in batches, every active claim that has no vector of the "
-        "configured model (after enabling semantic recall or switching models). Idempotent: "
-        "a second run embeds nothing. Prints how many claims it embedded."
+        "Embed, in this process and in batches, every active claim and every ledger event "
+        "with text that has no vector of the configured model (after enabling semantic "
+        "recall, switching models or upgrading). Idempotent: a second run embeds nothing. "
+        "Prints how many claims and events it embedded."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,6 +40,14 @@ class Command(BaseCommand):
         embedded = claims_embed_pending(limit=limit)
         if refresh:
             embedded += claims_embed_refresh()
+        events = events_embed_pending(limit=limit)
         self.stdout.write(
-            json.dumps({"model": model.model, "semantic": semantic_mode(), "embedded": embedded})
+            json.dumps(
+                {
+                    "model": model.model,
+                    "semantic": semantic_mode(),
+                    "embedded": embedded,
+                    "events_embedded": events,
+                }
+            )
         )
