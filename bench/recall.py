@@ -822,8 +822,8 @@ def report() -> str:
             "worker runs here; the messages are dropped); inline, the answer waits for it. "
             "Semantic recalls embed the query in the request (the server keeps no query "
             "vectors, `RECALL_QUERY_CACHE_SIZE=0`, and recall_run above is timed with the "
-            "cache cleared), which the SQL side is given already made; the SQL side "
-            "includes the statement that reads the subject's packed vectors.",
+            "cache cleared), which the SQL side is given already made; the SQL side's "
+            "ranking statement reads the subject's packed vectors too.",
             "",
         ]
     )

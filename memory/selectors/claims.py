@@ -220,16 +220,14 @@ _AUTHORITY_RANK = " ".join(
     f"WHEN '{authority}' THEN {rank}" for authority, rank in AUTHORITY_RANK.items()
 )
 
-# Exact similarity of a legal claim's vector to the query's, computed here from the
-# subject's packed vectors (`_vector_scores`) and joined in as `vector_scores`.
-_SIMILARITY = "v.score"
 # The subject's active claims' packed vectors of one model: the only claims that can be
-# legal, so every legal claim with a vector gets its exact similarity.
+# legal, so every legal claim with a vector gets its exact similarity; the others are
+# the neighbours its hubness is measured against.
 _PACKED_VECTORS = f"""
     SELECT e.claim_id, e.packed FROM {_CLAIM} c
     JOIN {_EMBEDDING} e ON e.claim_id = c.id AND e.tenant_id = c.tenant_id
-    WHERE c.tenant_id = %s AND c.subject_id = ANY(%s) AND c.status = 'active'
-      AND e.model = %s AND e.packed IS NOT NULL
+    WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s) AND c.status = 'active'
+      AND e.model = %(model)s AND e.packed IS NOT NULL
 """  # noqa: S608 - table names are constants; every value is a parameter
 
 
@@ -241,19 +239,6 @@ _PACKED_VECTORS = f"""
 # the largest of those means, so they keep their order below.
 HUB_NEIGHBOURS = 5
 HUB_CANDIDATES = 50
-
-
-def _packed_vectors(
-    *, tenant: Tenant, subject_ids: list[int], model: str
-) -> tuple[list[Any], np.ndarray]:
-    """The subjects' active claims with a vector of `model`: their ids and their vectors,
-    one row each, in one statement with binary results (bytea as bytes, not hex: half
-    the bytes, nothing to decode)."""
-    rows = fetch_bound(_PACKED_VECTORS, [tenant.pk, subject_ids, model], binary=True)
-    if not rows:
-        return [], np.empty((0, 0), dtype=PACKED_DTYPE)
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=PACKED_DTYPE)
-    return [row[0] for row in rows], matrix.reshape(len(rows), -1)
 
 
 def _similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> list[float]:
@@ -275,9 +260,10 @@ def _similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> list[flo
     return [float(score) for score in scores]
 
 
-# The query is embedded here while the request's thread reads the subject's vectors:
-# the model's run releases the GIL, so the read costs a recall no time of its own. A few
-# threads, so that concurrent requests of a threaded server do not queue for one.
+# The query is embedded on a helper thread while the request's thread runs the ranking
+# statement: the model's run releases the GIL, so the statement costs a recall little
+# time of its own. A few threads, so that concurrent requests of a threaded server do
+# not queue for one.
 _EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-embed")
 
 
@@ -287,43 +273,14 @@ def query_vector_future(query: str) -> Future[tuple[str, Sequence[float] | None]
     return _EMBEDDING_THREADS.submit(_query_vector, query)
 
 
-def _vector_scores(
-    *, tenant: Tenant, subject_ids: list[int], query: str
-) -> tuple[list[Any], list[float]] | None:
-    """Each of the subjects' active claims with a vector of the configured model, and its
-    similarity to the query; None when the query has no vector (semantic recall off, a
-    blank query, or an embedder that failed)."""
-    model = embedder()
-    if model is None or not query.strip():
-        return None
-    embedding = query_vector_future(query)
-    ids, matrix = _packed_vectors(tenant=tenant, subject_ids=subject_ids, model=model.model)
-    model_name, query_vector = embedding.result()
-    if query_vector is None or model_name != model.model:
-        return None
-    scores = _similarities(matrix, query_vector)
-    return (ids if scores else []), scores
-
-
-# Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
-# (recency, authority, fulltext, ngram, vector); a signal that did not place the claim
-# adds an exact 0.
-_FUSED_LEXICAL = (
-    "0::float8 + %(w_recency)s::float8 / (%(k)s + r.recency_rank)"
-    " + %(w_authority)s::float8 / (%(k)s + r.authority_pos)"
-    " + COALESCE(%(w_fulltext)s::float8 / (%(k)s + r.fulltext_rank), 0)"
-    " + COALESCE(%(w_ngram)s::float8 / (%(k)s + r.ngram_rank), 0)"
-    " + COALESCE(%(w_vector)s::float8 / (%(k)s + r.vector_rank), 0)"
-)
-# Without a query there is nothing to match: authority and scope specificity decide.
-_FUSED_PLAIN = "r.authority_rank * 0.05::float8 + r.scope_size * 0.05::float8"
-
-
-def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
-    """The whole recall in one statement: every claim of the subject by the first rule that
-    excludes it (or `legal`), each legal claim's signals and their ranks, the fused score,
-    the best candidates with their columns, and the counts (on every row, and on the one
-    row an empty legal set answers)."""
+def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
+    """The legal set and its lexical signals in one statement: every claim of the subject
+    counted by the first rule that excludes it (or `legal`), each legal claim's full-text,
+    n-gram, recency and authority signals and their ranks, and (with `vectors`) the packed
+    vector of every active claim. The counts are on every row, and on the one row an
+    empty subject answers. What needs the query's vector (its similarity, its rank, the
+    fused score) is computed from these rows (`_fused_candidates`), so this statement runs
+    while the query is embedded."""
     rules = [
         *(["WHEN c.id = ANY(%(hidden)s::uuid[]) THEN 'hidden'"] if q.hidden else []),
         "WHEN c.status <> 'active' THEN 'inactive'",
@@ -352,8 +309,9 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
         )
     kinds = "AND c.kind = ANY(%(kinds)s)" if q.kinds else ""
     if lexical:
+        # float8: the rank as the float4 it is, so the trace rounds what was ranked.
         text = (
-            "ts_rank(s.search_vector, plainto_tsquery('english'::regconfig, %(query)s)) "
+            "ts_rank(s.search_vector, plainto_tsquery('english'::regconfig, %(query)s))::float8 "
             "AS text_rank, "
             "(s.search_vector @@ plainto_tsquery('english'::regconfig, %(query)s)) AS text_hit, "
             # The distinct n-grams the claim shares with the query.
@@ -361,31 +319,39 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
             "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits"
         )
     else:
-        text = "NULL::real AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
-    ranks_by_meaning = mode != SEMANTIC_UNAVAILABLE
-    similarity = _SIMILARITY if ranks_by_meaning else "NULL::float8"
-    if q.corrected and ranks_by_meaning:
-        similarity = f"CASE WHEN s.id = %(corrected)s::uuid THEN NULL ELSE {similarity} END"
-    vector_scores = (
-        "vector_scores AS (SELECT * FROM unnest(%(vector_ids)s::uuid[], "
-        "%(vector_scores)s::float8[]) AS v(id, score)), "
-        if ranks_by_meaning
-        else ""
+        text = "NULL::float8 AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
+    signals = (
+        "r.recency_rank, r.authority_pos, r.authority_rank, r.fulltext_rank, r.text_rank, "
+        "r.ngram_rank, r.gram_hits, r.scope_size, r.recorded_at, r.subject_id, r.predicate, "
+        "r.chars, r.stale"
     )
-    vector_join = "LEFT JOIN vector_scores v ON v.id = s.id" if ranks_by_meaning else ""
+    if vectors:
+        # Every active claim's vector: a legal claim's similarity, the others' for hubness.
+        claim_rows = (
+            f"vectors AS ({_PACKED_VECTORS}), claim_rows AS ("  # noqa: S608 - constants
+            f"SELECT COALESCE(r.id, v.claim_id) AS id, {signals}, v.packed "
+            "FROM ranked r FULL JOIN vectors v ON v.claim_id = r.id)"
+        )
+    else:
+        claim_rows = (
+            f"claim_rows AS (SELECT r.id, {signals}, "  # noqa: S608 - constants
+            "NULL::bytea AS packed FROM ranked r)"
+        )
     return f"""
-    WITH {vector_scores}subject_claims AS (
-        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at,
+    WITH subject_claims AS (
+        SELECT c.id, c.subject_id, c.authority, c.scope_size, c.recorded_at, c.predicate,
+               char_length(c.text) AS chars,
+               COALESCE(c.refresh_after <= %(as_of)s, false)
+                   OR c.id = ANY(%(made_stale)s::uuid[]) AS stale,
                {search_vector} AS search_vector, {claim_ngrams} AS ngrams,
                CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
         FROM {_CLAIM} c
         WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
           AND c.status <> 'erased' {kinds}
     ), legal AS (
-        SELECT s.id, s.scope_size, s.recorded_at,
-               CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank,
-               {text}, {similarity} AS similarity
-        FROM subject_claims s {vector_join} WHERE s.exclusion = 'legal'
+        SELECT s.id, s.scope_size, s.recorded_at, s.subject_id, s.predicate, s.chars, s.stale,
+               CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank, {text}
+        FROM subject_claims s WHERE s.exclusion = 'legal'
     ), ranked AS (
         SELECT l.*,
                rank() OVER (ORDER BY l.recorded_at DESC) AS recency_rank,
@@ -395,17 +361,9 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
                    AS fulltext_rank,
                CASE WHEN l.gram_hits >= %(needed)s THEN
                    rank() OVER (PARTITION BY l.gram_hits >= %(needed)s ORDER BY l.gram_hits DESC)
-                   END AS ngram_rank,
-               CASE WHEN l.similarity IS NOT NULL THEN
-                   rank() OVER (PARTITION BY l.similarity IS NULL ORDER BY l.similarity DESC)
-                   END AS vector_rank
+                   END AS ngram_rank
         FROM legal l
-    ), top AS (
-        SELECT r.*, {_FUSED_LEXICAL if lexical else _FUSED_PLAIN} AS fused
-        FROM ranked r
-        ORDER BY fused DESC, r.scope_size DESC, r.recorded_at DESC, r.id
-        LIMIT %(candidates)s
-    ), counts AS (
+    ), {claim_rows}, counts AS (
         SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims,
                array_agg(subject_id) AS subject_ids
         FROM (SELECT subject_id, exclusion, count(*) AS n FROM subject_claims
@@ -413,56 +371,85 @@ def _recall_sql(*, q: RecallQuery, lexical: bool, mode: str) -> str:
     ), matching AS (
         SELECT count(*) FILTER (WHERE text_hit OR gram_hits >= %(needed)s) AS n FROM legal
     )
-    SELECT counts.reasons, counts.claims, matching.n, counts.subject_ids,
-           top.fused, top.recency_rank, top.authority_pos, top.authority_rank,
-           top.fulltext_rank, top.text_rank, top.ngram_rank, top.gram_hits,
-           top.vector_rank, top.similarity,
-           COALESCE(c.refresh_after <= %(as_of)s, false)
-               OR c.id = ANY(%(made_stale)s::uuid[]) AS stale,
-           {_RECALLED.columns}
-    FROM counts CROSS JOIN matching
-    LEFT JOIN top ON true
-    LEFT JOIN {_CLAIM} c ON c.id = top.id
-    ORDER BY top.fused DESC, top.scope_size DESC, top.recorded_at DESC, top.id
+    SELECT CASE WHEN row_number() OVER () = 1 THEN counts.reasons END,
+           CASE WHEN row_number() OVER () = 1 THEN counts.claims END,
+           matching.n,
+           CASE WHEN row_number() OVER () = 1 THEN counts.subject_ids END,
+           claim_rows.*
+    FROM counts CROSS JOIN matching LEFT JOIN claim_rows ON true
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
 
-# Where a recalled row holds the columns the ordering and the cut read.
-_POSITION = {
-    name: [f.attname for f in _RECALLED.fields].index(name)
-    for name in ("id", "subject_id", "predicate", "scope_size", "text")
-}
+@dataclass
+class _Ranked:
+    """A legal claim as the ranking statement gives it (its signals and their ranks, and
+    what ordering and cutting read), what the query's vector adds (its similarity, its
+    rank, the fused score), and the signals that placed it. Only a returned claim's
+    columns are read and built into a `Claim`."""
+
+    id: Any
+    recency_rank: int
+    authority_pos: int
+    authority_rank: int
+    fulltext_rank: int | None
+    text_rank: float | None
+    ngram_rank: int | None
+    gram_hits: int
+    scope_size: int
+    recorded_at: datetime
+    subject_id: int
+    predicate: str
+    chars: int
+    stale: bool
+    similarity: float | None = None
+    vector_rank: int | None = None
+    fused: float = 0.0
+    # What a correction being replayed says instead: (text, value).
+    corrected: tuple[str, Any] | None = None
+    signals: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-class _Candidate:
-    """A ranked row of the recall statement: what ordering and cutting read, and the
-    claim's columns, turned into a `Claim` only if it is returned."""
+def _rank_desc(values: list[float]) -> dict[float, int]:
+    """SQL's rank() over `values` in descending order: one plus how many are greater."""
+    ranks: dict[float, int] = {}
+    for position, value in enumerate(sorted(values, reverse=True), start=1):
+        ranks.setdefault(value, position)
+    return ranks
 
-    __slots__ = (
-        "corrected",
-        "fused",
-        "id",
-        "predicate",
-        "scope_size",
-        "signals",
-        "similar",
-        "stale",
-        "subject_id",
-        "text",
-        "values",
-    )
 
-    def __init__(self, values: Sequence[Any], *, fused: float, stale: bool, similar: bool) -> None:
-        self.values = values
-        self.fused, self.stale, self.similar = fused, stale, similar
-        self.id = values[_POSITION["id"]]
-        self.subject_id = values[_POSITION["subject_id"]]
-        self.predicate = values[_POSITION["predicate"]]
-        self.scope_size = values[_POSITION["scope_size"]]
-        self.text: str = values[_POSITION["text"]]
-        # What a correction being replayed says instead: (text, value).
-        self.corrected: tuple[str, Any] | None = None
-        self.signals: dict[str, dict[str, float]] = {}
+def _fused_candidates(
+    legal: list[_Ranked], *, lexical: bool, limit: int, params: dict[str, Any]
+) -> list[_Ranked]:
+    """The best `limit` legal claims by their fused score, each with its vector rank.
+
+    Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
+    (recency, authority, fulltext, ngram, vector); a signal that did not place the claim
+    adds an exact 0. Without a query there is nothing to match: authority and scope
+    specificity decide. Ties go to the more specific scope, then the newer claim, then
+    the claim id, as an ORDER BY in PostgreSQL would break them (UUIDs compare alike).
+    """
+    vector_ranks = _rank_desc([r.similarity for r in legal if r.similarity is not None])
+    k, weights = params["k"], settings.RECALL_WEIGHTS
+    for r in legal:
+        if r.similarity is not None:
+            r.vector_rank = vector_ranks[r.similarity]
+        if not lexical:
+            r.fused = r.authority_rank * 0.05 + r.scope_size * 0.05
+            continue
+        fused = 0.0 + weights["recency"] / (k + r.recency_rank)
+        fused += weights["authority"] / (k + r.authority_pos)
+        fused += 0.0 if r.fulltext_rank is None else weights["fulltext"] / (k + r.fulltext_rank)
+        fused += 0.0 if r.ngram_rank is None else weights["ngram"] / (k + r.ngram_rank)
+        fused += 0.0 if r.vector_rank is None else weights["vector"] / (k + r.vector_rank)
+        r.fused = fused
+    ordered = sorted(legal, key=lambda r: r.id)
+    ordered.sort(key=lambda r: r.recorded_at, reverse=True)  # stable: ids stay in order
+    ordered.sort(key=lambda r: (r.fused, r.scope_size), reverse=True)
+    return ordered[:limit]
+
+
+# Where a recalled row holds the claim's id.
+_ID_POSITION = [f.attname for f in _RECALLED.fields].index("id")
 
 
 def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Claim:
@@ -477,6 +464,33 @@ _SOURCES_OF_CLAIMS = f"""
     SELECT {_SOURCE.columns} FROM {ClaimSource._meta.db_table} s
     WHERE s.tenant_id = %s AND s.claim_id = ANY(%s::uuid[]) ORDER BY s.id
 """  # noqa: S608 - the table name is a constant; every value is a parameter
+
+
+# The returned claims' columns and their sources (a row per source, oldest first; one
+# with none for a claim without), in one statement by primary key.
+_RETURNED_CLAIMS = f"""
+    SELECT {_RECALLED.columns}, {_SOURCE.columns}
+    FROM {_CLAIM} c
+    LEFT JOIN {ClaimSource._meta.db_table} s ON s.claim_id = c.id AND s.tenant_id = c.tenant_id
+    WHERE c.tenant_id = %(tenant)s AND c.id = ANY(%(returned)s::uuid[])
+    ORDER BY s.id
+"""  # noqa: S608 - table names are constants; every value is a parameter
+
+
+def _returned_claims(
+    params: dict[str, Any], claim_ids: list[Any], subjects: dict[int, Subject]
+) -> dict[Any, tuple[Claim, list[ClaimSource]]]:
+    """The claims a recall returns, built as the ORM would, with their sources, by id."""
+    found: dict[Any, tuple[Claim, list[ClaimSource]]] = {}
+    if not claim_ids:
+        return found
+    for row in fetch_bound(_RETURNED_CLAIMS, {**params, "returned": claim_ids}):
+        claim_id = row[_ID_POSITION]
+        if claim_id not in found:
+            found[claim_id] = (_recalled_claim(row, subjects), [])
+        if row[_RECALLED.width] is not None:
+            found[claim_id][1].append(_SOURCE.build(row, _RECALLED.width))
+    return found
 
 
 def recalled_sources(*, tenant: Tenant, claim_ids: Sequence[Any]) -> dict[Any, list[ClaimSource]]:
@@ -503,14 +517,15 @@ def recall_subjects(q: RecallQuery) -> list[Subject]:
 def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
 
-    One statement counts every claim of the subject by the first rule that
-    excludes it, scores the legal set on each signal — full text, n-grams,
-    vector similarity (exact cosine over the subject's packed vectors, read by one
-    statement before it, less each claim's hubness), recency and authority — ranks each
-    signal, fuses the ranks (reciprocal rank fusion, so a query returns the
-    best legal claims up to `limit` even when they share no word with it) and
-    returns the best candidates with their columns; a second loads the sources
-    of the claims returned. No score ever reaches a claim outside the legal set.
+    Two statements. While the query is embedded on a helper thread, the first counts
+    every claim of the subject by the first rule that excludes it, scores and ranks the
+    legal set on full text, n-grams, recency and authority, and reads the packed vectors
+    of the subject's active claims. Here the query's vector gives each legal claim its
+    exact cosine similarity (less its hubness) and its rank, the ranks are fused
+    (reciprocal rank fusion, so a query returns the best legal claims up to `limit` even
+    when they share no word with it) and the candidates ordered and cut; the second
+    statement reads the returned claims and their sources. No score ever reaches a claim
+    outside the legal set.
     """
     as_of = q.as_of or timezone.now()
     query_grams = ngrams(q.query) if q.query.strip() else []
@@ -543,13 +558,15 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         params.update(
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
-    scored = _vector_scores(tenant=tenant, subject_ids=params["subjects"], query=q.query)
-    if scored is not None:
-        # Where the vectors are kept; the similarity itself is computed from the packed
-        # copies either way (one read, and the hubness correction needs them here).
-        mode = "pgvector" if pgvector_installed() else "sql"
-        params["vector_ids"], params["vector_scores"] = scored
-    rows = fetch_bound(_recall_sql(q=q, lexical=bool(query_grams), mode=mode), params)
+    model = embedder()
+    # The query is embedded while the ranking statement runs (see `_EMBEDDING_THREADS`).
+    embedding = query_vector_future(q.query) if model is not None and q.query.strip() else None
+    if embedding is not None:
+        params["model"] = model.model
+    lexical = bool(query_grams)
+    rows = fetch_bound(
+        _ranking_sql(q=q, lexical=lexical, vectors=embedding is not None), params, binary=True
+    )
     subjects_by_id = {subject.pk: subject for subject in recall_subjects(q)}
 
     reasons, claim_counts, matching = rows[0][0] or [], rows[0][1] or [], rows[0][2]
@@ -565,87 +582,101 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     legal_count = counts.get("legal", 0)
     if query_grams:
         excluded["no_match"] = legal_count - matching
+
+    legal = [_Ranked(*row[4:18]) for row in rows if row[5] is not None]
+    if embedding is not None:
+        model_name, query_vector = embedding.result()
+        if query_vector is not None and model_name == model.model:
+            # Where the vectors are kept; the similarity itself is computed from the packed
+            # copies either way (one read, and the hubness correction needs them here).
+            mode = "pgvector" if pgvector_installed() else "sql"
+            packed = [row for row in rows if row[18] is not None]
+            matrix = np.frombuffer(b"".join(row[18] for row in packed), dtype=PACKED_DTYPE)
+            similarities = _similarities(
+                matrix.reshape(len(packed), -1) if packed else matrix.reshape(0, 0),
+                query_vector,
+            )
+            by_id = dict(zip((row[4] for row in packed), similarities, strict=False))
+            corrected = {str(claim_id) for claim_id in q.corrected}
+            for r in legal:
+                if str(r.id) not in corrected:
+                    r.similarity = by_id.get(r.id)
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
-
-    candidates: list[_Candidate] = []
-    for row in rows:
-        score, recency, authority, authority_rank = row[4:8]
-        fulltext, text_rank, ngram, gram_hits, vector, similarity, stale = row[8:15]
-        if score is None:
-            continue  # the counts' row of an empty legal set
-        candidate = _Candidate(row[15:], fused=score, stale=stale, similar=similarity is not None)
-        candidate.corrected = q.corrected.get(candidate.id) or q.corrected.get(str(candidate.id))
-        if candidate.corrected is not None:
-            candidate.text = candidate.corrected[0]
-        placed = candidate.signals
-        placed["recency"] = {"rank": recency}
-        placed["authority"] = {"rank": authority, "score": authority_rank}
+    ranked = _fused_candidates(legal, lexical=lexical, limit=params["candidates"], params=params)
+    for r in ranked:
+        r.corrected = q.corrected.get(r.id) or q.corrected.get(str(r.id))
+        if r.corrected is not None:
+            r.chars = len(r.corrected[0])
+        placed = r.signals
+        placed["recency"] = {"rank": r.recency_rank}
+        placed["authority"] = {"rank": r.authority_pos, "score": r.authority_rank}
         if query_grams:
-            if fulltext is not None:
-                placed["fulltext"] = {"rank": fulltext, "score": round(float(text_rank), 4)}
-            if ngram is not None:
-                placed["ngram"] = {"rank": ngram, "score": round(gram_hits / len(query_grams), 4)}
-            if vector is not None:
-                placed["vector"] = {"rank": vector, "score": round(similarity, 4)}
-        candidates.append(candidate)
+            if r.fulltext_rank is not None and r.text_rank is not None:
+                placed["fulltext"] = {"rank": r.fulltext_rank, "score": round(r.text_rank, 4)}
+            if r.ngram_rank is not None:
+                placed["ngram"] = {
+                    "rank": r.ngram_rank,
+                    "score": round(r.gram_hits / len(query_grams), 4),
+                }
+            if r.vector_rank is not None and r.similarity is not None:
+                placed["vector"] = {"rank": r.vector_rank, "score": round(r.similarity, 4)}
 
     # Among claims on the same predicate, the more specific scope comes first.
     best_by_predicate: dict[str, float] = {}
-    for candidate in candidates:
-        best_by_predicate[candidate.predicate] = max(
-            best_by_predicate.get(candidate.predicate, 0.0), candidate.fused
-        )
-    candidates.sort(
-        key=lambda c: (-best_by_predicate[c.predicate], c.predicate, -c.scope_size, -c.fused)
+    for r in ranked:
+        best_by_predicate[r.predicate] = max(best_by_predicate.get(r.predicate, 0.0), r.fused)
+    ranked.sort(
+        key=lambda r: (-best_by_predicate[r.predicate], r.predicate, -r.scope_size, -r.fused)
     )
 
-    # Only the claims returned are built as model instances; a cut candidate's trace entry
-    # needs its id, subject and size.
-    items: list[RecalledClaim] = []
+    # Only the claims returned are read and built as model instances; a cut candidate's
+    # trace entry needs its id, subject and size.
+    returned: list[_Ranked] = []
     cut: list[CutCandidate] = []
     used = 0
     over_budget = 0
-    for candidate in candidates:
+    for r in ranked:
         reason = None
-        size = len(candidate.text)
-        if len(items) >= q.limit:
+        if len(returned) >= q.limit:
             reason = CUT_BELOW_LIMIT
-        elif q.budget_chars is not None and used + size > q.budget_chars:
+        elif q.budget_chars is not None and used + r.chars > q.budget_chars:
             over_budget += 1
             reason = CUT_OVER_BUDGET
         if reason is not None:
             cut.append(
                 CutCandidate(
-                    claim_id=candidate.id,
-                    subject_id=candidate.subject_id,
-                    chars=size,
-                    rank=round(candidate.fused, 4),
+                    claim_id=r.id,
+                    subject_id=r.subject_id,
+                    chars=r.chars,
+                    rank=round(r.fused, 4),
                     reason=reason,
-                    signals=candidate.signals,
+                    signals=r.signals,
                 )
             )
             continue
-        used += size
-        claim = _recalled_claim(candidate.values, subjects_by_id)
-        if candidate.corrected is not None:
-            claim.text, claim.value = candidate.corrected
+        used += r.chars
+        returned.append(r)
+    claims = _returned_claims(params, [r.id for r in returned], subjects_by_id)
+    items: list[RecalledClaim] = []
+    for r in returned:
+        claim, sources = claims[r.id]
+        if r.corrected is not None:
+            claim.text, claim.value = r.corrected
         items.append(
             RecalledClaim(
                 claim=claim,
-                stale=bool(candidate.stale),
-                rank=round(candidate.fused, 4),
+                stale=bool(r.stale),
+                rank=round(r.fused, 4),
                 matched=matched_terms(q.query, f"{claim.predicate} {claim.text}")
                 if q.query
                 else [],
                 scope_match=_scope_match(claim.scope, q.scope),
-                signals=candidate.signals,
-                semantic=mode if candidate.similar else SEMANTIC_UNAVAILABLE,
+                signals=r.signals,
+                semantic=mode if r.similarity is not None else SEMANTIC_UNAVAILABLE,
+                sources=sources,
             )
         )
-    sources = recalled_sources(tenant=tenant, claim_ids=[item.claim.id for item in items])
-    for item in items:
-        item.sources = sources.get(item.claim.id, [])
     conflicts = open_conflicts(tenant=tenant, claims=[item.claim for item in items])
     for item in items:
         item.conflict = conflicts.get(item.claim.id)

@@ -144,8 +144,8 @@ def test_recall_runs_the_same_few_queries_however_many_claims_the_subject_has(
             submit(agent, predicate=f"p{n}", value=str(n), text=f"Alice fact {n}")
         )
     assert http_queries() == few
-    # The selector: one statement for the legal set, the signals, the ranking and the
-    # exclusion counts, one for the sources of what is returned.
+    # The selector: one statement for the legal set, the signals, their ranks and the
+    # exclusion counts, one for the claims returned and their sources.
     assert selector_queries(query="Alice fact", limit=100) == 2
     assert selector_queries(query="Alice fact", kinds=["preference"]) == 1  # nothing legal
     # Around it: the token and the subject; inline, the trace and the use in one statement,

@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
 from memory.embedders import pgvector_installed
 from memory.models import Claim, ClaimEmbedding, RecallTrace, Subject
+from memory.selectors.claims import RecallQuery, RecallResult, claims_recall
 from memory.services.consent import consents_set
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.tasks.embeddings import embed_claims
@@ -99,6 +102,28 @@ def test_paraphrase_is_found_by_meaning_once_embedded(agent, client):
     trace = RecallTrace.objects.get(pk=result["trace_id"])
     assert trace.ranking["semantic"] == expected_mode()
     assert trace.ranking["items"][top["id"]]["signals"]["vector"]["rank"] == 1
+
+
+def test_semantic_recall_runs_two_statements_however_many_claims(agent, acme):
+    seed(agent)
+    embed_all()
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+
+    def statements(**query) -> tuple[int, RecallResult]:
+        with CaptureQueriesContext(connection) as captured:
+            result = claims_recall(tenant=acme, q=RecallQuery(subject=subject, **query))
+        return len(captured.captured_queries), result
+
+    # The legal set, its lexical signals and the subject's vectors in one statement (run
+    # while the question is embedded), the returned claims and their sources in another.
+    few, result = statements(query="which metropolis does she reside in", limit=5)
+    assert few == 2 and result.semantic == expected_mode() and len(result.items) == 5
+    assert result.items[0].claim.predicate == "home_city"
+    assert all(item.sources for item in result.items)
+    seed(agent, [(f"note_{n}", str(n), f"Alice wrote note {n}") for n in range(40)])
+    embed_all()
+    more, result = statements(query="which metropolis does she reside in", limit=5)
+    assert more == few and result.items[0].claim.predicate == "home_city"
 
 
 def test_a_written_claim_is_embedded_by_the_task_enqueued_on_commit(
