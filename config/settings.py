@@ -596,7 +596,7 @@ RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
 # with a vector (at most this many), the closest of them kept as hits (at most
 # LEDGER_SEMANTIC_HITS, each at least this alike: MiniLM puts a paraphrase of an event
 # at 0.35-0.8 and unrelated text below 0.25).
-LEDGER_SEMANTIC_EVENTS = env_int("LEDGER_SEMANTIC_EVENTS", 5000)
+LEDGER_SEMANTIC_EVENTS = env_int("LEDGER_SEMANTIC_EVENTS", 2000)
 LEDGER_SEMANTIC_HITS = env_int("LEDGER_SEMANTIC_HITS", 50)
 LEDGER_SEMANTIC_MIN_SIMILARITY = float(os.environ.get("LEDGER_SEMANTIC_MIN_SIMILARITY", 0.35))
 # Recent queries' vectors kept per process (agents repeat their questions); 0: none.
