@@ -380,7 +380,7 @@ def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
     """  # noqa: S608 - table names and rules are constants; every value is a parameter
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ranked:
     """A legal claim as the ranking statement gives it (its signals and their ranks, and
     what ordering and cutting read), what the query's vector adds (its similarity, its
@@ -442,7 +442,8 @@ def _fused_candidates(
         fused += 0.0 if r.ngram_rank is None else weights["ngram"] / (k + r.ngram_rank)
         fused += 0.0 if r.vector_rank is None else weights["vector"] / (k + r.vector_rank)
         r.fused = fused
-    ordered = sorted(legal, key=lambda r: r.id)
+    # As PostgreSQL orders UUIDs (their 16 bytes, as the integer they spell), in C.
+    ordered = sorted(legal, key=lambda r: r.id.int)
     ordered.sort(key=lambda r: r.recorded_at, reverse=True)  # stable: ids stay in order
     ordered.sort(key=lambda r: (r.fused, r.scope_size), reverse=True)
     return ordered[:limit]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
 from re import Pattern
 from typing import Any
@@ -23,7 +24,8 @@ from django.db import IntegrityError, models, transaction
 
 from common.fingerprints import erased_marker
 from memory.held_content import QUOTED_CONTENT, SETTLED_RECEIPTS, QuotedContent
-from memory.models import Receipt
+from memory.models import Event, Receipt
+from memory.services.embeddings import event_embeddings_enqueue_on_commit
 from memory.services.erasure import sql_rows
 from memory.terms import like_patterns, quotable_terms, word_pattern
 
@@ -54,6 +56,8 @@ def _scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
 class Scrubbed:
     table: str
     rows: int
+    # The primary keys of the rows changed.
+    changed: list[Any] = dataclass_field(default_factory=list)
 
 
 def _scrub_table(
@@ -74,7 +78,7 @@ def _scrub_table(
         return Scrubbed(quoted.table, 0)
     scrub = _string_scrubber(word_pattern(terms), whole=quoted.whole)
     fields = {column: quoted.model._meta.get_field(column) for column in quoted.columns}
-    changed = 0
+    changed: list[Any] = []
     for row in quoted.model._default_manager.filter(pk__in=ids).values("pk", *quoted.columns):
         changes: dict[str, Any] = {}
         for column, field in fields.items():
@@ -94,13 +98,14 @@ def _scrub_table(
             changes[quoted.stamp] = now
         try:
             with transaction.atomic():
-                changed += quoted.model._default_manager.filter(pk=row["pk"]).update(**changes)
+                if quoted.model._default_manager.filter(pk=row["pk"]).update(**changes):
+                    changed.append(row["pk"])
         except IntegrityError:
             # The digest of a unique identifier is already another row's identifier
             # (only a race with a write under the original can do that): the row keeps
             # its words, and the deletion's generic probe reports the copy.
             continue
-    return Scrubbed(quoted.table, changed)
+    return Scrubbed(quoted.table, len(changed), changed)
 
 
 def scrub_quoted_content(*, tenant_id: int, terms: list[str], now: datetime) -> dict[str, int]:
@@ -114,6 +119,11 @@ def scrub_quoted_content(*, tenant_id: int, terms: list[str], now: datetime) -> 
         scrubbed = _scrub_table(quoted, tenant_id=tenant_id, terms=terms, now=now)
         if scrubbed.rows:
             counts[scrubbed.table] = counts.get(scrubbed.table, 0) + scrubbed.rows
+        if quoted.model is Event and scrubbed.changed:
+            # The ledger's trigger dropped these events' vectors with the old words; what
+            # they say now is embedded again, however old the event (the sweep looks only
+            # at recent ones).
+            event_embeddings_enqueue_on_commit(event_ids=scrubbed.changed)
     return counts
 
 

@@ -19,7 +19,7 @@ from memory.models import Event, EventEmbedding, Subject
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.events import event_record
 from memory.tasks.embeddings import embed_events, embed_pending
-from tests.memory.helpers import post_event
+from tests.memory.helpers import post_event, submit
 from tests.memory.test_ledger_search import search, seed_run
 from tests.memory.test_semantic_recall import embed_all
 
@@ -165,9 +165,44 @@ def test_the_sweep_embeds_recent_events_and_the_backfill_all(acme, settings):
     seed_run(acme, "run-new", 2, {1: DENTIST})
     old = Event.objects.filter(run_id="run-old")
     with pgtrigger.ignore("memory.Event:event_only_redaction"):
-        old.update(recorded_at=timezone.now() - timedelta(hours=settings.EMBED_EVENT_SWEEP_HOURS, minutes=1))
+        old.update(
+            recorded_at=timezone.now()
+            - timedelta(hours=settings.EMBED_EVENT_SWEEP_HOURS, minutes=1)
+        )
     embed_pending()
     embedded = set(EventEmbedding.objects.values_list("event__run_id", flat=True))
     assert embedded == {"run-new"}
     embed_all()
     assert EventEmbedding.objects.count() == 4
+
+
+def test_an_old_event_scrubbed_by_another_subjects_deletion_is_embedded_again(
+    agent, acme, settings, django_capture_on_commit_callbacks
+):
+    word = "zyrtaquemble"
+    post_event(agent, text=f"I keep the {word} in the shed")
+    # Alice's memory names the word: her deletion looks for it everywhere.
+    submit(agent, predicate="shed_item", value=word, text=f"Alice keeps the {word} in the shed")
+    quoted = post_event(agent, subject="project:shed", text=f"Minutes: Alice's {word} stays here")
+    embed_all()
+    # Older than the sweep looks: only the scrub itself can have it embedded again.
+    with pgtrigger.ignore("memory.Event:event_only_redaction"):
+        Event.objects.filter(pk=quoted["id"]).update(
+            recorded_at=timezone.now() - timedelta(hours=settings.EMBED_EVENT_SWEEP_HOURS + 1)
+        )
+    before = EventEmbedding.objects.get(event_id=quoted["id"])
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+    deletion, _ = deletion_request_create(tenant=acme, actor=WORKER, subject=subject)
+    embed_events.app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            done = deletion_run(deletion_id=deletion.pk, worker=WORKER)
+    finally:
+        embed_events.app.conf.task_always_eager = False
+    assert done is not None and done.report["quotes"]["other_subjects_events_scrubbed"] == 1
+    scrubbed = Event.objects.get(pk=quoted["id"])
+    assert word not in scrubbed.text and scrubbed.scrubbed_at is not None
+    after = EventEmbedding.objects.get(event_id=quoted["id"])
+    assert after.digest == embedding_digest(scrubbed.text) != before.digest
+    # Alice's own event was redacted: its vector went and never came back.
+    assert EventEmbedding.objects.filter(event__subject=subject).count() == 0

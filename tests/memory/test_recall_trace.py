@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import time
+import uuid
 from collections.abc import Callable
 
 import pytest
+import redis
 from celery import current_app
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -14,6 +18,7 @@ from accounts.actors import Actor
 from memory.models import Claim, RecallTrace, Subject
 from memory.selectors.claims import RecallQuery, claims_recall
 from memory.services.deletion import deletion_request_create
+from memory.services.recall import recall_run
 from memory.tasks.recall import record_recall
 from tests.memory.helpers import recall, submit
 
@@ -162,8 +167,6 @@ def test_in_a_request_the_trace_message_goes_out_after_the_response(
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
-    from memory.services.recall import recall_run
-
     settings.RECALL_TRACE_WRITE = "worker"
     claim = submit(agent)
     subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
@@ -196,3 +199,33 @@ def test_in_a_request_the_trace_message_goes_out_after_the_response(
             q=RecallQuery(subject=subject, query="Shanghai"),
         )
     assert RecallTrace.objects.filter(pk=trace_id).exists()
+
+
+@pytest.mark.django_db
+def test_the_trace_message_names_the_trace_in_its_headers_without_repeating_it(
+    acme, agent, settings, django_capture_on_commit_callbacks
+):
+    queue = f"test-trace-headers-{uuid.uuid4().hex}"
+    settings.RECALL_TRACE_WRITE = "worker"
+    settings.RECALL_TRACE_QUEUE = queue
+    submit(agent)
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            _, trace_id = recall_run(
+                tenant=acme,
+                actor=Actor.system("test"),
+                subject_key="user:alice",
+                q=RecallQuery(subject=subject, query="where does Shanghai-Alice live"),
+            )
+        raw = broker.lpop(queue)
+    finally:
+        broker.delete(queue)
+    assert raw is not None, "the trace message was not published"
+    message = json.loads(raw)
+    headers = json.dumps(message["headers"])
+    assert "Shanghai-Alice" not in headers and str(trace_id) in headers
+    # The body still carries the whole trace for the worker.
+    body = json.loads(base64.b64decode(message["body"]))
+    assert body[1]["trace"]["query"] == "where does Shanghai-Alice live"
