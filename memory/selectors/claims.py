@@ -560,10 +560,11 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
     model = embedder()
-    # The query is embedded while the ranking statement runs (see `_EMBEDDING_THREADS`).
-    embedding = query_vector_future(q.query) if model is not None and q.query.strip() else None
-    if embedding is not None:
+    embedding = None
+    if model is not None and q.query.strip():
         params["model"] = model.model
+        # Embedded while the ranking statement runs (see `_EMBEDDING_THREADS`).
+        embedding = query_vector_future(q.query)
     lexical = bool(query_grams)
     rows = fetch_bound(
         _ranking_sql(q=q, lexical=lexical, vectors=embedding is not None), params, binary=True
@@ -587,7 +588,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     legal = [_Ranked(*row[4:18]) for row in rows if row[5] is not None]
     if embedding is not None:
         model_name, query_vector = embedding.result()
-        if query_vector is not None and model_name == model.model:
+        if query_vector is not None and model_name == params["model"]:
             # Where the vectors are kept; the similarity itself is computed from the packed
             # copies either way (one read, and the hubness correction needs them here).
             mode = "pgvector" if pgvector_installed() else "sql"
