@@ -54,9 +54,11 @@ class LedgerSearchView(APIView):
         summary="Search the ledger by session: discovery, scroll, browse",
         description="Inside the legal set (the tenant, the named `subject`s — repeat the "
         "parameter for several — the token may read, events recorded by `cutoff`, never a "
-        "redacted event). `discovery` (`q`): the runs that mention it, best first, each with "
-        "a snippet and its bookend window: the first three events, `window` events around "
-        "each of its best three hits, the last three. `scroll` (`run_id`): the run's events "
+        "redacted event). `discovery` (`q`): the runs that mention it or mean it (full text, "
+        "n-grams and the similarity of each event's vector; `semantic` says whether meaning "
+        "was compared), best first, each with its `signals`, a snippet and its bookend "
+        "window: the first three events, `window` events around each of its best three "
+        "hits, the last three. `scroll` (`run_id`): the run's events "
         "in order; follow `next`. `browse`: the most recently active runs (of `agent`, if "
         "given). Errors: `validation_error`, `query_required`, `run_id_required`, "
         "`subject_invalid`, `cursor_invalid`, `not_found` (a subject outside the token).",
