@@ -461,12 +461,6 @@ def _recalled_claim(values: Sequence[Any], subjects: dict[int, Subject]) -> Clai
 
 
 _SOURCE = RowReader(ClaimSource, alias="s")
-_SOURCES_OF_CLAIMS = f"""
-    SELECT {_SOURCE.columns} FROM {ClaimSource._meta.db_table} s
-    WHERE s.tenant_id = %s AND s.claim_id = ANY(%s::uuid[]) ORDER BY s.id
-"""  # noqa: S608 - the table name is a constant; every value is a parameter
-
-
 # The returned claims' columns and their sources (a row per source, oldest first; one
 # with none for a claim without), in one statement by primary key.
 _RETURNED_CLAIMS = f"""
@@ -491,20 +485,6 @@ def _returned_claims(
             found[claim_id] = (_recalled_claim(row, subjects), [])
         if row[_RECALLED.width] is not None:
             found[claim_id][1].append(_SOURCE.build(row, _RECALLED.width))
-    return found
-
-
-def recalled_sources(*, tenant: Tenant, claim_ids: Sequence[Any]) -> dict[Any, list[ClaimSource]]:
-    """The sources of the tenant's claims `claim_ids` (those a recall returns), oldest
-    first, in one fixed statement."""
-    found: dict[Any, list[ClaimSource]] = {claim_id: [] for claim_id in claim_ids}
-    if not claim_ids:
-        return found
-    with connection.cursor() as cursor:
-        cursor.execute(_SOURCES_OF_CLAIMS, [tenant.pk, list(claim_ids)])
-        for row in cursor.fetchall():
-            source = _SOURCE.build(row)
-            found[source.claim_id].append(source)
     return found
 
 

@@ -1,11 +1,12 @@
-import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory.models import Claim, ClaimSource, RecallTrace
-from memory.selectors.claims import recalled_sources
+from memory.models import Claim, ClaimSource, RecallTrace, Subject
+from memory.selectors.claims import RecallQuery, claims_recall
 from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db
@@ -160,16 +161,20 @@ def test_recall_query_count_does_not_grow_with_claims(agent, django_assert_max_n
         recall(agent, query="Alice fact", limit=20)
 
 
-def test_recalled_sources_are_the_tenants_own_oldest_first(
-    agent, acme, globex, django_assert_num_queries
+def test_recalled_claims_come_with_their_sources_oldest_first_in_the_same_statement(
+    agent, acme, globex
 ):
     claim = submit(agent)
-    ids = [uuid.UUID(claim["id"])]
-    with django_assert_num_queries(1):
-        mine = recalled_sources(tenant=acme, claim_ids=ids)
-    stored = list(ClaimSource.objects.filter(claim_id=ids[0]).order_by("id"))
-    assert stored and mine[ids[0]] == stored
-    assert [s.event_id for s in mine[ids[0]]] == [s.event_id for s in stored]
-    # Another tenant naming the same ids reads nothing: the lookup fails closed.
-    assert recalled_sources(tenant=globex, claim_ids=ids) == {ids[0]: []}
-    assert recalled_sources(tenant=acme, claim_ids=[]) == {}
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="alice")
+    with CaptureQueriesContext(connection) as captured:
+        result = claims_recall(tenant=acme, q=RecallQuery(subject=subject, query="Shanghai"))
+    [item] = result.items
+    stored = list(ClaimSource.objects.filter(claim_id=claim["id"]).order_by("id"))
+    assert stored and item.sources == stored
+    assert [s.event_id for s in item.sources] == [s.event_id for s in stored]
+    # The ranking statement, then the returned claims with their sources: nothing more.
+    assert len(captured.captured_queries) == 2
+    # Another tenant naming the same subject reads nothing: the lookup fails closed.
+    assert (
+        claims_recall(tenant=globex, q=RecallQuery(subject=subject, query="Shanghai")).items == []
+    )
