@@ -417,9 +417,7 @@ def _rank_desc(values: list[float]) -> dict[float, int]:
     return ranks
 
 
-def _fused_candidates(
-    legal: list[_Ranked], *, lexical: bool, limit: int, params: dict[str, Any]
-) -> list[_Ranked]:
+def _fused_candidates(legal: list[_Ranked], *, lexical: bool, limit: int) -> list[_Ranked]:
     """The best `limit` legal claims by their fused score, each with its vector rank.
 
     Reciprocal rank fusion, summed in the order the signals are listed in `why.signals`
@@ -429,7 +427,7 @@ def _fused_candidates(
     the claim id, as an ORDER BY in PostgreSQL would break them (UUIDs compare alike).
     """
     vector_ranks = _rank_desc([r.similarity for r in legal if r.similarity is not None])
-    k, weights = params["k"], settings.RECALL_WEIGHTS
+    k, weights = settings.RECALL_RRF_K, settings.RECALL_WEIGHTS
     for r in legal:
         if r.similarity is not None:
             r.vector_rank = vector_ranks[r.similarity]
@@ -522,11 +520,8 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         "grams": query_grams,
         # Below the match threshold, shared n-grams are noise ("the", "her").
         "needed": max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD)),
-        "candidates": max(q.limit * 4, q.limit),
         "hidden": [str(claim_id) for claim_id in q.hidden],
         "made_stale": [str(claim_id) for claim_id in q.made_stale],
-        "k": settings.RECALL_RRF_K,
-        **{f"w_{name}": weight for name, weight in settings.RECALL_WEIGHTS.items()},
     }
     for claim_id, (text, value) in q.corrected.items():
         predicate = (
@@ -585,7 +580,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
                     r.similarity = by_id.get(r.id)
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
-    ranked = _fused_candidates(legal, lexical=lexical, limit=params["candidates"], params=params)
+    ranked = _fused_candidates(legal, lexical=lexical, limit=max(q.limit * 4, q.limit))
     for r in ranked:
         r.corrected = q.corrected.get(r.id) or q.corrected.get(str(r.id))
         if r.corrected is not None:

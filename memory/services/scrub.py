@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from datetime import datetime
 from re import Pattern
 from typing import Any
@@ -55,9 +54,12 @@ def _scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
 @dataclass(frozen=True)
 class Scrubbed:
     table: str
-    rows: int
     # The primary keys of the rows changed.
-    changed: list[Any] = dataclass_field(default_factory=list)
+    changed: list[Any]
+
+    @property
+    def rows(self) -> int:
+        return len(self.changed)
 
 
 def _scrub_table(
@@ -75,7 +77,7 @@ def _scrub_table(
         )
     ]
     if not ids:
-        return Scrubbed(quoted.table, 0)
+        return Scrubbed(quoted.table, [])
     scrub = _string_scrubber(word_pattern(terms), whole=quoted.whole)
     fields = {column: quoted.model._meta.get_field(column) for column in quoted.columns}
     changed: list[Any] = []
@@ -105,7 +107,7 @@ def _scrub_table(
             # (only a race with a write under the original can do that): the row keeps
             # its words, and the deletion's generic probe reports the copy.
             continue
-    return Scrubbed(quoted.table, len(changed), changed)
+    return Scrubbed(quoted.table, changed)
 
 
 def scrub_quoted_content(*, tenant_id: int, terms: list[str], now: datetime) -> dict[str, int]:
