@@ -313,6 +313,13 @@ class Claim(models.Model):
                 name="claim_active_by_subject",
             ),
             models.Index(fields=["tenant", "subject", "status", "-recorded_at"]),
+            # An identity's claims of every status, newest revision first: what a write
+            # reads to number its revision and find the active claim, per identity
+            # rather than over the subject's or the tenant's claims.
+            models.Index(
+                fields=["tenant", "subject", "predicate", "scope_key", "-revision"],
+                name="claim_identity_revisions",
+            ),
             # The tenant-wide claim list (cursor on recorded_at, id) and the
             # dashboard's recent gate verdicts read the newest claims first.
             models.Index(fields=["tenant", "-recorded_at", "-id"], name="claim_tenant_recent"),

@@ -462,19 +462,23 @@ def identity_states(*, tenant: Tenant, identities: list[Identity]) -> dict[Ident
     if not identities:
         return states
     subjects, predicates, scopes = (list(column) for column in zip(*states, strict=True))
+    # One lookup per identity in `claim_identity_revisions`, whatever the number of the
+    # subject's or the tenant's claims (a join would read all of them to pick these).
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT c.subject_id, c.predicate, c.scope_key, max(c.revision),
-                   (array_agg(c.id) FILTER (WHERE c.status = %s))[1]
-            FROM {Claim._meta.db_table} c
-            JOIN unnest(%s::bigint[], %s::text[], %s::text[]) AS i(subject_id, predicate, scope_key)
-              ON c.subject_id = i.subject_id AND c.predicate = i.predicate
-             AND c.scope_key = i.scope_key
-            WHERE c.tenant_id = %s
-            GROUP BY c.subject_id, c.predicate, c.scope_key
+            SELECT i.subject_id, i.predicate, i.scope_key, found.top, found.active_id
+            FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS i(subject_id, predicate, scope_key)
+            CROSS JOIN LATERAL (
+                SELECT max(c.revision) AS top,
+                       (array_agg(c.id) FILTER (WHERE c.status = %s))[1] AS active_id
+                FROM {Claim._meta.db_table} c
+                WHERE c.tenant_id = %s AND c.subject_id = i.subject_id
+                  AND c.predicate = i.predicate AND c.scope_key = i.scope_key
+            ) AS found
+            WHERE found.top IS NOT NULL
             """,  # noqa: S608 - the table name comes from model metadata
-            [ClaimStatus.ACTIVE, subjects, predicates, scopes, tenant.pk],
+            [subjects, predicates, scopes, ClaimStatus.ACTIVE, tenant.pk],
         )
         rows = cursor.fetchall()
     active_of: dict[Any, Identity] = {}

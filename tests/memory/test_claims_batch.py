@@ -614,6 +614,52 @@ def test_the_queries_of_a_batch_do_not_grow_with_its_size(agent):
     assert AuditEvent.objects.filter(verb="claim.needs_review").count() == 113
 
 
+def test_a_batch_reads_each_identity_by_its_index_however_many_claims_the_subject_has(agent):
+    first = agent.post("/api/v1/claims:batch", {"items": _benign(3)}, format="json")
+    assert first.status_code == 200
+    alice = Subject.objects.get(kind="user", ref="alice")
+    # Thousands of other claims of the same subjects: superseded revisions, rejections,
+    # other predicates. Reading an identity must not walk them.
+    Claim.objects.bulk_create(
+        [
+            Claim(
+                tenant_id=alice.tenant_id,
+                subject=alice,
+                kind="fact",
+                predicate=f"older_{n % 500}",
+                revision=n // 500 + 1,
+                value=n,
+                text=f"older note {n}",
+                authority="agent_inferred",
+                basis="inference",
+                status="superseded",
+                available_at=timezone.now(),
+            )
+            for n in range(3_000)
+        ]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Claim._meta.db_table}")
+    with CaptureQueriesContext(connection) as captured:
+        response = agent.post("/api/v1/claims:batch", {"items": _benign(20)}, format="json")
+    assert [r["decision"] for r in response.json()["results"]] == ["needs_review"] * 20
+    sql = next(q["sql"] for q in captured.captured_queries if "max(c.revision)" in q["sql"])
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0][0]["Plan"]
+
+    def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
+
+    reads = [n for n in nodes(plan) if n.get("Relation Name") == Claim._meta.db_table]
+    assert [n["Index Name"] for n in reads] == ["claim_identity_revisions"], reads
+    # One index lookup per identity of the batch, each finding (now) the one claim the
+    # batch wrote, none of the subject's 3,000 others.
+    assert reads[0]["Actual Loops"] == 20
+    assert reads[0]["Actual Rows"] == 1
+
+
 def test_superseding_a_claim_others_derive_from_is_seen_by_later_items(agent):
     parent = submit(agent)
     derived = agent.post(
