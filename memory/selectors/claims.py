@@ -281,9 +281,10 @@ def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
     empty subject answers. What needs the query's vector (its similarity, its rank, the
     fused score) is computed from these rows (`_fused_candidates`), so this statement runs
     while the query is embedded."""
+    hidden = ["WHEN c.id = ANY(%(hidden)s::uuid[]) THEN 'hidden'"] if q.hidden else []
+    # The active claims are judged by every rule; the others are `inactive` (or `hidden`).
     rules = [
-        *(["WHEN c.id = ANY(%(hidden)s::uuid[]) THEN 'hidden'"] if q.hidden else []),
-        "WHEN c.status <> 'active' THEN 'inactive'",
+        *hidden,
         "WHEN NOT (c.scope <@ %(scope)s::jsonb) THEN 'out_of_scope'",
         "WHEN c.valid_from > %(as_of)s THEN 'not_yet_valid'",
         "WHEN c.valid_to <= %(as_of)s THEN 'no_longer_valid'",
@@ -308,6 +309,7 @@ def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
             "ELSE c.ngrams END"
         )
     kinds = "AND c.kind = ANY(%(kinds)s)" if q.kinds else ""
+    inactive = f"CASE {hidden[0]} ELSE 'inactive' END" if hidden else "'inactive'"
     if lexical:
         # float8: the rank as the float4 it is, so the trace rounds what was ranked.
         text = (
@@ -347,7 +349,15 @@ def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
                CASE {" ".join(rules)} ELSE 'legal' END AS exclusion
         FROM {_CLAIM} c
         WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
-          AND c.status <> 'erased' {kinds}
+          AND c.status = 'active' {kinds}
+    ), history AS (
+        -- A subject's superseded, rejected and pending claims only count: an index
+        -- range counted, not rows read and judged, however long the history.
+        SELECT c.subject_id, {inactive} AS exclusion, count(*) AS n
+        FROM {_CLAIM} c
+        WHERE c.tenant_id = %(tenant)s AND c.subject_id = ANY(%(subjects)s)
+          AND c.status NOT IN ('active', 'erased') {kinds}
+        GROUP BY 1, 2
     ), legal AS (
         SELECT s.id, s.scope_size, s.recorded_at, s.subject_id, s.predicate, s.chars, s.stale,
                CASE s.authority {_AUTHORITY_RANK} ELSE 0 END AS authority_rank, {text}
@@ -366,7 +376,10 @@ def _ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
     ), {claim_rows}, counts AS (
         SELECT array_agg(exclusion) AS reasons, array_agg(n) AS claims,
                array_agg(subject_id) AS subject_ids
-        FROM (SELECT subject_id, exclusion, count(*) AS n FROM subject_claims
+        FROM (SELECT subject_id, exclusion, sum(n)::bigint AS n
+              FROM (SELECT subject_id, exclusion, count(*) AS n FROM subject_claims
+                    GROUP BY subject_id, exclusion
+                    UNION ALL SELECT subject_id, exclusion, n FROM history) per_rule
               GROUP BY subject_id, exclusion) g
     ), matching AS (
         SELECT count(*) FILTER (WHERE text_hit OR gram_hits >= %(needed)s) AS n FROM legal

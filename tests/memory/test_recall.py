@@ -178,3 +178,49 @@ def test_recalled_claims_come_with_their_sources_oldest_first_in_the_same_statem
     assert (
         claims_recall(tenant=globex, q=RecallQuery(subject=subject, query="Shanghai")).items == []
     )
+
+
+def test_a_long_history_is_counted_without_judging_each_old_claim(agent):
+    submit(agent)
+    alice = Subject.objects.get(kind="user", ref="alice")
+    # Years of revisions and rejected candidates beside one active claim.
+    old = Claim.objects.bulk_create(
+        [
+            Claim(
+                tenant_id=alice.tenant_id,
+                subject=alice,
+                kind="fact",
+                predicate=f"note_{n}",
+                text=f"an old note {n}",
+                authority="agent_inferred",
+                basis="inference",
+                status="superseded" if n % 2 else "rejected",
+                available_at=timezone.now(),
+            )
+            for n in range(3_000)
+        ]
+    )
+    answer = recall(agent, query="Shanghai")
+    assert [item["predicate"] for item in answer["items"]] == ["home_city"]
+    assert answer["excluded"]["inactive"] == 3_000
+
+    # A replay that hides two old claims counts them as hidden, the rest as inactive.
+    q = RecallQuery(subject=alice, query="Shanghai", hidden=[old[0].id, old[1].id])
+    result = claims_recall(tenant=alice.tenant, q=q)
+    assert result.excluded["inactive"] == 2_998
+    assert result.excluded["hidden"] == 2
+    assert result.excluded_by_subject[alice.pk]["inactive"] == 2_998
+
+    # Only the active claim is read and judged by every rule; the old ones are a count.
+    with CaptureQueriesContext(connection) as captured:
+        claims_recall(tenant=alice.tenant, q=q)
+    ranking = next(c["sql"] for c in captured.captured_queries if "subject_claims" in c["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {ranking}")
+        plan = cursor.fetchone()[0][0]["Plan"]
+
+    def nodes(node):
+        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
+
+    judged = next(n for n in nodes(plan) if n.get("Subplan Name") == "CTE subject_claims")
+    assert judged["Actual Rows"] == 1
