@@ -320,6 +320,10 @@ class Claim(models.Model):
                 fields=["tenant", "subject", "predicate", "scope_key", "-revision"],
                 name="claim_identity_revisions",
             ),
+            # A subject's claim list, newest first (the API's `?subject=` cursor pages).
+            models.Index(
+                fields=["tenant", "subject", "-recorded_at", "-id"], name="claim_subject_recent"
+            ),
             # The tenant-wide claim list (cursor on recorded_at, id) and the
             # dashboard's recent gate verdicts read the newest claims first.
             models.Index(fields=["tenant", "-recorded_at", "-id"], name="claim_tenant_recent"),

@@ -1,5 +1,6 @@
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory.models import Claim, ClaimSource, Event
 from reviews.models import ReviewItem
@@ -166,6 +167,49 @@ def test_list_filters_and_paginates(agent):
         "home_city",
         "employer",
     }
+
+
+def test_a_subjects_list_reads_its_own_claims_not_the_tenants_newer_ones(agent):
+    submit(agent)
+    submit(agent, predicate="employer", value="Acme", text="Alice works at Acme")
+    submit(agent, subject="user:bob", text="Bob lives in Paris", value="Paris")
+    bob = Claim.objects.get(subject__ref="bob")
+    # Thousands of claims about someone else, all newer than Alice's.
+    Claim.objects.bulk_create(
+        [
+            Claim(
+                tenant_id=bob.tenant_id,
+                subject_id=bob.subject_id,
+                kind="fact",
+                predicate=f"note_{n}",
+                text=f"note {n}",
+                authority="agent_inferred",
+                basis="inference",
+                status="candidate",
+                available_at=bob.available_at,
+            )
+            for n in range(3_000)
+        ]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Claim._meta.db_table}")
+
+    with CaptureQueriesContext(connection) as captured:
+        page = agent.get("/api/v1/claims?subject=user:alice&limit=1").json()
+    assert [c["predicate"] for c in page["results"]] == ["employer"]
+
+    sql = next(q["sql"] for q in captured.captured_queries if "ORDER BY" in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0][0]["Plan"]
+
+    def nodes(node):
+        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
+
+    reads = [n for n in nodes(plan) if n.get("Relation Name") == Claim._meta.db_table]
+    assert [n["Index Name"] for n in reads] == ["claim_subject_recent"], reads
+    # The page and the one row that says there is a next page; none of Bob's claims.
+    assert reads[0]["Actual Rows"] <= 2
 
 
 def test_invalidate_flags_derived_claims(agent):

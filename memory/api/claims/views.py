@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -39,7 +39,7 @@ from memory.api.claims.serializers import (
     verdict_data,
 )
 from memory.gate import GATE_RULES, INJECTION_SIGNALS, INJECTION_THRESHOLD
-from memory.models import Claim, Event
+from memory.models import Claim, Event, Subject
 from memory.selectors.claims import (
     RecallQuery,
     claim_get,
@@ -144,7 +144,10 @@ class ClaimListCreateView(ListAPIView):
         values = filters.validated_data
         if values.get("subject"):
             kind, _, ref = values["subject"].partition(":")
-            claims = claims.filter(subject__kind=kind, subject__ref=ref)
+            # By the subject's id, so the page is a range of `claim_subject_recent`
+            # (filtered through the join, it walked the tenant's newest claims instead).
+            subject = Subject.objects.filter(tenant=context.tenant, kind=kind, ref=ref)
+            claims = claims.filter(subject_id=Subquery(subject.values("id")[:1]))
         for name in ("status", "predicate", "kind"):
             if values.get(name):
                 claims = claims.filter(**{name: values[name]})
