@@ -224,7 +224,8 @@ def ledger_discover(
     )
     sql = f"""
     WITH numbered AS (
-        SELECT e.*, {_RUN_KEY} AS run_key,
+        SELECT e.id, e.subject_id, e.run_id, e.kind, e.agent, e.text, e.observed_at,
+               e.recorded_at, {_RUN_KEY} AS run_key,
                row_number() OVER (PARTITION BY {_RUN_KEY}
                                   ORDER BY e.observed_at, e.recorded_at, e.id) AS position,
                count(*) OVER (PARTITION BY {_RUN_KEY}) AS total
@@ -232,15 +233,25 @@ def ledger_discover(
     ), meaning AS (
         SELECT * FROM unnest(%(similar_ids)s::uuid[], %(similarities)s::float8[])
             AS m(id, similarity)
-    ), scored AS (
+    ), asked AS (
+        SELECT plainto_tsquery('english'::regconfig, %(query)s) AS tsquery
+    ), scored AS MATERIALIZED (
+        -- Each event's text is turned into a vector and folded once, and each signal
+        -- computed once: `hits` reads them three times (its filter, score and signals).
         SELECT n.id, n.run_key, n.position, n.observed_at, m.similarity,
-               to_tsvector('english'::regconfig, n.text)
-                   @@ plainto_tsquery('english'::regconfig, %(query)s) AS text_hit,
-               ts_rank(to_tsvector('english'::regconfig, n.text),
-                       plainto_tsquery('english'::regconfig, %(query)s)) AS text_rank,
+               t.document @@ a.tsquery AS text_hit,
+               ts_rank(t.document, a.tsquery) AS text_rank,
                (SELECT count(*) FROM unnest(%(grams)s::text[]) AS g
-                WHERE strpos(lower(normalize(n.text, NFKC)), g) > 0) AS gram_hits
-        FROM numbered n LEFT JOIN meaning m ON m.id = n.id WHERE n.text <> ''
+                WHERE strpos(t.folded, g) > 0) AS gram_hits
+        FROM numbered n
+        CROSS JOIN asked a
+        CROSS JOIN LATERAL (
+            SELECT to_tsvector('english'::regconfig, n.text) AS document,
+                   lower(normalize(n.text, NFKC)) AS folded
+            OFFSET 0  -- kept a subquery: folded into the query, each use recomputes it
+        ) t
+        LEFT JOIN meaning m ON m.id = n.id
+        WHERE n.text <> ''
     ), hits AS (
         SELECT s.*, (CASE WHEN s.text_hit THEN s.text_rank ELSE 0 END
                      + s.gram_hits::float8 / %(gram_count)s
