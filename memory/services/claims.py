@@ -462,23 +462,37 @@ def identity_states(*, tenant: Tenant, identities: list[Identity]) -> dict[Ident
     if not identities:
         return states
     subjects, predicates, scopes = (list(column) for column in zip(*states, strict=True))
-    # One lookup per identity in `claim_identity_revisions`, whatever the number of the
-    # subject's or the tenant's claims (a join would read all of them to pick these).
+    # Per identity, its newest revision read from the top of `claim_identity_revisions`
+    # and its active claim from `claim_one_active_per_identity`: two index probes,
+    # whatever the number of the subject's or the tenant's claims (a join would read
+    # all of them to pick these, and without statistics the planner may walk a
+    # subject's claims for each identity unless the order asked for is the index's).
+    same_identity = (
+        "c.tenant_id = %(tenant)s AND c.subject_id = i.subject_id "
+        "AND c.predicate = i.predicate AND c.scope_key = i.scope_key"
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT i.subject_id, i.predicate, i.scope_key, found.top, found.active_id
-            FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS i(subject_id, predicate, scope_key)
+            SELECT i.subject_id, i.predicate, i.scope_key, newest.revision, active.id
+            FROM unnest(%(subjects)s::bigint[], %(predicates)s::text[], %(scopes)s::text[])
+                AS i(subject_id, predicate, scope_key)
             CROSS JOIN LATERAL (
-                SELECT max(c.revision) AS top,
-                       (array_agg(c.id) FILTER (WHERE c.status = %s))[1] AS active_id
-                FROM {Claim._meta.db_table} c
-                WHERE c.tenant_id = %s AND c.subject_id = i.subject_id
-                  AND c.predicate = i.predicate AND c.scope_key = i.scope_key
-            ) AS found
-            WHERE found.top IS NOT NULL
+                SELECT c.revision FROM {Claim._meta.db_table} c WHERE {same_identity}
+                ORDER BY c.revision DESC LIMIT 1
+            ) AS newest
+            LEFT JOIN LATERAL (
+                SELECT c.id FROM {Claim._meta.db_table} c
+                WHERE {same_identity} AND c.status = %(active)s LIMIT 1
+            ) AS active ON true
             """,  # noqa: S608 - the table name comes from model metadata
-            [subjects, predicates, scopes, ClaimStatus.ACTIVE, tenant.pk],
+            {
+                "subjects": subjects,
+                "predicates": predicates,
+                "scopes": scopes,
+                "tenant": tenant.pk,
+                "active": ClaimStatus.ACTIVE,
+            },
         )
         rows = cursor.fetchall()
     active_of: dict[Any, Identity] = {}
