@@ -4,6 +4,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.models import Claim, ClaimSource, Event
 from reviews.models import ReviewItem
+from tests.common.plans import executed_plan_nodes
 from tests.memory.helpers import candidate, post_event, submit
 
 pytestmark = pytest.mark.django_db
@@ -199,14 +200,8 @@ def test_a_subjects_list_reads_its_own_claims_not_the_tenants_newer_ones(agent):
     assert [c["predicate"] for c in page["results"]] == ["employer"]
 
     sql = next(q["sql"] for q in captured.captured_queries if "ORDER BY" in q["sql"])
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
-        plan = cursor.fetchone()[0][0]["Plan"]
-
-    def nodes(node):
-        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
-
-    reads = [n for n in nodes(plan) if n.get("Relation Name") == Claim._meta.db_table]
+    plan = executed_plan_nodes(sql)
+    reads = [n for n in plan if n.get("Relation Name") == Claim._meta.db_table]
     assert [n["Index Name"] for n in reads] == ["claim_subject_recent"], reads
     # The page and the one row that says there is a next page; none of Bob's claims.
     assert reads[0]["Actual Rows"] <= 2

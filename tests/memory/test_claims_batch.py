@@ -27,6 +27,7 @@ from memory.services.claims import CandidateInput, SourceInput, claim_submit
 from memory.services.consent import consents_set
 from memory.services.events import event_record
 from reviews.models import ReviewItem
+from tests.common.plans import executed_plan_nodes
 from tests.memory.helpers import candidate, post_event, submit
 
 pytestmark = pytest.mark.django_db
@@ -645,14 +646,8 @@ def test_a_batch_reads_each_identity_by_its_index_however_many_claims_the_subjec
     assert [r["decision"] for r in response.json()["results"]] == ["needs_review"] * 20
     sql = next(q["sql"] for q in captured.captured_queries if "AS newest" in q["sql"])
 
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
-        plan = cursor.fetchone()[0][0]["Plan"]
-
-    def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
-        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
-
-    reads = [n for n in nodes(plan) if n.get("Relation Name") == Claim._meta.db_table]
+    plan = executed_plan_nodes(sql)
+    reads = [n for n in plan if n.get("Relation Name") == Claim._meta.db_table]
     assert [n["Index Name"] for n in reads] == [
         "claim_identity_revisions",
         "claim_one_active_per_identity",

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from memory.models import Claim, ClaimSource, RecallTrace, Subject
 from memory.selectors.claims import RecallQuery, claims_recall
+from tests.common.plans import executed_plan_nodes
 from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db
@@ -215,12 +216,6 @@ def test_a_long_history_is_counted_without_judging_each_old_claim(agent):
     with CaptureQueriesContext(connection) as captured:
         claims_recall(tenant=alice.tenant, q=q)
     ranking = next(c["sql"] for c in captured.captured_queries if "subject_claims" in c["sql"])
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {ranking}")
-        plan = cursor.fetchone()[0][0]["Plan"]
-
-    def nodes(node):
-        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
-
-    judged = next(n for n in nodes(plan) if n.get("Subplan Name") == "CTE subject_claims")
+    plan = executed_plan_nodes(ranking)
+    judged = next(n for n in plan if n.get("Subplan Name") == "CTE subject_claims")
     assert judged["Actual Rows"] == 1
