@@ -457,7 +457,8 @@ Identity = tuple[int, str, str]  # (subject id, predicate, scope key)
 
 
 def identity_states(*, tenant: Tenant, identities: list[Identity]) -> dict[Identity, IdentityState]:
-    """The state of each identity: one aggregate over all of them, then their active claims."""
+    """The state of each identity: one statement for their newest revisions and active
+    claims' ids, then their active claims."""
     states = {identity: IdentityState() for identity in identities}
     if not identities:
         return states
