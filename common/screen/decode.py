@@ -1,31 +1,98 @@
-"""Text hidden inside a string: encoded runs and invisible tag characters.
+"""Text hidden inside a string: a bounded ladder of decodings.
 
-An instruction or a key can be sent base64-, hex- or URL-encoded, or spelled
-in Unicode tag characters (U+E0020-U+E007E mirror ASCII and render as
-nothing). `hidden_texts` recovers each such payload that decodes to readable
-text, so the screen judges it as well as the string around it. Runs are
-decoded only at a plausible length and kept only when the result is mostly
-printable, so digests, ids and ordinary words decode to nothing.
+An instruction or a key can be sent encoded (base64, base32, base85, hex with
+or without separators, `\\x..` and `\\u....` escapes, HTML entities, URL or
+quoted-printable escapes), spelled in Unicode tag characters (U+E0020-U+E007E
+mirror ASCII and render as nothing), shifted (rot13 or another Caesar shift),
+or written backwards. `hidden_readings` recovers each payload that decodes to
+readable text, with the name of the decoding that found it, so the screens
+judge it as well as the string around it, and say which reading fired.
+
+The ladder is bounded three ways: nested encodings are followed `MAX_DEPTH`
+deep, at most `MAX_READINGS` payloads are kept, and at most `MAX_RUN`
+characters of one run are decoded. Runs are decoded only at a plausible length
+and kept only when the result is mostly printable, so digests, ids and
+ordinary words decode to nothing. A shift or a reversal is kept only when it
+reads as more natural language than the text did.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import html
+import quopri
 import re
-from functools import lru_cache
+from collections.abc import Callable, Iterator
+from functools import cache, lru_cache
 from urllib.parse import unquote_plus
 
+import numpy as np
+
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+# Base64 cut into groups of one size ("aWdu b3Jl IGFs bCBw"), the last possibly shorter.
+_BASE64_GROUPS = re.compile(
+    r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{3,8}[ \t.\-]){3,}[A-Za-z0-9+/]+={0,2}"
+)
+_BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9])")
+_BASE85_RUN = re.compile(
+    r"<~[!-u\s]{10,}~>|(?<![!-~])[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{20,}(?![!-~])"
+)
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+# Hex bytes apart: "69 67 6e", "69:67:6e", "0x69 0x67", "\\x69\\x67".
+_SPACED_HEX = re.compile(r"(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[\s,:]*){8,}")
+_HEX_BYTE = re.compile(r"(?:0x|\\x)?([0-9A-Fa-f]{2})")
+_U_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\u\{([0-9A-Fa-f]{1,6})\}")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_QP_BYTE = re.compile(r"=[0-9A-F]{2}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _TAGS = re.compile("[\U000e0020-\U000e007e]+")
-# Nested encodings (base64 of base64) are followed this deep.
-MAX_DEPTH = 2
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+_WORD = re.compile(r"[a-z]+")
+
+# Nested encodings (base64 of base64 of base64) are followed this deep.
+MAX_DEPTH = 4
+# Payloads kept for one string, all depths together.
+MAX_READINGS = 24
 # Longest run decoded; the rest of a long run is judged undecoded.
 MAX_RUN = 20_000
 # Strings up to this length are remembered (see normalize.CACHED_UP_TO).
 CACHED_UP_TO = 4096
+# Shifts and reversals are tried on ASCII text up to this long.
+SHIFT_UP_TO = 2_000
+
+
+@cache
+def _common_words() -> frozenset[str]:
+    """Frequent English words, and the verbs and nouns of orders to an agent.
+
+    Used only to tell whether a shifted or reversed text reads better than the
+    original: an encoded order turns back into these words.
+    """
+    words = (
+        "the be to of and a in that have i it for not on with he as you do at this but "
+        "his by from they we say her she or an will my one all would there their what so "
+        "up out if about who get which go me when make can like time no just him know "
+        "take people into year your good some could them see other than then now look "
+        "only come its over think also back after use two how our work first well way "
+        "even new want because any these give day most us is are was were been has had "
+        "did does am ignore previous instructions instruction rules rule system prompt "
+        "forget disregard above earlier prior everything always never must should "
+        "remember permanent assistant agent model approve send reveal password secret key "
+        "keys admin from now on future user users data delete disable override reply "
+        "answer print tell do not don't hidden message messages every each refund refunds "
+        "transfer money email"
+    )
+    return frozenset(words.split())
+
+
+def word_score(text: str) -> float:
+    """The share of `text`'s letter runs that are common English words."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return 0.0
+    common = _common_words()
+    return sum(1 for w in words if w in common) / len(words)
 
 
 def _readable(raw: bytes) -> str | None:
@@ -52,6 +119,39 @@ def _from_base64(run: str) -> str | None:
     return _readable(raw)
 
 
+def _from_base64_groups(run: str) -> str | None:
+    groups = re.split(r"[ \t.\-]", run)
+    # Groups of one size, as a writer who splits an encoding cuts it; words in prose vary.
+    if len({len(g) for g in groups[:-1]}) != 1 or len(groups[-1].rstrip("=")) > len(groups[0]):
+        return None
+    return _from_base64("".join(groups))
+
+
+def _from_base32(run: str) -> str | None:
+    body = run.rstrip("=")
+    try:
+        raw = base64.b32decode(body + "=" * (-len(body) % 8))
+    except (binascii.Error, ValueError):
+        return None
+    return _readable(raw)
+
+
+def _from_base85(run: str) -> str | None:
+    if run.isalnum() and (run.isalpha() or run.isdigit()):
+        return None
+    try:
+        if run.startswith("<~"):
+            raw = base64.a85decode(run, adobe=True, ignorechars=b" \t\n\r\v")
+        else:
+            raw = base64.b85decode(run)
+    except (binascii.Error, ValueError):
+        try:
+            raw = base64.a85decode(run)
+        except (binascii.Error, ValueError):
+            return None
+    return _readable(raw)
+
+
 def _from_hex(run: str) -> str | None:
     try:
         return _readable(bytes.fromhex(run))
@@ -59,29 +159,150 @@ def _from_hex(run: str) -> str | None:
         return None
 
 
-def _decoded_once(text: str) -> list[str]:
-    found: list[str] = []
+def _from_spaced_hex(run: str) -> str | None:
+    pairs = _HEX_BYTE.findall(run)
+    if len(pairs) < 8:
+        return None
+    return _readable(bytes.fromhex("".join(pairs)))
+
+
+def _from_u_escapes(text: str) -> str | None:
+    def char(match: re.Match[str]) -> str:
+        code = int(match.group(1) or match.group(2) or match.group(3), 16)
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else ""
+
+    return _U_ESCAPE.sub(char, text)
+
+
+def _from_quoted_printable(text: str) -> str | None:
+    try:
+        return _readable(quopri.decodestring(text.encode("utf-8", "replace")))
+    except (ValueError, binascii.Error):
+        return None
+
+
+def _shifted(text: str) -> tuple[str, str] | None:
+    """The Caesar shift (rot13 among them) of `text` that reads best, if it reads better."""
+    if not text.isascii() or not 20 <= len(text) <= SHIFT_UP_TO or not _WORD.search(text.lower()):
+        return None
+    before = word_score(text)
+    if before >= 0.5:
+        return None
+    # Letter frequencies pick the two likeliest shifts; only those are read word by word.
+    lower = text.lower()
+    counts = np.array([lower.count(letter) for letter in _LETTERS], dtype=np.float64)
+    fit = _shift_fit() @ counts
+    fit[0] = -1.0
+    likely = [int(shift) for shift in np.argsort(-fit)[:2]]
+    best: tuple[float, int, str] = (before, 0, text)
+    for shift in likely:
+        candidate = text.translate(_shift_table(shift))
+        score = word_score(candidate)
+        if score > best[0]:
+            best = (score, shift, candidate)
+    score, shift, candidate = best
+    if shift == 0 or score < 0.4 or score < before + 0.25:
+        return None
+    return ("rot13" if shift == 13 else f"caesar{shift}", candidate)
+
+
+# Letter frequencies of English text, a to z, in percent.
+_ENGLISH = (
+    8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.77, 4.0, 2.4,
+    6.7, 7.5, 1.9, 0.095, 6.0, 6.3, 9.1, 2.8, 0.98, 2.4, 0.15, 2.0, 0.074,
+)  # fmt: skip
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@cache
+def _shift_fit() -> np.ndarray:
+    """Row s, column i: how English the letter i reads after a shift by s."""
+    return np.array([[_ENGLISH[(i + s) % 26] for i in range(26)] for s in range(26)])
+
+
+@cache
+def _shift_table(shift: int) -> dict[int, int]:
+    table: dict[int, int] = {}
+    for base in (ord("a"), ord("A")):
+        for i in range(26):
+            table[base + i] = base + (i + shift) % 26
+    return table
+
+
+def _reversed(text: str) -> str | None:
+    """`text` backwards (bidi controls dropped), when that reads better than forwards."""
+    plain = _BIDI.sub("", text)
+    if not 20 <= len(plain) <= SHIFT_UP_TO or not _WORD.search(plain.lower()):
+        return None
+    backwards = plain[::-1]
+    before, after = word_score(plain), word_score(backwards)
+    return backwards if after >= 0.4 and after >= before + 0.25 else None
+
+
+def _runs(
+    pattern: re.Pattern[str], decode: Callable[[str], str | None], text: str
+) -> Iterator[str]:
+    for match in pattern.finditer(text):
+        decoded = decode(match.group()[:MAX_RUN])
+        if decoded:
+            yield decoded
+
+
+def _decoded_once(text: str) -> list[tuple[str, str]]:
+    """Every (decoding, payload) one step of the ladder finds in `text`."""
+    found: list[tuple[str, str]] = []
     tags = "".join(chr(ord(c) - 0xE0000) for run in _TAGS.findall(text) for c in run)
     if tags:
-        found.append(tags)
-    for match in _HEX_RUN.finditer(text):
-        decoded = _from_hex(match.group()[:MAX_RUN])
-        if decoded:
-            found.append(decoded)
-    for match in _BASE64_RUN.finditer(text):
-        decoded = _from_base64(match.group()[:MAX_RUN])
-        if decoded:
-            found.append(decoded)
+        found.append(("tags", tags))
+    found += [("hex", d) for d in _runs(_HEX_RUN, _from_hex, text)]
+    if " " in text or ":" in text or "\\x" in text or "0x" in text:
+        found += [
+            ("hex", d)
+            for d in _runs(_SPACED_HEX, _from_spaced_hex, text)
+            if not _HEX_RUN.fullmatch(d)
+        ]
+    found += [("base64", d) for d in _runs(_BASE64_RUN, _from_base64, text)]
+    found += [("base64", d) for d in _runs(_BASE64_GROUPS, _from_base64_groups, text)]
+    found += [("base32", d) for d in _runs(_BASE32_RUN, _from_base32, text)]
+    found += [("base85", d) for d in _runs(_BASE85_RUN, _from_base85, text)]
+    if "\\u" in text or "\\U" in text:
+        unescaped = _from_u_escapes(text)
+        if unescaped and unescaped != text:
+            found.append(("escapes", unescaped))
+    if "&" in text and _ENTITY.search(text):
+        unescaped = html.unescape(text)
+        if unescaped != text:
+            found.append(("html", unescaped))
     if _PERCENT.search(text):
         unquoted = unquote_plus(text)
         if unquoted != text:
-            found.append(unquoted)
+            found.append(("url", unquoted))
+    if len(_QP_BYTE.findall(text)) >= 3:
+        decoded = _from_quoted_printable(text)
+        if decoded and decoded != text:
+            found.append(("quoted_printable", decoded))
+    shifted = _shifted(text)
+    if shifted:
+        found.append(shifted)
+    backwards = _reversed(text)
+    if backwards:
+        found.append(("reversed", backwards))
     return found
+
+
+def hidden_readings(text: str) -> tuple[tuple[str, str], ...]:
+    """Every readable payload hidden in `text`, nested ones included, with how it was found.
+
+    A nested payload is named by its path ("base64>base64>rot13").
+    """
+    return _hidden_cached(text) if len(text) <= CACHED_UP_TO else _hidden(text)
 
 
 def hidden_texts(text: str) -> tuple[str, ...]:
     """Every readable payload encoded inside `text`, nested ones included."""
-    return _hidden_cached(text) if len(text) <= CACHED_UP_TO else _hidden(text)
+    return tuple(payload for _, payload in hidden_readings(text))
 
 
 def clear_cache() -> None:
@@ -90,19 +311,28 @@ def clear_cache() -> None:
 
 # The injection and the secret screens both ask about the same strings.
 @lru_cache(maxsize=1024)
-def _hidden_cached(text: str) -> tuple[str, ...]:
+def _hidden_cached(text: str) -> tuple[tuple[str, str], ...]:
     return _hidden(text)
 
 
-def _hidden(text: str) -> tuple[str, ...]:
-    found: list[str] = []
-    frontier = [text]
+def _hidden(text: str) -> tuple[tuple[str, str], ...]:
+    found: dict[str, str] = {}
+    frontier = [("", text)]
     for _ in range(MAX_DEPTH):
-        frontier = [decoded for item in frontier for decoded in _decoded_once(item)]
-        if not frontier:
+        step: list[tuple[str, str]] = []
+        for path, item in frontier:
+            for how, payload in _decoded_once(item):
+                if payload in found or payload == text:
+                    continue
+                name = f"{path}>{how}" if path else how
+                found[payload] = name
+                step.append((name, payload))
+                if len(found) >= MAX_READINGS:
+                    return tuple((name, payload) for payload, name in found.items())
+        if not step:
             break
-        found.extend(frontier)
-    return tuple(found)
+        frontier = step
+    return tuple((name, payload) for payload, name in found.items())
 
 
 # Printable ASCII runs long enough to hold a credential, as `strings(1)` finds them.

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
-from common.screen.decode import hidden_texts
+from common.screen.decode import hidden_readings
 from common.screen.needles import LabelledPatterns
-from common.screen.normalize import canonical, fold_leet
+from common.screen.normalize import canonical, canonical_joined, fold_leet, has_invisible
 
 THRESHOLD = 4
 
@@ -493,6 +493,10 @@ SIGNALS: tuple[InjectionSignal, ...] = (
 class InjectionResult:
     score: int
     signals: tuple[str, ...] = field(default=())
+    # The reading the signals fired on: "written" (as sent), "joined" (invisible
+    # characters removed rather than read as spaces), a decoding ("base64",
+    # "base64>rot13", "tags"…), or "combined" (only all readings together).
+    reading: str = "written"
 
     @property
     def is_injection(self) -> bool:
@@ -539,7 +543,7 @@ def _signals_in(texts: Iterable[str]) -> set[str]:
     return fired
 
 
-def _readings(text: str) -> list[str]:
+def _leet_readings(text: str) -> list[str]:
     """`text` as written, and with leetspeak read as letters when that changes it."""
     readings = [text]
     leet = fold_leet(text)
@@ -548,24 +552,45 @@ def _readings(text: str) -> list[str]:
     return readings
 
 
-def _result(fired: set[str]) -> InjectionResult:
+def _result(fired: set[str], reading: str) -> InjectionResult:
     weights = {signal.code: signal.weight for signal in SIGNALS}
     ordered = tuple(signal.code for signal in SIGNALS if signal.code in fired)
-    return InjectionResult(sum(weights[code] for code in ordered), ordered)
+    return InjectionResult(sum(weights[code] for code in ordered), ordered, reading)
+
+
+def readings_of(strings: Iterable[str]) -> list[tuple[str, str]]:
+    """Each way to read `strings`, named, as the screens judge them.
+
+    Every reading joins its units one per line: each keeps its own start, where
+    patterns anchored at the start of a sentence look, and a space in a pattern
+    also matches the line break, so a phrase split across fields ("ignore all
+    previous" in the text, "instructions" in the value) is read whole.
+    """
+    raw = list(dict.fromkeys(s for s in strings if s))
+    if not raw:
+        return []
+    readings = [("written", "\n".join(canonical(s) for s in raw))]
+    if any(has_invisible(s) for s in raw):
+        readings.append(("joined", "\n".join(canonical_joined(s) for s in raw)))
+    readings += [(how, canonical(hidden)) for s in raw for how, hidden in hidden_readings(s)]
+    return readings
 
 
 def judge_injection(strings: Iterable[str]) -> InjectionResult:
-    """Judge every string and every payload they hide, one by one and joined.
+    """Judge every reading of `strings`: as written, joined, and every payload they hide.
 
-    The strings are joined one per line: each keeps its own start, where
-    patterns anchored at the start of a sentence look, and a space in a pattern
-    also matches the line break, so a phrase split across fields ("ignore all
-    previous" in the text, "instructions" in the value) is read whole. Whatever
-    fires in a string alone fires in the joined text too.
+    The first reading whose signals reach the threshold names the result; when
+    none does alone, all readings are judged together ("combined"), so an
+    order half in the text and half in an encoded payload is still read whole.
     """
-    raw = list(dict.fromkeys(s for s in strings if s))
-    units = [canonical(s) for s in raw]
-    units += [canonical(hidden) for s in raw for hidden in hidden_texts(s)]
-    if not units:
+    readings = readings_of(strings)
+    if not readings:
         return CLEAN
-    return _result(_signals_in(_readings("\n".join(units))))
+    fired_anywhere: set[str] = set()
+    for name, text in readings:
+        fired = _signals_in(_leet_readings(text))
+        result = _result(fired, name)
+        if result.is_injection:
+            return result
+        fired_anywhere |= fired
+    return _result(fired_anywhere, "combined" if len(readings) > 1 else "written")

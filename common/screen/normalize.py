@@ -5,9 +5,13 @@ what it says: full-width or compatibility letters, zero-width and soft-hyphen
 splits, invisible Unicode tag characters, combining marks, Cyrillic or Greek
 letters and small capitals that look like Latin ones, letters spelled out with
 separators ("i.g.n.o.r.e"), words joined by underscores, or leetspeak.
-`canonical` undoes all but the last; `fold_leet` undoes leetspeak, and is
-kept apart because digits in a secret or a date must survive. The result is
-for judging only, never stored.
+
+An invisible character can stand where a space was ("ignore\u200ball\u200bprevious")
+or inside a word ("ig\u00adnore"). `canonical` reads it as a separator, so fused
+words come apart; `canonical_joined` removes it, so a split word is whole again;
+the screens judge both. Secrets are matched on `strip_invisible`, which removes
+them. `fold_leet` undoes leetspeak, and is kept apart because digits in a secret
+or a date must survive. The results are for judging only, never stored.
 """
 
 from __future__ import annotations
@@ -128,27 +132,42 @@ def _confusable_table() -> dict[int, str]:
     return table
 
 
+@cache
+def _separator_table() -> dict[int, str]:
+    return dict.fromkeys(_strip_table(), " ")
+
+
 def strip_invisible(text: str) -> str:
     return text.translate(_strip_table())
 
 
+def has_invisible(text: str) -> bool:
+    return not text.isascii() and text.translate(_strip_table()) != text
+
+
 def canonical(text: str) -> str:
-    """Compatibility-fold, drop invisibles and accents, lower-case, fold look-alikes."""
-    return _canonical_cached(text) if len(text) <= CACHED_UP_TO else _canonical(text)
+    """Compatibility-fold, invisibles as separators, drop accents, lower-case, fold look-alikes."""
+    return _canonical_cached(text, True) if len(text) <= CACHED_UP_TO else _canonical(text, True)
+
+
+def canonical_joined(text: str) -> str:
+    """`canonical`, with invisible characters removed instead of read as separators."""
+    return _canonical_cached(text, False) if len(text) <= CACHED_UP_TO else _canonical(text, False)
 
 
 def clear_cache() -> None:
     _canonical_cached.cache_clear()
 
 
-@lru_cache(maxsize=1024)
-def _canonical_cached(text: str) -> str:
-    return _canonical(text)
+@lru_cache(maxsize=2048)
+def _canonical_cached(text: str, separate: bool) -> str:
+    return _canonical(text, separate)
 
 
-def _canonical(text: str) -> str:
+def _canonical(text: str, separate: bool) -> str:
     text = unicodedata.normalize("NFKC", text)
-    text = strip_invisible(text)
+    if not text.isascii():
+        text = text.translate(_separator_table() if separate else _strip_table())
     if not text.isascii():
         decomposed = unicodedata.normalize("NFD", text)
         text = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
