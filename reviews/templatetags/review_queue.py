@@ -4,9 +4,10 @@ The list is the review console's hot loop: up to 50 rows of about twenty
 values each. Through the template engine (variable lookups, `date` and
 `timesince` filters, `{% url %}` per link) it cost more than the rest of the
 page together. Here each row is one f-string: every text value goes through
-`html.escape` (what Django's autoescape does, without its lazy-string checks),
-ids are integers, and every link starts from the queue URL the view reversed
-once.
+`html.escape` (what Django's autoescape does, without its lazy-string checks)
+and the title through `reveal_html` (escaped too, its hidden characters drawn as
+badges), ids are integers, and every link starts from the queue URL the view
+reversed once.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import TIME_STRINGS, timesince
 
+from common.templatetags.hidden_chars import reveal_html
 from reviews.models import ItemStatus, ReviewItem
 
 register = template.Library()
@@ -55,7 +57,7 @@ def _row(
     units: dict[str, _UnitLabels],
 ) -> str:
     pk = int(item.pk)
-    title = escape(str(summary.get("title") or item.topic or item.target_id))
+    title = reveal_html(str(summary.get("title") or item.topic or item.target_id))
     meta = []
     if status := summary.get("status"):
         meta.append(f'<span class="chip {escape(str(status))}">{escape(str(status))}</span>')
