@@ -22,6 +22,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Tenant
+from common.hidden_chars import for_agent
 from common.rows import RowReader, fetch_bound
 from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
@@ -824,14 +825,15 @@ def _render_hot_memory(
         .order_by("-authority_rank", "-use_count", "-recorded_at")
         .only("id", "predicate", "text", "value", "scope")[:200]
     )
-    header = f"Memory about {subject.key}:"
+    # The block is handed to an agent as it is: no hidden characters (`for_agent`).
+    header = for_agent(f"Memory about {subject.key}:")
     lines: list[str] = []
     ids: list[str] = []
     used = len(header)
     for claim in claims:
         statement = claim.text or f"{claim.predicate}: {claim.value}"
         label = ", ".join(f"{k}={v}" for k, v in sorted(claim.scope.items()))
-        line = f"- {statement}" + (f" [{label}]" if label else "")
+        line = for_agent(f"- {statement}" + (f" [{label}]" if label else ""))
         if used + 1 + len(line) > budget_chars:
             continue
         used += 1 + len(line)
@@ -848,6 +850,9 @@ def hot_memory_cache_prefix(*, tenant_id: int, subject_id: int) -> str:
 
 
 EVERY_SCOPE = None
+# Part of each block's cache key: a block cached before hidden characters were
+# removed from the text (`for_agent`) is never served again.
+_BLOCK_FORMAT = "visible"
 
 
 def hot_memory(
@@ -865,7 +870,7 @@ def hot_memory(
     scope_digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode()).hexdigest()[:16]
     # json.dumps(None) is "null": the every-scope block never shares a key with a scope's.
     demotion = f"{settings.HOT_MEMORY_DEMOTE_AFTER_UNUSED}-{settings.HOT_MEMORY_DEMOTE_DAYS}"
-    key = f"{prefix}{budget_chars}:{scope_digest}:{demotion}:{version}"
+    key = f"{prefix}{budget_chars}:{scope_digest}:{demotion}:{_BLOCK_FORMAT}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return HotMemory(**cached)

@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.hidden_chars import for_agent
 from skills.api.schema import NamedChoiceField
 from skills.models import (
     SLUG_PATTERN,
@@ -598,7 +599,7 @@ class CatalogEntryOutput(serializers.Serializer):
     body_url = serializers.SerializerMethodField(help_text="Level 2: where to load the body.")
 
     def get_description(self, entry: Any) -> str:
-        return str(entry.manifest.get("description") or "")
+        return for_agent(str(entry.manifest.get("description") or ""))
 
     def get_risk(self, entry: Any) -> str:
         return str(entry.manifest.get("risk") or "low")

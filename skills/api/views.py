@@ -29,6 +29,7 @@ from rest_framework.views import APIView
 
 from accounts.access import agent_or_people, api_context, capability_required, role_required
 from accounts.models import Role
+from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem
@@ -605,7 +606,17 @@ def _resolved_body(resolved: selectors.ResolvedVersion) -> dict[str, Any]:
         if resolved.status == VersionStatus.DEPRECATED
         else None
     )
-    return {**resolved.__dict__, "files": files, "deprecation": deprecation}
+    # The description and body go into an agent's context as they are; files are data.
+    manifest = resolved.manifest
+    if isinstance(manifest.get("description"), str):
+        manifest = {**manifest, "description": for_agent(manifest["description"])}
+    return {
+        **resolved.__dict__,
+        "manifest": manifest,
+        "body": for_agent(resolved.body),
+        "files": files,
+        "deprecation": deprecation,
+    }
 
 
 class DiffView(APIView):

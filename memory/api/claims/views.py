@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import ApiContext, api_context, capability_required
+from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found, problem_body
@@ -486,8 +487,8 @@ class RecallView(APIView):
                 "subject": item.claim.subject.key,
                 "kind": item.claim.kind,
                 "predicate": item.claim.predicate,
-                "value": item.claim.value,
-                "text": item.claim.text,
+                "value": for_agent(item.claim.value),
+                "text": for_agent(item.claim.text),
                 "scope": item.claim.scope,
                 "authority": item.claim.authority,
                 "valid_from": item.claim.valid_from,
@@ -504,7 +505,7 @@ class RecallView(APIView):
                     }
                     for s in item.sources
                 ],
-                "conflict": item.conflict,
+                "conflict": for_agent(item.conflict),
                 "why": {
                     "rank": item.rank,
                     "matched": item.matched,
