@@ -7,13 +7,23 @@ Three layers, each compiled once at first use:
    high-entropy and public-IP plugins stay off: they flag prose, hashes and
    commit ids.
 2. Detectors detect-secrets lacks: fine-grained GitHub tokens, Google API
-   keys, OpenAI project and Anthropic keys, Hugging Face tokens, private-key
-   bodies without their BEGIN line (recognised by their DER header, so
-   certificates and public keys pass), and high-entropy values assigned to a
-   secret-ish name, quoted or not (`aws_secret_access_key = …`).
-3. Re-scans: the text with its whitespace removed (a key split by spaces or
-   line breaks) against the detectors that need a distinctive prefix, and
-   every base64/hex/URL-encoded payload (`decode.hidden_texts`) against all.
+   keys, OpenAI project and Anthropic keys, Hugging Face, GitLab, npm,
+   Shopify and Mailgun tokens, Discord, Slack and Teams webhook URLs,
+   private-key bodies without their BEGIN line (recognised by their DER
+   header, so certificates and public keys pass), URL credentials whatever
+   their password holds, `Authorization: Basic`/`Bearer`/`Token` headers,
+   shell and CLI forms (`curl -u`, `mysql -p…`, `sshpass -p`, `--token …`),
+   high-entropy values assigned to a secret-ish name, quoted or not
+   (`aws_secret_access_key = …`), and credentials written into a sentence
+   in many languages (`credential_phrases`).
+3. Re-readings, each against the detectors that need a distinctive prefix:
+   the text with its whitespace removed (a key split by spaces or line
+   breaks); its compact reading (NFKC, format and invisible characters
+   removed: a key split by zero-width characters or written full-width),
+   scanned by every detector; its degrouped reading (`AKIA-UJZD-EGXD-…`:
+   the separators of short groups removed, only inside such runs, so prose
+   is not fused); its rot13 reading; and every decoded payload
+   (`decode.hidden_texts`), scanned by every detector.
 
 Most strings hold no credential: each detector runs only on a line or text
 that holds one of its needles (`needles`: literal strings every match of its
@@ -29,6 +39,7 @@ import binascii
 import hashlib
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -41,8 +52,10 @@ from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
+from common.screen import credential_phrases as phrases
 from common.screen.decode import hidden_texts
 from common.screen.needles import Haystack, Needles, needles, needles_of
+from common.screen.normalize import strip_invisible
 from common.screen.strings import strings_in
 
 _NOISY_PLUGINS = {
@@ -111,6 +124,18 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("Slack Token", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
     ("Stripe Access Key", r"(?:sk|rk)_live_[0-9A-Za-z]{24,}"),
     ("SendGrid API Key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("Shopify Token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    (
+        "Discord Webhook",
+        r"(?i)discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{15,22}/[A-Za-z0-9_\-]{30,}",
+    ),
+    ("Slack Webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"),
+    (
+        "Teams Webhook",
+        r"(?i)(?:webhook\.office\.com|outlook\.office(?:365)?\.com)/webhook(?:b2)?/"
+        r"[A-Za-z0-9@/_.\-]{40,}",
+    ),
+    ("Teams Webhook", r"(?i)\.logic\.azure\.com(?::\d+)?/workflows/\S*?[?&]sig=[\w%\-]{20,}"),
     (
         "JSON Web Token",
         r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
@@ -120,16 +145,18 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
 
 # A name that says "this is a credential"; the assignment follows it.
 _CREDENTIAL_ASSIGNMENT = (
-    r"(?i)(secret|passw(?:or)?d|passphrase|pwd|token|api[_.-]?key|apikey|access[_.-]?key"
-    r"|private[_.-]?key|credentials?|signing[_.-]?key|auth[_.-]?key)"
+    r"(?i)(secret|passw(?:or)?d|passphrase|pwd|(?<![a-z])pass(?![a-z])|token|api[_.-]?key|apikey"
+    r"|access[_.-]?key|private[_.-]?key|credentials?|signing[_.-]?key|auth[_.-]?key"
+    r"|account[_.-]?key|shared[_.-]?access[_.-]?key)"
     r"([A-Za-z0-9_.\-]{0,40})[\"']?\s{0,3}(?:=|:=|:|=>)\s{0,3}[\"']?"
-    r"([^\s\"',;{}()<>\[\]`]{8,200})"
+    r"([^\s\"',;{}()<>\[\]`]{6,200})"
 )
+_PASSWORD_NAME = re.compile(r"(?i)pass|pwd")
 # Names of things about a credential that are not the credential.
 _NOT_A_CREDENTIAL_ASSIGNMENT = re.compile(
     r"(?i)[_.-](?:digest|hash|sha\d*|fingerprint|ids?|count|length|len|url|uri|path|file|name"
     r"|type|policy|expiry|expires|ttl|endpoint|hint|rotation|reset|prefix|format|manager|store"
-    r"|vault|min|max|limit|age|version|scope|scopes|header)\b"
+    r"|vault|min|max|limit|age|version|scope|scopes|header|timeout)(?![a-z0-9])"
 )
 _PLACEHOLDER = re.compile(
     r"^(?:\$\{.*\}|\{\{.*\}\}|<.*>|%\(.*\)s|\*+|x+|\.+|-+|null|none|true|false|redacted|changeme"
@@ -156,7 +183,7 @@ def _classes(value: str) -> int:
 
 
 def _assigned_secret(match: re.Match[str]) -> str | None:
-    suffix, value = match.group(2), match.group(3)
+    name, suffix, value = match.group(1), match.group(2), match.group(3)
     if suffix and not re.fullmatch(r"s?(?:[_.\-][A-Za-z0-9_.\-]*)?", suffix):
         return None  # the name runs on into another word: "tokenizer", "secretary"
     if (
@@ -167,6 +194,10 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
         return None
     if value.startswith(("/", "~", "./", "http://", "https://")) and "@" not in value:
         return None  # a path or a URL without credentials
+    if _PASSWORD_NAME.match(name):
+        return phrases.looks_like_password(value)  # "DB_PASS=hunter22" is a password
+    if len(value) < 8:
+        return None
     classes = _classes(value)
     if classes >= 3 or (len(value) >= 16 and classes >= 2 and _entropy(value) >= 3.0):
         return value
@@ -176,6 +207,143 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
 def _bearer(match: re.Match[str]) -> str | None:
     value = match.group(1)
     return value if _classes(value) >= 2 and _entropy(value) >= 3.0 else None
+
+
+def _authorization(match: re.Match[str]) -> str | None:
+    """The credential of an `Authorization: Bearer|Token …` header: named a credential
+    by the header, so a shorter or plainer one counts than after a bare "bearer"."""
+    value = match.group(1)
+    if phrases.is_placeholder(value):
+        return None
+    return value if len(value) >= 16 or _classes(value) >= 2 else None
+
+
+def _basic_credentials(match: re.Match[str]) -> str | None:
+    """`Basic <base64 of user:password>`, the password not a placeholder."""
+    run = match.group(1)
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        decoded = raw.decode("ascii")
+    except (binascii.Error, ValueError):
+        return None
+    user, colon, password = decoded.partition(":")
+    if not colon or not user or not password or not decoded.isprintable():
+        return None
+    return None if phrases.is_placeholder(password) else run
+
+
+def _url_password(match: re.Match[str]) -> str | None:
+    """The password of `scheme://user:password@host`, whatever characters it holds."""
+    password = match.group(2)
+    if len(password) < 4 or phrases.is_placeholder(password) or password.lower() == "pass":
+        return None  # `u:p@`, `user:${PASS}@`, `user:pass@`
+    if password.isdigit() and len(password) <= 5:
+        return None  # `host:8080@`
+    return password
+
+
+def _command_password(match: re.Match[str]) -> str | None:
+    value = next(group for group in match.groups() if group is not None)
+    return phrases.looks_like_password(value)
+
+
+def _option_value(match: re.Match[str]) -> str | None:
+    """`--token VALUE`, `--password VALUE`: judged as a password or a generated token."""
+    name, value = match.group(1), match.group(2)
+    if _PASSWORD_NAME.search(name):
+        return phrases.looks_like_password(value)
+    return phrases.looks_generated(value, strong=True)
+
+
+def _prose_password(match: re.Match[str]) -> str | None:
+    return phrases.looks_like_password(match.group("value"))
+
+
+def _credential_near(match: re.Match[str]) -> str | None:
+    strong = match.group("strong") is not None
+    if not strong and phrases.other_kind_of_key(match.string[: match.start()]):
+        return None
+    return phrases.looks_generated(match.group("value"), strong=strong)
+
+
+def _hex_value(match: re.Match[str]) -> str | None:
+    return match.group(1)
+
+
+def _first_group(match: re.Match[str]) -> str | None:
+    return next((group for group in match.groups() if group is not None), None)
+
+
+# (kind, pattern, accept) for the text as written and its compact reading only.
+_CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] = (
+    (
+        "URL Credentials",
+        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{1,128}):([^\s@/\"'<>]{1,256})"
+        r"@(?=[A-Za-z0-9\[])",
+        _url_password,
+    ),
+    (
+        "Basic Auth Header",
+        r"(?i)\bbasic\s+([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+        _basic_credentials,
+    ),
+    (
+        "Authorization Header",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{8,}=*)",
+        _authorization,
+    ),
+    (
+        "Command-line Credential",
+        r"\bcurl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)['\"]?[^\s:'\"]+:(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"]+))",
+        _command_password,
+    ),
+    (
+        "Command-line Credential",
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p"
+        r"(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
+        _command_password,
+    ),
+    (
+        "Command-line Credential",
+        r"\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"]+))",
+        _command_password,
+    ),
+    (
+        "Command-line Credential",
+        r"(?i)(?<![\w-])--?((?:[a-z0-9]+-)*(?:token|password|passwd|pass|secret|api-?key|apikey"
+        r"|access-key|secret-key))\s+['\"]?([^\s'\"]{6,200})",
+        _option_value,
+    ),
+    (
+        # `key-` and 32 hex digits is also how many generate ids: only beside the name.
+        "Mailgun API Key",
+        r"(?i)\bmailgun\b[^\n]{0,60}?\b(key-[0-9a-f]{32})\b"
+        r"|\b(key-[0-9a-f]{32})\b[^\n]{0,60}?\bmailgun\b",
+        _first_group,
+    ),
+    (
+        "Google Service Account Key",
+        r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"",
+        _hex_value,
+    ),
+    (
+        "Datadog API Key",
+        r"(?i)\b(?:datadog|dd)[\s_\-]*(?:api|app(?:lication)?)?[\s_\-]*key\b[^\n]{0,16}?"
+        r"\b([a-f0-9]{32}|[a-f0-9]{40})\b",
+        _hex_value,
+    ),
+    (
+        "Postmark Token",
+        r"(?i)\bpostmark\b[^\n]{0,30}?\b(?:token|key)\b[^\n]{0,10}?"
+        r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+        _hex_value,
+    ),
+    ("Password in Prose", phrases.PASSWORD_LATIN, _prose_password),
+    ("Password in Prose", phrases.PASSWORD_BARE, _prose_password),
+    ("Password in Prose", phrases.PASSWORD_OTHER, _prose_password),
+    ("Credential Near Its Name", phrases.CREDENTIAL_NEAR, _credential_near),
+    ("Credential Near Its Name", phrases.CREDENTIAL_NEAR_OTHER, _credential_near),
+)
 
 
 @cache
@@ -193,7 +361,10 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
     bearer = _Detector(
         "Bearer Token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), _bearer
     )
-    return (*prefixed, key_body, assigned, bearer), (*prefixed, key_body)
+    contextual = tuple(
+        _Detector(kind, re.compile(pattern), accept) for kind, pattern, accept in _CONTEXTUAL
+    )
+    return (*prefixed, key_body, assigned, bearer, *contextual), (*prefixed, key_body)
 
 
 @cache
@@ -299,15 +470,74 @@ def _scan_own(
 
 
 _SPACE = re.compile(r"\s+")
+# A run of short groups joined by one separator each: "AKIA-UJZD-EGXD-NCF3-2EPF",
+# "ghp_.JBd0.Kh8o…". The first group may be a longer prefix.
+_GROUPED = re.compile(
+    r"(?<![\w.\-])[A-Za-z0-9_]{1,12}(?:[.\-][A-Za-z0-9_]{1,8}){3,}(?![\w\-]|\.\w)"
+)
+_SEPARATORS = str.maketrans("", "", ".-")
+_GROUP_SEPARATOR = re.compile(r"[.\-]")
+_GROUPS_HINT = re.compile(r"[.\-][A-Za-z0-9_]{1,8}[.\-][A-Za-z0-9_]{1,8}[.\-]")
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+# The prefixes of the keys most worth hiding, as rot13 spells them.
+_ROT13_PREFIX = re.compile(
+    "|".join(
+        re.escape(prefix.translate(_ROT13))
+        for prefix in (
+            "github_pat_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "AKIA", "ASIA", "AIza",
+            "sk-proj-", "sk-ant-", "sk_live_", "rk_live_", "xoxb-", "xoxp-", "xoxa-", "glpat-",
+            "npm_", "hf_", "eyJ", "SG.", "shpat_", "PRIVATE KEY", "pypi-",
+        )
+    )
+)  # fmt: skip
+_DIGIT = re.compile(r"\d")
+
+
+def _compact(text: str) -> str:
+    """NFKC, with format characters (zero-width, soft hyphen, tags) and invisible letters
+    removed, not replaced: the key a reader sees in `AKIA\u200bUJZD…` or full-width letters."""
+    if text.isascii():
+        return text
+    return strip_invisible(unicodedata.normalize("NFKC", text))
+
+
+def _degroup(match: re.Match[str]) -> str:
+    """A run of groups cut every few characters, without its separators; other runs
+    ("ASIA-PACIFIC-REGION-2026", "2.14.0.20261130") as written."""
+    run = match.group()
+    interior = {len(group) for group in _GROUP_SEPARATOR.split(run)[1:-1]}
+    return run.translate(_SEPARATORS) if len(interior) == 1 and _DIGIT.search(run) else run
 
 
 def _scan(text: str) -> list[SecretFinding]:
+    return [*_scan_plugins(text), *_scan_readings(text)]
+
+
+def _scan_readings(text: str, *, compact: bool = True) -> list[SecretFinding]:
+    """Our detectors on `text`, and the prefix-anchored ones on its other readings."""
     written, prefixed = _own_detectors()
     written_needles, prefixed_needles = _own_haystacks()
-    findings = [*_scan_plugins(text), *_scan_own(text, written, written_needles, joined=False)]
+    findings = list(_scan_own(text, written, written_needles, joined=False))
     if _SPACE.search(text):
         joined = _SPACE.sub("", text)
         findings.extend(_scan_own(joined, prefixed, prefixed_needles, joined=True))
+    if compact:
+        compacted = _compact(text)
+        if compacted != text:
+            # Its other readings are those of the compact reading.
+            return findings + _scan_readings(compacted, compact=False)
+    if _GROUPS_HINT.search(text):
+        degrouped = _GROUPED.sub(_degroup, text)
+        if degrouped != text:
+            findings.extend(_scan_own(degrouped, prefixed, prefixed_needles, joined=False))
+    if _ROT13_PREFIX.search(text):
+        # A key shifted by rot13 alone (`tuc_…`, `NXVN…`) reads as no language, so the
+        # decode ladder leaves it; its prefix, shifted back, is as distinctive as the key's.
+        rotated = text.translate(_ROT13)
+        findings.extend(_scan_own(rotated, prefixed, prefixed_needles, joined=False))
     return findings
 
 
