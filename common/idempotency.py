@@ -1,6 +1,7 @@
 """`Idempotency-Key` for creating POSTs, as one decorator every endpoint reuses.
 
-A key is claimed by inserting a row in its own committed transaction, so a
+A key that holds a credential is refused (`secret_in_header`) before anything
+is stored. A key is claimed by inserting a row in its own committed transaction, so a
 concurrent duplicate sees it at once and gets `409 request_in_progress`. The
 endpoint then runs in a transaction that also stores the response: either the
 work and its recorded answer both commit, or neither does and the key is freed.
@@ -24,6 +25,7 @@ from rest_framework.response import Response
 from common.fingerprints import canonical_json, erased_marker, fingerprint
 from common.models import IdempotencyRecord, IdempotencyState
 from common.problems import Problem
+from common.screen import find_secrets_in_text
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -151,6 +153,14 @@ def idempotent(method: Callable[..., Response]) -> Callable[..., Response]:
             raise Problem(
                 "idempotency_key_invalid",
                 "An Idempotency-Key must be 1 to 255 characters.",
+            )
+        if find_secrets_in_text(key):
+            # The key is stored as sent, and a deletion cannot find what it never read.
+            raise Problem(
+                "secret_in_header",
+                "The Idempotency-Key looks like a credential, and keys are stored as sent. "
+                "Use a random value such as a UUID.",
+                header=HEADER,
             )
         tenant_id, principal = _scope_resolver()(request)
         record = _claim(

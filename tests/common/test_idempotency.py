@@ -11,6 +11,7 @@ from common.fingerprints import erased_marker
 from common.models import IdempotencyRecord
 from memory.models import Claim, DeletionStatus, Event
 from memory.services.deletion import deletion_run
+from tests.dump import tables_containing
 from tests.memory.helpers import candidate
 
 EVENT = {
@@ -134,3 +135,33 @@ def test_a_key_a_deletion_replaced_is_still_answered_and_never_runs_again(
     )
     assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
     assert Event.objects.count() == 1 and IdempotencyRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "key",
+    [
+        "ghp_JBd0Kh8oOOL8dKLzdocJ2isAjIhKtJ0RlgLK",
+        "AKIA-UJZD-EGXD-NCF3-2EPF",
+        "token=9fQ2xLr7Vb8KpZ3mWq1N",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ],
+    ids=["github", "grouped_aws", "assignment", "jwt"],
+)
+def test_a_key_holding_a_credential_is_refused_and_stored_nowhere(agent, key):
+    response = agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "secret_in_header"
+    assert key not in response.content.decode()
+    assert not IdempotencyRecord.objects.exists() and not Event.objects.exists()
+    assert tables_containing(key[5:20]) == {}
+
+
+@pytest.mark.django_db
+def test_a_random_key_is_no_credential(agent):
+    key = "550e8400-e29b-41d4-a716-446655440000"
+    response = agent.post("/api/v1/events", EVENT, format="json", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 201
+    assert IdempotencyRecord.objects.get().key == key
