@@ -13,6 +13,11 @@ every database exception in the chain is reduced to its class, SQLSTATE and
 the names of the constraint, table and column involved, which is what an
 operator needs to find the bug. Query logging (`django.db.backends`, only
 under DEBUG) loses its SQL and parameters the same way.
+
+A request path can hold a credential too (a token pasted into a URL): the
+request log writes `path_for_log(path)`, each segment holding a secret
+replaced by `[redacted]`, and `RedactSecretsInPaths` does the same for the
+error lines Django writes about a request.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ _EXTRA_LINES = re.compile(
     r"|\\n(DETAIL|CONTEXT|HINT|QUERY|STATEMENT|WHERE|LINE \d+):.*?(?=\\n|['\"]\)|$)"
 )
 WITHHELD = "[withheld]"
+REDACTED = "[redacted]"
 
 
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:
@@ -105,3 +111,34 @@ class RedactDatabaseErrors(logging.Filter):
                 setattr(record, attribute, WITHHELD)
         record.msg = "database query (%s s) on %s: sql withheld"
         record.args = (getattr(record, "duration", "?"), getattr(record, "alias", "?"))
+
+
+def path_for_log(path: str) -> str:
+    """`path` with every segment that holds a credential replaced by `[redacted]`."""
+    # Imported here: logging is configured before the apps the screen may need are ready.
+    from common.screen import find_secrets_in_text
+
+    if not find_secrets_in_text(path):
+        return path
+    segments = [REDACTED if find_secrets_in_text(part) else part for part in path.split("/")]
+    if REDACTED not in segments:
+        # The credential spans segments (`/x/https://user:pw@host`): keep the first one.
+        return "/".join([*segments[:2], REDACTED])
+    return "/".join(segments)
+
+
+class RedactSecretsInPaths(logging.Filter):
+    """Django's request error lines quote the path, and carry the request itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        path = getattr(getattr(record, "request", None), "path", None)
+        if not isinstance(path, str):
+            return True
+        safe = path_for_log(path)
+        if safe != path:
+            message = record.getMessage()
+            for written in (path, path.encode("unicode_escape").decode("ascii")):
+                message = message.replace(written, safe)
+            record.msg, record.args = message, ()
+            record.request = f"<request {safe}>"
+        return True

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
+from common.log_redaction import path_for_log
 from common.problems import problem_response
 
 logger = logging.getLogger("memdesk.request")
@@ -28,7 +29,7 @@ class RequestLogMiddleware:
             extra={
                 "request_id": request_id,
                 "method": request.method,
-                "path": request.path,
+                "path": path_for_log(request.path),
                 "status": response.status_code,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             },

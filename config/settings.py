@@ -375,18 +375,25 @@ LOGGING = {
     # strip them from every record. On the loggers that report errors (so
     # every handler, test capture included, sees the clean record) and on the
     # handler (for the records of every other logger).
-    "filters": {"redact_database_errors": {"()": "common.log_redaction.RedactDatabaseErrors"}},
+    # A request path can hold a credential: Django's lines about a request quote it.
+    "filters": {
+        "redact_database_errors": {"()": "common.log_redaction.RedactDatabaseErrors"},
+        "redact_secrets_in_paths": {"()": "common.log_redaction.RedactSecretsInPaths"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "json",
-            "filters": ["redact_database_errors"],
+            "filters": ["redact_database_errors", "redact_secrets_in_paths"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.server": {"level": "WARNING"},
-        "django.request": {"level": "ERROR", "filters": ["redact_database_errors"]},
+        "django.request": {
+            "level": "ERROR",
+            "filters": ["redact_database_errors", "redact_secrets_in_paths"],
+        },
         "django.db.backends": {"filters": ["redact_database_errors"]},
         "celery.app.trace": {"filters": ["redact_database_errors"]},
         # One INFO line per request: reconciliation records every read it makes

@@ -6,9 +6,10 @@ import logging
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.test import RequestFactory
 
 from accounts.models import Tenant
-from common.log_redaction import RedactDatabaseErrors
+from common.log_redaction import RedactDatabaseErrors, RedactSecretsInPaths
 
 CANARY = "canary-5f1e2d-request-content"
 
@@ -88,3 +89,42 @@ def test_detail_lines_inside_a_repr_are_withheld():
     RedactDatabaseErrors().filter(record)
     assert CANARY not in record.getMessage()
     assert record.getMessage().startswith("Task x raised unexpected: IntegrityError('duplicate key")
+
+
+TOKEN = "ghp_JBd0Kh8oOOL8dKLzdocJ2isAjIhKtJ0RlgLK"
+
+
+@pytest.mark.django_db
+def test_a_token_in_a_refused_request_path_is_logged_redacted(agent, caplog):
+    with caplog.at_level(logging.INFO, logger="memdesk.request"):
+        response = agent.get(f"/api/v1/claims/{TOKEN}/history")
+    assert response.status_code == 404
+    (record,) = [r for r in caplog.records if r.name == "memdesk.request"]
+    assert record.path == "/api/v1/claims/[redacted]/history"
+    assert TOKEN not in _everything_logged(caplog.records)
+
+
+@pytest.mark.django_db
+def test_a_path_without_a_credential_is_logged_as_it_is(agent, caplog):
+    path = "/api/v1/claims/550e8400-e29b-41d4-a716-446655440000"
+    with caplog.at_level(logging.INFO, logger="memdesk.request"):
+        agent.get(path)
+    (record,) = [r for r in caplog.records if r.name == "memdesk.request"]
+    assert record.path == path
+
+
+def test_django_error_lines_about_a_request_lose_the_token_in_its_path():
+    request = RequestFactory().get(f"/api/v1/claims/{TOKEN}")
+    record = logging.LogRecord(
+        "django.request",
+        logging.ERROR,
+        __file__,
+        1,
+        "Internal Server Error: %s",
+        (request.path,),
+        None,
+    )
+    record.request = request
+    RedactSecretsInPaths().filter(record)
+    assert record.getMessage() == "Internal Server Error: /api/v1/claims/[redacted]"
+    assert TOKEN not in repr(vars(record))
