@@ -325,6 +325,7 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
         "ReviewItemStatusEnum": "reviews.models.ItemStatus.choices",
         "ReviewQueueEnum": "reviews.models.Queue.choices",
         "ReceiptStateEnum": "memory.models.receipts.ReceiptState.choices",
+        "SensitivityEnum": "memory.models.ledger.Sensitivity.choices",
     },
 }
 

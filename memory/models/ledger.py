@@ -48,6 +48,13 @@ class Sensitivity(models.TextChoices):
     CREDENTIALS_ADJACENT = "credentials_adjacent", "Credentials-adjacent"
     LOCATION = "location", "Precise location"
     MINORS = "minors", "Minors"
+    SEXUAL_ORIENTATION = "sexual_orientation", "Sex life or sexual orientation"
+    RELIGION = "religion", "Religion or belief"
+    POLITICAL = "political", "Political opinion"
+    TRADE_UNION = "trade_union", "Trade-union membership"
+    ETHNIC_ORIGIN = "ethnic_origin", "Racial or ethnic origin"
+    GENETIC_BIOMETRIC = "genetic_biometric", "Genetic or biometric data"
+    CRIMINAL_RECORD = "criminal_record", "Criminal record"
 
 
 @pgtrigger.register(
