@@ -15,16 +15,28 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
-from common.screen.needles import LabelledPatterns
-from common.screen.normalize import canonical
+from common.screen.decode import hidden_texts
+from common.screen.needles import LabelledPatterns, alternatives, needles
+from common.screen.normalize import canonical, fold_leet
+from memory import sensitivity_terms as terms
 from memory.models.ledger import Sensitivity
 
 # The classes that need the subject's consent, strongest first: when a text
-# touches several, the first names the memory.
+# touches several, the first names the memory. The special categories of
+# personal data (health, sex life, beliefs, origin, genetics, convictions) come
+# before what is private but not special.
 CONSENT_CLASSES: tuple[str, ...] = (
     Sensitivity.MINORS,
     Sensitivity.HEALTH,
+    Sensitivity.GENETIC_BIOMETRIC,
+    Sensitivity.SEXUAL_ORIENTATION,
+    Sensitivity.CRIMINAL_RECORD,
+    Sensitivity.RELIGION,
+    Sensitivity.ETHNIC_ORIGIN,
+    Sensitivity.POLITICAL,
+    Sensitivity.TRADE_UNION,
     Sensitivity.CREDENTIALS_ADJACENT,
     Sensitivity.FINANCE,
     Sensitivity.LOCATION,
@@ -41,6 +53,13 @@ class SensitivityRule:
     description: str
     patterns: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        # A space in a pattern matches the canonical text's one space between words; as a
+        # class it keeps each word a needle of its own, and a haystack finds word needles
+        # from the words of a text (looked up once) rather than by trying each phrase.
+        spaced = tuple(p.replace("\\ ", r"\s").replace(" ", r"\s") for p in self.patterns)
+        object.__setattr__(self, "patterns", spaced)
+
 
 @dataclass(frozen=True)
 class EphemeralRule:
@@ -49,27 +68,53 @@ class EphemeralRule:
     patterns: tuple[str, ...]
 
 
+# In the order of CONSENT_CLASSES; the phrases, in fifteen languages, are in
+# `memory.sensitivity_terms`.
 SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     SensitivityRule(
         Sensitivity.MINORS,
         "About a child: a stated age under 18, a school year, or the words for a minor.",
-        (
-            r"\b(?:[1-9]|1[0-7])[- ]years?[- ]old\b",
-            r"\b(?:my|her|his|their) (?:son|daughter|kid|kids|child|children|toddler|baby)\b",
-            r"\b(?:minor|underage|kindergarten|primary school|grade [1-9])\b",
-            r"未成年|孩子|儿子|女儿|小学|幼儿园",
-        ),
+        terms.MINORS,
     ),
     SensitivityRule(
         Sensitivity.HEALTH,
-        "Health: diagnoses, conditions, medication, treatment, pregnancy.",
-        (
-            r"\b(?:diagnos\w*|diabet\w*|cancer|hiv|aids|depression|depressed|anxiety disorder|"
-            r"bipolar|schizophreni\w*|medication|prescri\w+|chemotherapy|pregnan\w*|"
-            r"therapist|psychiatr\w*|blood pressure|insulin|allerg\w+|disabilit\w+|"
-            r"asthma|epilep\w+|migraines?|disease|illness|surgery)\b",
-            r"糖尿病|癌症|抑郁|诊断|处方|药物|怀孕|艾滋|病历|高血压|过敏|残疾|哮喘|疾病|手术",
-        ),
+        "Health: diagnoses, conditions, medication (by name too), treatment, pregnancy.",
+        terms.HEALTH,
+    ),
+    SensitivityRule(
+        Sensitivity.GENETIC_BIOMETRIC,
+        "Genetic or biometric data: DNA tests and genes, fingerprints, face or iris templates.",
+        terms.GENETIC_BIOMETRIC,
+    ),
+    SensitivityRule(
+        Sensitivity.SEXUAL_ORIENTATION,
+        "Sex life or sexual orientation: gay, lesbian, bisexual, transgender, coming out.",
+        terms.SEXUAL_ORIENTATION,
+    ),
+    SensitivityRule(
+        Sensitivity.CRIMINAL_RECORD,
+        "Criminal record: convictions, sentences, prison, arrests, parole.",
+        terms.CRIMINAL_RECORD,
+    ),
+    SensitivityRule(
+        Sensitivity.RELIGION,
+        "Religion or belief: a faith, a conversion, worship, atheism.",
+        terms.RELIGION,
+    ),
+    SensitivityRule(
+        Sensitivity.ETHNIC_ORIGIN,
+        "Racial or ethnic origin: ethnicity, descent, a named ethnic group.",
+        terms.ETHNIC_ORIGIN,
+    ),
+    SensitivityRule(
+        Sensitivity.POLITICAL,
+        "Political opinion: party membership, votes, political views.",
+        terms.POLITICAL,
+    ),
+    SensitivityRule(
+        Sensitivity.TRADE_UNION,
+        "Trade-union membership: a union member, a shop steward, a named union.",
+        terms.TRADE_UNION,
     ),
     SensitivityRule(
         Sensitivity.CREDENTIALS_ADJACENT,
@@ -83,21 +128,12 @@ SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     SensitivityRule(
         Sensitivity.FINANCE,
         "Money: accounts, cards, salary, income, debts, credit, taxes.",
-        (
-            r"\b(?:bank account|account number|iban|credit card|debit card|salary|income|"
-            r"debt|debts|loan|mortgage|credit score|tax return|net worth|overdraft)\b",
-            r"\b[a-z]{2}\d{2}(?: [a-z0-9]{4}){3,7}\b",
-            r"银行账户|银行卡|信用卡|工资|薪水|收入|贷款|债务|存款|税单",
-        ),
+        terms.FINANCE,
     ),
     SensitivityRule(
         Sensitivity.LOCATION,
         "A precise location: a home or street address, GPS coordinates (a city is not one).",
-        (
-            r"\b(?:home address|street address|lives at|gps|coordinates|geolocation)\b",
-            r"-?\b\d{1,2}\.\d{4,}\s*,\s*-?\d{1,3}\.\d{4,}\b",
-            r"住址|家庭地址|门牌号|经纬度|定位",
-        ),
+        terms.LOCATION,
     ),
     SensitivityRule(
         Sensitivity.PERSONAL,
@@ -141,12 +177,72 @@ EPHEMERAL_RULES: tuple[EphemeralRule, ...] = (
     ),
 )
 
-# Each class's patterns under its name: benign text holds the needles of few of them,
-# and only those run (see `LabelledPatterns`).
-_SENSITIVITY_PATTERNS = LabelledPatterns(
-    ((rule.sensitivity, pattern) for rule in SENSITIVITY_RULES for pattern in rule.patterns),
-    remembers_words=True,
+# Each class's patterns under its name, one set per script its needles are written in:
+# a text holds the needles of few of them, and only those run (see `LabelledPatterns`).
+# A haystack looks for needles outside ASCII one by one, so a Russian text is not made
+# to look for the Arabic, Hindi, Korean and Chinese ones too.
+_ASCII = "ascii"
+_SCRIPT_BLOCKS = (
+    (0x0400, 0x052F, "cyrillic"),
+    (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x08FF, "arabic"),
+    (0x0900, 0x0DFF, "indic"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x2E80, 0x303F, "cjk"),
+    (0x3040, 0x30FF, "kana"),
+    (0x3100, 0x9FFF, "cjk"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xF900, 0xFAFF, "cjk"),
+    (0xFB50, 0xFEFF, "arabic"),
 )
+
+
+@lru_cache(maxsize=4096)
+def _script(char: str) -> str:
+    if char.isascii():
+        return _ASCII
+    code = ord(char)
+    return next((name for low, high, name in _SCRIPT_BLOCKS if low <= code <= high), "other")
+
+
+def _scripts_of(pattern: str) -> frozenset[str] | None:
+    """The scripts a text must be written in for `pattern` to match it: one per needle
+    (the script of its first letter outside ASCII), or None when it has no needles."""
+    found = needles(re.compile(pattern))
+    if not found.known:
+        return None
+    return frozenset(
+        next((_script(c) for c in needle if not c.isascii()), _ASCII)
+        for needle in found.exact | found.folded
+    )
+
+
+def _by_script(rules: Iterable[SensitivityRule]) -> dict[str | None, LabelledPatterns]:
+    grouped: dict[str | None, list[tuple[str, str]]] = {}
+    for rule in rules:
+        for pattern in rule.patterns:
+            for piece in alternatives(pattern):
+                for script in _scripts_of(piece) or (None,):
+                    grouped.setdefault(script, []).append((rule.sensitivity, piece))
+    return {
+        script: LabelledPatterns(pieces, remembers_words=script == _ASCII)
+        for script, pieces in grouped.items()
+    }
+
+
+_SENSITIVITY_PATTERNS = _by_script(SENSITIVITY_RULES)
+
+
+def _labels_in(text: str, known: set[str]) -> set[str]:
+    scripts = {None, *map(_script, set(text))}
+    found: set[str] = set()
+    for script in scripts:
+        patterns = _SENSITIVITY_PATTERNS.get(script)
+        if patterns is not None:
+            found |= patterns.labels_in(text, known=known | found)
+    return found
+
+
 # Three rules of few patterns: searching them all costs less than looking for their
 # needles first.
 _COMPILED_EPHEMERAL = tuple(
@@ -157,6 +253,15 @@ _COMPILED_EPHEMERAL = tuple(
 def _readable(strings: Iterable[str]) -> list[str]:
     # Identifiers like `home_address` read as words.
     return [canonical(s.replace("_", " ")) for s in strings if s]
+
+
+def _readings(strings: Iterable[str]) -> list[str]:
+    """What a reader could take from `strings`: each as written, with leetspeak read as
+    letters ("h1v p0s1t1v3"), and every payload it hides (base64, hex, URL-encoded)."""
+    raw = [s for s in strings if s]
+    texts = _readable([*raw, *(hidden for s in raw for hidden in hidden_texts(s))])
+    leet = [folded for text in texts if (folded := fold_leet(text)) != text]
+    return list(dict.fromkeys([*texts, *leet]))
 
 
 @dataclass(frozen=True)
@@ -170,10 +275,9 @@ class Classification:
 
 def classify(strings: Iterable[str], *, hint: str = Sensitivity.NORMAL) -> Classification:
     """The sensitivity of `strings`: the stronger of what the rules find and the hint."""
-    texts = _readable(strings)
     found: set[str] = set()
-    for text in texts:
-        found |= _SENSITIVITY_PATTERNS.labels_in(text, known=found)
+    for text in _readings(strings):
+        found |= _labels_in(text, found)
     if hint:
         found.add(hint)
     consent = tuple(cls for cls in CONSENT_CLASSES if cls in found)
