@@ -58,6 +58,52 @@ def test_a_sensitive_memory_without_consent_is_rejected_and_nothing_of_it_is_kep
     assert tables_containing(CANARY) == {}
 
 
+# What an attacker found stored as `normal`: a medicine by name, a diagnosis in Russian, a
+# diagnosis in base64, and one sentence per special category of personal data.
+SPECIAL_CATEGORIES = [
+    ("Alice takes Biktarvy every morning", "health"),
+    ("Алисе поставили диагноз рак лёгких", "health"),
+    ("QWxpY2UgaXMgSElWIHBvc2l0aXZl", "health"),  # "Alice is HIV positive"
+    ("Alice is gay", "sexual_orientation"),
+    ("Alice converted to Islam in 2020", "religion"),
+    ("Alice is a member of the Labour Party", "political"),
+    ("Alice is a shop steward for the Teamsters", "trade_union"),
+    ("Alice is of Roma descent", "ethnic_origin"),
+    ("Alice's DNA test shows a BRCA1 mutation", "genetic_biometric"),
+    ("Alice was convicted of fraud in 2015", "criminal_record"),
+]
+
+
+@pytest.mark.parametrize(("text", "sensitivity"), SPECIAL_CATEGORIES)
+def test_a_special_category_without_consent_is_rejected_naming_its_class(agent, text, sensitivity):
+    verdict = claim(agent, predicate="note", value=text, text=text)
+
+    assert (verdict["decision"], verdict["reasons"]) == ("rejected", ["consent_required"])
+    assert verdict["consent_required"] == [sensitivity]
+    assert verdict["sensitivity"] == sensitivity
+    stored = Claim.objects.get(pk=verdict["id"])
+    assert (stored.value, stored.text) == (None, "[withheld: consent required]")
+    assert tables_containing(text) == {}
+
+
+@pytest.mark.parametrize(("text", "sensitivity"), SPECIAL_CATEGORIES)
+def test_a_special_category_with_consent_is_stored_with_its_class(
+    agent, alice, session_api, text, sensitivity
+):
+    grant(session_api, alice, **{sensitivity: True})
+
+    verdict = submit(agent, predicate="note", value=text, text=text)
+
+    assert (verdict["decision"], verdict["sensitivity"]) == ("accepted", sensitivity)
+    stored = Claim.objects.get(pk=verdict["id"])
+    assert (stored.status, stored.sensitivity, stored.text) == (
+        ClaimStatus.ACTIVE,
+        sensitivity,
+        text,
+    )
+    assert stored.consent_classes == [sensitivity]
+
+
 def test_the_rules_read_chinese_and_the_hint_only_raises_the_class(agent):
     chinese = claim(agent, predicate="illness", value="糖尿病", text="爱丽丝有糖尿病")
     lowered = claim(
@@ -303,7 +349,17 @@ def test_consents_are_for_people_and_their_own_subjects(agent, alice, bob, sessi
         "credentials_adjacent",
         "location",
         "minors",
+        "sexual_orientation",
+        "religion",
+        "political",
+        "trade_union",
+        "ethnic_origin",
+        "genetic_biometric",
+        "criminal_record",
     }
+    labels = {r["sensitivity"]: r["label"] for r in listed}
+    assert labels["sexual_orientation"] == "Sex life or sexual orientation"
+    assert labels["trade_union"] == "Trade-union membership"
 
 
 def test_the_console_grants_and_withdraws_consent(agent, alice, login):
@@ -351,6 +407,13 @@ def test_the_gate_rules_show_the_sensitivity_and_ephemeral_rules(agent):
     assert classes == {
         "minors": True,
         "health": True,
+        "genetic_biometric": True,
+        "sexual_orientation": True,
+        "criminal_record": True,
+        "religion": True,
+        "ethnic_origin": True,
+        "political": True,
+        "trade_union": True,
         "credentials_adjacent": True,
         "finance": True,
         "location": True,
