@@ -143,7 +143,7 @@ def test_the_dashboard_shows_retention(acme, editor, login):
     page = login(editor).get("/dashboard/").content.decode()
 
     assert 'id="retention"' in page
-    assert "fact · health: 14 days (0 past it now)" in page
+    assert "fact · Health: 14 days (0 past it now)" in page
 
 
 def test_the_dashboard_shows_event_and_trace_periods(acme, editor, login):

@@ -256,8 +256,10 @@ class MeConsentsView(APIView):
         responses={200: ConsentListOut, 403: PERSON_REQUIRED},
         operation_id="me_consents_list",
         summary="What I let memdesk remember",
-        description="Each sensitive class (health, finance, credentials_adjacent, location, "
-        "minors, and `sensitive` for what an agent marks sensitive without a class) for each "
+        description="Each sensitive class (minors, health, genetic_biometric, "
+        "sexual_orientation, criminal_record, religion, ethnic_origin, political, trade_union, "
+        "credentials_adjacent, finance, location, and `sensitive` for what an agent marks "
+        "sensitive without a class) for each "
         "subject linked to the user, granted or not. Without consent for a class, memories of "
         "it are rejected by the write gate (`consent_required`) and nothing of them is kept. "
         "Errors: `person_required`.",
