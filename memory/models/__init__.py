@@ -38,6 +38,7 @@ from memory.models.lifecycle import (
 from memory.models.platforms import OperationPolicy, Platform
 from memory.models.privacy import CONSENT_CHOICES, Consent, RetainedRecord, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.models.screening import ExampleLabel, ScreenCalibration, ScreenExample
 
 __all__ = [
     "AUTHORITY_RANK",
@@ -65,6 +66,7 @@ __all__ = [
     "DeletionStatus",
     "Event",
     "EventEmbedding",
+    "ExampleLabel",
     "ExportStatus",
     "GateDecision",
     "OperationPolicy",
@@ -76,6 +78,8 @@ __all__ = [
     "ReceiptTransition",
     "RetainedRecord",
     "RetentionPolicy",
+    "ScreenCalibration",
+    "ScreenExample",
     "Sensitivity",
     "Subject",
     "Tombstone",
