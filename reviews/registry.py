@@ -74,6 +74,16 @@ class UndoableHandler(DecisionHandler, Protocol):
         only while the target's snapshot still equals the one taken after the decision."""
 
 
+class RecordingHandler(DecisionHandler, Protocol):
+    """A handler that keeps a record of its own naming the decision (memory keeps an
+    editor's verdict on a screened claim as a labelled example).
+
+    Optional: `recorded` runs in the decision's transaction once the decision row exists."""
+
+    def recorded(self, *, item: ReviewItem, decision: Decision) -> None:
+        """Write what the domain keeps of `decision`; raising rolls the decision back."""
+
+
 class QueuePresenter(Protocol):
     """How the console shows a queue's targets; supplied by the app that owns them.
 

@@ -203,6 +203,9 @@ def review_decide(
             if before is None or snapshot is None
             else {"before": before, "after": snapshot(item=item, verdict=verdict, before=before)},
         )
+        recorded = getattr(policy.handler, "recorded", None)
+        if recorded is not None:
+            recorded(item=item, decision=decision)
         item.status = ItemStatus.DECIDED
         item.decided_at = now
         item.lease_expires_at = None

@@ -8,7 +8,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from common.problems import Problem
-from memory.models import Claim, ClaimRole, ClaimStatus
+from memory.models import Claim, ClaimRole, ClaimStatus, ExampleLabel
 from memory.presenters import ClaimPresenter
 from memory.services.claim_undo import claims_restore, claims_snapshot
 from memory.services.claims import (
@@ -17,7 +17,8 @@ from memory.services.claims import (
     claim_refresh,
     claim_version,
 )
-from reviews.models import Queue, ReviewItem
+from memory.services.screening import screen_example_record
+from reviews.models import Decision, Queue, ReviewItem
 from reviews.registry import (
     OTHER_REASON,
     DecisionInput,
@@ -103,9 +104,29 @@ class _ClaimHandler:
         )
 
 
+def screen_label(*, verdict: str, reason_code: str) -> str | None:
+    """What an editor's verdict on a candidate says of its content, for the screen.
+
+    Approved or merged, it was worth keeping: benign. Rejected as an injection, it was
+    one. Any other rejection (outdated, wrong subject…) says nothing about injection.
+    """
+    if verdict in ("approve", "merge"):
+        return ExampleLabel.BENIGN
+    if verdict == "reject" and reason_code == "injection":
+        return ExampleLabel.INJECTION
+    return None
+
+
 class CandidateHandler(_ClaimHandler):
     # A merge moved the candidate's sources onto another claim; they stay there.
     final_verdicts = ("merge",)
+
+    def recorded(self, *, item: ReviewItem, decision: Decision) -> None:
+        label = screen_label(verdict=decision.verdict, reason_code=decision.reason_code)
+        if label is not None:
+            screen_example_record(
+                tenant=item.tenant, claim_id=item.target_id, decision=decision, label=label
+            )
 
     def apply(self, decision: DecisionInput) -> None:
         tenant = decision.item.tenant
