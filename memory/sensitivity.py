@@ -2,7 +2,9 @@
 
 The write gate (claims) and the ledger (events) both read what an agent sends
 through these rules, on the canonical spelling of `common.screen.normalize`,
-so a full-width or accented spelling is found like a plain one. An agent may
+so a full-width or accented spelling is found like a plain one; on its
+leetspeak reading; and on every payload it hides (base64, hex, URL-encoded).
+The phrases, in fifteen languages, are in `memory.sensitivity_terms`. An agent may
 name a class itself (`sensitivity`); the stronger of its hint and the rules
 wins, so a hint can raise a class, never lower what the rules found.
 
@@ -68,8 +70,7 @@ class EphemeralRule:
     patterns: tuple[str, ...]
 
 
-# In the order of CONSENT_CLASSES; the phrases, in fifteen languages, are in
-# `memory.sensitivity_terms`.
+# In the order of CONSENT_CLASSES.
 SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     SensitivityRule(
         Sensitivity.MINORS,

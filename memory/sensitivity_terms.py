@@ -184,7 +184,10 @@ HEALTH: tuple[str, ...] = (
     r"medical (?:condition|history|records?|leave)|health (?:conditions?|issues?|problems?)|"
     r"sclerosis|crohn'?s|celiac|coeliac|lupus|dialysis|miscarriage|abortion|infertil\w*|"
     r"ivf|in vitro|fertility (?:treatment|clinic)|expecting a baby|birth control|"
-    r"trimester|maternity leave|on the pill|living with hiv)\b",
+    r"trimester|maternity leave|on the pill|living with hiv|"
+    r"expecting (?:a baby|twins|triplets|(?:her|their|his) (?:first|second|third) (?:child|baby))|"
+    r"(?:uses|in) a wheelchair|wheelchair user|is (?:deaf|blind)|hard of hearing|"
+    r"visually impaired)\b",
     r"\bpregnan(?:t|cy)\b(?! with (?:risk|danger|meaning|possibilit\w*|promise|hope))",
     # zh (simplified and traditional)
     anywhere(
@@ -193,7 +196,8 @@ HEALTH: tuple[str, ...] = (
         "服藥", "吃药", "怀孕", "懷孕", "孕妇", "孕婦", "艾滋", "愛滋", "hiv阳性", "hiv陽性",
         "感染者", "病历", "病歷", "高血压", "高血壓", "过敏", "過敏", "残疾", "殘疾", "哮喘",
         "疾病", "手术", "手術", "化疗", "化療", "癫痫", "癲癇", "痴呆", "阿尔茨海默", "肝炎",
-        "精神科", "流产", "流產", "堕胎", "墮胎", "不孕", "试管婴儿", "試管嬰兒", "住院", "患有",
+        "精神科", "乙肝", "丙肝", "肝病", "流产", "流產", "堕胎", "墮胎", "不孕", "试管婴儿",
+        "試管嬰兒", "住院", "患有",
     ),
     # es
     word_starts(
@@ -337,7 +341,7 @@ SEXUAL_ORIENTATION: tuple[str, ...] = (
         "양성애", "동성애", "트랜스젠더", "성적 지향", "성적지향", "성소수자", "커밍아웃",
     ),
     anywhere(
-        "مثلي الجنس", "مثلية الجنس", "المثلية", "مثليين", "ثنائي الجنس", "ثنائية الجنس",
+        "مثلي الجنس", "مثلية الجنس", "المثلية", "مثلية", "مثليين", "ثنائي الجنس", "ثنائية الجنس",
         "متحول جنسيا", "متحولة جنسيا", "التوجه الجنسي", "ميوله الجنسية", "ميولها الجنسية",
     ),
     words(
@@ -392,9 +396,9 @@ RELIGION: tuple[str, ...] = (
     ),
     words("ist christ", "christin", "christen", "christenen"),
     word_starts(
-        "мусульман", "ислам", "христиан", "православн", "католи", "протестант", "иудаизм",
-        "иудей", "индуис", "буддист", "буддизм", "атеист", "агностик", "свидетел иегов",
-        "ходит в церковь", "мечеть", "синагог", "религи", "верующ", "крестил",
+        "мусульман", "ислам", "еврей", "еврейк", "евреи", "христиан", "православн", "католи",
+        "протестант", "иудаизм", "иудей", "индуис", "буддист", "буддизм", "атеист", "агностик",
+        "свидетел иегов", "ходит в церковь", "мечеть", "синагог", "религи", "верующ", "крестил",
     ),
     anywhere(
         "イスラム教", "ムスリム", "キリスト教", "クリスチャン", "カトリック", "プロテスタント",
@@ -464,9 +468,10 @@ POLITICAL: tuple[str, ...] = (
     word_starts(
         "afiliado al partido", "afiliada al partido", "miembro del partido", "militante del",
         "milita en", "votó al", "votó por", "vota al", "ideas políticas", "opiniones políticas",
-        "ideología política", "de izquierdas", "de derechas", "ultraderecha", "extrema derecha",
-        "extrema izquierda", "comunista", "socialista", "partido popular", "psoe", "peronista",
-        "kirchnerista", "chavista", "franquista",
+        "ideología política", "votó a", "votante de", "militante de", "simpatizante de",
+        "de izquierdas", "de derechas", "ultraderecha", "extrema derecha", "extrema izquierda",
+        "comunista", "socialista", "partido popular", "psoe", "peronista", "kirchnerista",
+        "chavista", "franquista",
     ),
     word_starts(
         "membre du parti", "adhérent du", "adhérente du", "milite au", "militant du",
@@ -547,8 +552,9 @@ POLITICAL: tuple[str, ...] = (
 
 TRADE_UNION: tuple[str, ...] = (
     r"\b(?:(?:trade|labou?r|teachers'?|nurses'?|workers'?|miners'?) union|"
-    r"union (?:member(?:ship)?|dues|rep(?:resentative)?|steward|card|organi[sz]er|"
-    r"activist)|shop steward|teamsters|afl-cio|unison|seiu|unioni[sz]ed)\b",
+    r"(?:a|an|is|as|became|longtime|active|fellow) union member|"
+    r"union (?:membership|dues|rep(?:resentative)?|steward|card|organi[sz]er|activist)|"
+    r"shop steward|teamsters|afl-cio|unison|seiu|unioni[sz]ed)\b",
     r"\b(?:member of|joined|organi[sz]ing|organi[sz]ed|formed|left) "
     r"(?!(?:the |a |an )?(?:european|soviet|credit|student|students'|african|postal|customs|"
     r"monetary|banking|free) )(?:[\w'-]+ ){0,3}union\b",
@@ -668,13 +674,14 @@ CRIMINAL_RECORD: tuple[str, ...] = (
     r"\bserved (?:a |an )?(?:[\w-]+ ){0,2}(?:sentence|years? in prison)\b",
     anywhere(
         "犯罪记录", "犯罪記錄", "前科", "被判刑", "被判处", "被判處", "被判有罪", "定罪", "坐牢",
-        "服刑", "监狱", "監獄", "被捕", "假释", "假釋", "缓刑", "緩刑", "判刑", "入狱", "入獄",
-        "逮捕", "有罪判決", "服役中", "刑務所", "懲役", "執行猶予", "仮釈放", "犯罪歴", "起訴",
-        "전과자", "전과가", "전과 기록", "전과를", "체포", "유죄 판결", "유죄판결", "복역",
-        "교도소", "징역", "집행유예", "가석방", "범죄 경력", "범죄 기록", "범죄기록", "기소",
-        "수감", "سجل جنائي", "السجل الجنائي", "سوابق", "أدين", "مدان", "حكم عليه", "سجن", "اعتقل",
-        "إفراج مشروط", "جنحة", "आपराधिक रिकॉर्ड", "आपराधिक", "दोषी ठहराया", "सजा सुनाई", "की सजा",
-        "सजा काट", "जेल की सजा", "जेल काट", "गिरफ्तार", "गिरफ़्तार", "कैद", "पैरोल",
+        "坐过牢", "坐過牢", "服刑", "监狱", "監獄", "被捕", "假释", "假釋", "缓刑", "緩刑", "判刑",
+        "入狱", "入獄", "逮捕", "有罪判決", "服役中", "刑務所", "懲役", "執行猶予", "仮釈放",
+        "犯罪歴", "起訴", "전과자", "전과가", "전과 기록", "전과를", "체포", "유죄 판결",
+        "유죄판결", "복역", "교도소", "징역", "집행유예", "가석방", "범죄 경력", "범죄 기록",
+        "범죄기록", "기소", "수감", "سجل جنائي", "السجل الجنائي", "سوابق", "أدين", "مدان",
+        "حكم عليه", "سجن", "اعتقل", "إفراج مشروط", "جنحة", "आपराधिक रिकॉर्ड", "आपराधिक",
+        "दोषी ठहराया", "सजा सुनाई", "की सजा", "सजा काट", "जेल की सजा", "जेल काट", "गिरफ्तार",
+        "गिरफ़्तार", "कैद", "पैरोल",
     ),
     word_starts(
         "antecedentes penales", "antecedentes criminales", "condenad", "cumplió condena",
@@ -683,17 +690,17 @@ CRIMINAL_RECORD: tuple[str, ...] = (
         "en prison", "de la prison", "incarcéré", "arrêté par la police",
         "libération conditionnelle", "garde à vue", "vorstrafe", "vorbestraft", "verurteilt",
         "im gefängnis", "gefängnisstrafe", "haftstrafe", "festgenommen", "verhaftet",
-        "auf bewährung", "straftat", "судим", "осужд", "осудил", "отсидел", "в тюрьм", "тюрьм",
-        "арестова", "задержан полиц", "условный срок", "условно-досрочн", "уголовн", "приговор",
-        "antecedentes criminais", "ficha criminal", "cumpriu pena", "foi preso", "foi presa",
-        "na prisão", "foi para a cadeia", "saiu da cadeia", "liberdade condicional",
-        "precedenti penali", "fedina penale", "condannat", "in carcere", "in prigione",
-        "è stato arrestat", "è stata arrestat", "fu arrestat", "venne arrestat", "libertà vigilata",
-        "pregiudicat", "sabıka", "adli sicil", "mahkum", "hüküm giy", "hapis", "hapse", "cezaevi",
-        "tutuklan", "gözaltına", "şartlı tahliye", "strafblad", "veroordeeld", "gevangenis",
-        "zat vast", "gearresteerd", "opgepakt", "taakstraf", "karany", "karana", "karalny", "wyrok",
-        "skazan", "więzieni", "odsiedział", "aresztowan", "zwolnienie warunkowe", "przestępstw",
-        "kartotek",
+        "auf bewährung", "straftat", "судим", "осужд", "осудил", "отсидел", "отбывает срок",
+        "отбывал срок", "сидел за", "сидит за", "в тюрьм", "тюрьм", "арестова", "задержан полиц",
+        "условный срок", "условно-досрочн", "уголовн", "приговор", "antecedentes criminais",
+        "ficha criminal", "cumpriu pena", "foi preso", "foi presa", "na prisão",
+        "foi para a cadeia", "saiu da cadeia", "liberdade condicional", "precedenti penali",
+        "fedina penale", "condannat", "in carcere", "in prigione", "è stato arrestat",
+        "è stata arrestat", "fu arrestat", "venne arrestat", "libertà vigilata", "pregiudicat",
+        "sabıka", "adli sicil", "mahkum", "hüküm giy", "hapis", "hapse", "cezaevi", "tutuklan",
+        "gözaltına", "şartlı tahliye", "strafblad", "veroordeeld", "gevangenis", "zat vast",
+        "gearresteerd", "opgepakt", "taakstraf", "karany", "karana", "karalny", "wyrok", "skazan",
+        "więzieni", "odsiedział", "aresztowan", "zwolnienie warunkowe", "przestępstw", "kartotek",
     ),
 )  # fmt: skip
 
