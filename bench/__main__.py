@@ -48,7 +48,7 @@ from accounts.actors import Actor  # noqa: E402
 from accounts.models import Tenant  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
 from bench import deletion as deletion_bench  # noqa: E402
-from bench import ingest, queues, recall, screen  # noqa: E402
+from bench import ingest, queues, recall, screen, screen_heldout  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
 from bench.seed import seed_subject  # noqa: E402
 from common.startup import freeze_loaded_objects  # noqa: E402
@@ -251,6 +251,7 @@ DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
 # Sections that need no database, or make their own.
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
+    "screen-heldout": screen_heldout.report,
     "recall": recall.report,
     "recall-scale": recall.scale_report,
     "reconcile": lambda: reconcile_bench.section(sys.argv),

@@ -19,7 +19,8 @@ from common.screen import (
     judge_injection,
     strings_in,
 )
-from common.screen.injection import SIGNALS, THRESHOLD, InjectionSignal
+from common.screen.injection import SIGNALS, THRESHOLD, InjectionResult, InjectionSignal
+from common.screen.learned import REVIEW, Bands
 from memory.models.claims import (
     AUTHORITY_RANK,
     Authority,
@@ -93,7 +94,20 @@ GATE_RULES: tuple[GateRule, ...] = (
         "instruction_injection",
         GateDecision.QUARANTINED,
         "The content reads like an instruction to the agent, not a fact about the subject: "
-        f"its injection signals weigh {THRESHOLD} or more (see `injection_signals`).",
+        f"its injection signals weigh {THRESHOLD} or more (see `injection_signals`), or the "
+        "learned injection head scores one of its readings in the quarantine band.",
+    ),
+    GateRule(
+        "injection_suspected",
+        GateDecision.NEEDS_REVIEW,
+        "The learned injection head scores a reading of the content in the review band: it "
+        "may be an instruction to the agent. It waits for an editor, score and reading shown.",
+    ),
+    GateRule(
+        "injection_in_context",
+        GateDecision.NEEDS_REVIEW,
+        "Read together with the subject's recent claims, the content completes an instruction "
+        "to the agent that neither part is alone (an order split across claims).",
     ),
     GateRule(
         "self_reinforcement",
@@ -247,6 +261,14 @@ class Candidate:
     # The credentials in the text and the value, when the caller's screen found them
     # already (see `find_secrets`); None: the gate looks itself.
     secrets: tuple[SecretFinding, ...] | None = None
+    # The injection judgement of `content_strings`, when the caller's screen made it
+    # already (a batch scores all its candidates at once); None: the gate judges itself.
+    injection: InjectionResult | None = None
+    # The tenant's calibrated bands for the learned head; None: the head's own.
+    injection_bands: Bands | None = None
+    # Whether the content, joined with the subject's recent claims, reads as an order
+    # that neither does alone (the service judges the context; see `claim_submit`).
+    injection_in_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -269,6 +291,8 @@ class Verdict:
     consent_missing: tuple[str, ...] = ()
     # The kinds of ephemeral value, when the reason is ephemeral_value.
     ephemeral: tuple[str, ...] = ()
+    # How the injection screen judged the content (rules, learned score, band, readings).
+    injection: InjectionResult | None = None
 
 
 _STATUS_FOR: dict[str, ClaimStatus] = {
@@ -297,13 +321,48 @@ def find_secrets(candidate: Candidate) -> list[SecretFinding]:
 
 def content_strings(candidate: Candidate) -> list[str]:
     """Every string of the candidate, in reading order: text, value, then identity."""
-    return [
-        candidate.text,
-        *strings_in(candidate.value),
-        candidate.predicate,
-        candidate.subject,
-        *strings_in(candidate.scope),
+    return strings_of_content(
+        text=candidate.text,
+        value=candidate.value,
+        predicate=candidate.predicate,
+        subject=candidate.subject,
+        scope=candidate.scope,
+    )
+
+
+def strings_of_content(
+    *, text: str, value: Any, predicate: str, subject: str, scope: dict[str, str]
+) -> list[str]:
+    return [text, *strings_in(value), predicate, subject, *strings_in(scope)]
+
+
+def injection_of(candidate: Candidate) -> InjectionResult:
+    if candidate.injection is not None:
+        return candidate.injection
+    return judge_injection(content_strings(candidate), bands=candidate.injection_bands)
+
+
+def _suspicion(candidate: Candidate, verdict: Verdict) -> Verdict:
+    """A verdict that would let a suspected instruction in unseen waits for an editor instead."""
+    injection = injection_of(candidate)
+    suspected = [
+        code
+        for code, holds in (
+            ("injection_suspected", injection.band == REVIEW),
+            ("injection_in_context", candidate.injection_in_context),
+        )
+        if holds
     ]
+    if not suspected:
+        return replace(verdict, injection=injection)
+    if verdict.decision in (GateDecision.ACCEPTED, GateDecision.SUPERSEDED_PREVIOUS):
+        return Verdict(
+            decision=GateDecision.NEEDS_REVIEW,
+            reasons=(*suspected, *verdict.reasons),
+            status=ClaimStatus.CANDIDATE,
+            injection=injection,
+        )
+    return replace(verdict, reasons=(*verdict.reasons, *suspected), injection=injection)
 
 
 def _content_rules(candidate: Candidate) -> Verdict | None:
@@ -316,9 +375,9 @@ def _content_rules(candidate: Candidate) -> Verdict | None:
     missing = tuple(c for c in candidate.consent_classes if c not in candidate.consented)
     if missing:
         return _verdict("consent_required", consent_missing=missing)
-    injection = judge_injection(content_strings(candidate))
+    injection = injection_of(candidate)
     if injection.is_injection:
-        return _verdict("instruction_injection", signals=injection.signals)
+        return _verdict("instruction_injection", signals=injection.signals, injection=injection)
     if candidate.source_count and candidate.sources_all_echo:
         return _verdict("self_reinforcement")
     return None
@@ -424,7 +483,7 @@ def evaluate(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdic
     if verdict is not None:
         # Rejected or quarantined for what it says: who said it changes nothing.
         return replace(verdict, authority=authority, basis=basis, **sensitivity)
-    verdict = _judge(judged, active=active)
+    verdict = _suspicion(judged, _judge(judged, active=active))
     return replace(
         verdict,
         reasons=(*verdict.reasons, *lowered),

@@ -19,11 +19,14 @@ corpus the signals were tuned on, and a held-out set they never saw.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 
+import numpy as np
+
 from common.screen.decode import hidden_readings
+from common.screen.learned import PASS, QUARANTINE, Bands, head
 from common.screen.needles import LabelledPatterns
 from common.screen.normalize import canonical, canonical_joined, fold_leet, has_invisible
 
@@ -491,15 +494,25 @@ SIGNALS: tuple[InjectionSignal, ...] = (
 
 @dataclass(frozen=True)
 class InjectionResult:
+    """The rules' score and the learned head's, and the band the stronger one puts a text in."""
+
     score: int
     signals: tuple[str, ...] = field(default=())
     # The reading the signals fired on: "written" (as sent), "joined" (invisible
     # characters removed rather than read as spaces), a decoding ("base64",
     # "base64>rot13", "tags"…), or "combined" (only all readings together).
     reading: str = "written"
+    # The learned head's highest probability over the readings, and on which.
+    learned: float = 0.0
+    learned_reading: str = ""
+    band: str = PASS
 
     @property
     def is_injection(self) -> bool:
+        return self.band == QUARANTINE
+
+    @property
+    def rules_fired(self) -> bool:
         return self.score >= THRESHOLD
 
 
@@ -576,21 +589,49 @@ def readings_of(strings: Iterable[str]) -> list[tuple[str, str]]:
     return readings
 
 
-def judge_injection(strings: Iterable[str]) -> InjectionResult:
-    """Judge every reading of `strings`: as written, joined, and every payload they hide.
-
-    The first reading whose signals reach the threshold names the result; when
-    none does alone, all readings are judged together ("combined"), so an
-    order half in the text and half in an encoded payload is still read whole.
-    """
-    readings = readings_of(strings)
-    if not readings:
-        return CLEAN
+def _rules(readings: list[tuple[str, str]]) -> InjectionResult:
+    """The first reading whose signals reach the threshold; else all readings together,
+    so an order half in the text and half in an encoded payload is still read whole."""
     fired_anywhere: set[str] = set()
     for name, text in readings:
         fired = _signals_in(_leet_readings(text))
         result = _result(fired, name)
-        if result.is_injection:
+        if result.rules_fired:
             return result
         fired_anywhere |= fired
     return _result(fired_anywhere, "combined" if len(readings) > 1 else "written")
+
+
+def _judged(readings: list[tuple[str, str]], scores: np.ndarray, bands: Bands) -> InjectionResult:
+    rules = _rules(readings)
+    best = max(range(len(readings)), key=lambda i: scores[i])
+    learned = float(scores[best])
+    band = QUARANTINE if rules.rules_fired else bands.band(learned)
+    return replace(rules, learned=learned, learned_reading=readings[best][0], band=band)
+
+
+def judge_injection(strings: Iterable[str], *, bands: Bands | None = None) -> InjectionResult:
+    """Judge every reading of `strings` by the rules and by the learned head.
+
+    Rules that fire quarantine; otherwise the head's highest score over the
+    readings picks the band (`bands`, or the head's own calibration).
+    """
+    return judge_injection_many([list(strings)], bands=bands)[0]
+
+
+def judge_injection_many(
+    items: Sequence[Iterable[str]], *, bands: Bands | None = None
+) -> list[InjectionResult]:
+    """`judge_injection` for many items, with one pass of the head over all their readings."""
+    readings = [readings_of(strings) for strings in items]
+    model = head("injection")
+    flat = [text for item in readings for _, text in item]
+    scores = model.scores(flat)
+    results, start = [], 0
+    for item in readings:
+        if not item:
+            results.append(CLEAN)
+            continue
+        results.append(_judged(item, scores[start : start + len(item)], bands or model.bands))
+        start += len(item)
+    return results

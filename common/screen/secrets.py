@@ -52,7 +52,17 @@ from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
-from common.screen import credential_phrases as phrases
+from common.screen.credential_phrases import (
+    CREDENTIAL_NEAR,
+    CREDENTIAL_NEAR_OTHER,
+    PASSWORD_BARE,
+    PASSWORD_LATIN,
+    PASSWORD_OTHER,
+    is_placeholder,
+    looks_generated,
+    looks_like_password,
+    other_kind_of_key,
+)
 from common.screen.decode import hidden_texts
 from common.screen.needles import Haystack, Needles, needles, needles_of
 from common.screen.normalize import strip_invisible
@@ -195,7 +205,7 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
     if value.startswith(("/", "~", "./", "http://", "https://")) and "@" not in value:
         return None  # a path or a URL without credentials
     if _PASSWORD_NAME.match(name):
-        return phrases.looks_like_password(value)  # "DB_PASS=hunter22" is a password
+        return looks_like_password(value)  # "DB_PASS=hunter22" is a password
     if len(value) < 8:
         return None
     classes = _classes(value)
@@ -213,7 +223,7 @@ def _authorization(match: re.Match[str]) -> str | None:
     """The credential of an `Authorization: Bearer|Token …` header: named a credential
     by the header, so a shorter or plainer one counts than after a bare "bearer"."""
     value = match.group(1)
-    if phrases.is_placeholder(value):
+    if is_placeholder(value):
         return None
     return value if len(value) >= 16 or _classes(value) >= 2 else None
 
@@ -229,13 +239,13 @@ def _basic_credentials(match: re.Match[str]) -> str | None:
     user, colon, password = decoded.partition(":")
     if not colon or not user or not password or not decoded.isprintable():
         return None
-    return None if phrases.is_placeholder(password) else run
+    return None if is_placeholder(password) else run
 
 
 def _url_password(match: re.Match[str]) -> str | None:
     """The password of `scheme://user:password@host`, whatever characters it holds."""
     password = match.group(2)
-    if len(password) < 4 or phrases.is_placeholder(password) or password.lower() == "pass":
+    if len(password) < 4 or is_placeholder(password) or password.lower() == "pass":
         return None  # `u:p@`, `user:${PASS}@`, `user:pass@`
     if password.isdigit() and len(password) <= 5:
         return None  # `host:8080@`
@@ -244,26 +254,26 @@ def _url_password(match: re.Match[str]) -> str | None:
 
 def _command_password(match: re.Match[str]) -> str | None:
     value = next(group for group in match.groups() if group is not None)
-    return phrases.looks_like_password(value)
+    return looks_like_password(value)
 
 
 def _option_value(match: re.Match[str]) -> str | None:
     """`--token VALUE`, `--password VALUE`: judged as a password or a generated token."""
     name, value = match.group(1), match.group(2)
     if _PASSWORD_NAME.search(name):
-        return phrases.looks_like_password(value)
-    return phrases.looks_generated(value, strong=True)
+        return looks_like_password(value)
+    return looks_generated(value, strong=True)
 
 
 def _prose_password(match: re.Match[str]) -> str | None:
-    return phrases.looks_like_password(match.group("value"))
+    return looks_like_password(match.group("value"))
 
 
 def _credential_near(match: re.Match[str]) -> str | None:
     strong = match.group("strong") is not None
-    if not strong and phrases.other_kind_of_key(match.string[: match.start()]):
+    if not strong and other_kind_of_key(match.string[: match.start()]):
         return None
-    return phrases.looks_generated(match.group("value"), strong=strong)
+    return looks_generated(match.group("value"), strong=strong)
 
 
 def _hex_value(match: re.Match[str]) -> str | None:
@@ -338,11 +348,11 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
         _hex_value,
     ),
-    ("Password in Prose", phrases.PASSWORD_LATIN, _prose_password),
-    ("Password in Prose", phrases.PASSWORD_BARE, _prose_password),
-    ("Password in Prose", phrases.PASSWORD_OTHER, _prose_password),
-    ("Credential Near Its Name", phrases.CREDENTIAL_NEAR, _credential_near),
-    ("Credential Near Its Name", phrases.CREDENTIAL_NEAR_OTHER, _credential_near),
+    ("Password in Prose", PASSWORD_LATIN, _prose_password),
+    ("Password in Prose", PASSWORD_BARE, _prose_password),
+    ("Password in Prose", PASSWORD_OTHER, _prose_password),
+    ("Credential Near Its Name", CREDENTIAL_NEAR, _credential_near),
+    ("Credential Near Its Name", CREDENTIAL_NEAR_OTHER, _credential_near),
 )
 
 

@@ -267,6 +267,9 @@ class Claim(models.Model):
     conflicts_with = ArrayField(models.UUIDField(), default=list, blank=True)
     gate_decision = models.CharField(max_length=24, choices=GateDecision.choices)
     gate_reasons = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    # How the screen read the content: the injection band, the learned head's score and
+    # the reading it scored highest, the rules' signals and the reading they fired on.
+    screen = models.JSONField(default=dict, db_default={}, blank=True)
     agent = models.CharField(max_length=100, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
     value_digest = models.CharField(max_length=80, blank=True)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.postgres.search import SearchVector
@@ -19,6 +20,8 @@ from accounts.services import audit_record
 from common.fingerprints import canonical_json, fingerprint
 from common.problems import InvalidTransition, Problem, not_found
 from common.screen import SecretFinding, find_secrets_in_text, find_secrets_in_value, strings_in
+from common.screen.injection import InjectionResult, judge_injection, judge_injection_many
+from common.screen.learned import PASS, Bands
 from common.transitions import role_gated
 from memory import gate, sensitivity
 from memory.models import (
@@ -39,6 +42,7 @@ from memory.models import (
 )
 from memory.search import ngrams, searchable_text
 from memory.selectors.consent import consented_classes
+from memory.selectors.screening import screen_bands
 from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.lineage import claims_invalidate_derived
 from memory.services.subjects import subject_resolve
@@ -384,6 +388,8 @@ class Screened:
     content_secrets: tuple[SecretFinding, ...]
     classification: sensitivity.Classification
     ephemeral: tuple[str, ...]
+    # The injection screen's judgement of the content (`gate.content_strings`).
+    injection: InjectionResult | None = None
 
 
 class SecretScan:
@@ -411,6 +417,58 @@ class SecretScan:
 
     def value(self, value: Any) -> list[SecretFinding]:
         return find_secrets_in_value(value, find=self.text)
+
+
+def content_strings_of(screened: Screened) -> list[str]:
+    candidate = screened.candidate
+    return gate.strings_of_content(
+        text=candidate.text,
+        value=candidate.value,
+        predicate=candidate.predicate,
+        subject=candidate.subject,
+        scope=screened.scope,
+    )
+
+
+def screen_injections(
+    screened: Sequence[Screened], *, bands: Bands | None = None
+) -> list[Screened]:
+    """`screened` with their injection judgements, the learned head run once for them all.
+
+    `bands` are the tenant's calibrated thresholds, if it has any; else the head's own.
+    """
+    judged = judge_injection_many([content_strings_of(item) for item in screened], bands=bands)
+    return [replace(item, injection=result) for item, result in zip(screened, judged, strict=True)]
+
+
+# How far back, and how many of a subject's claims, an order split across claims is looked for.
+CONTEXT_WINDOW = timedelta(hours=24)
+CONTEXT_CLAIMS = 5
+
+
+def injection_in_context(*, tenant: Tenant, subject: Subject, screened: Screened) -> bool:
+    """Whether the candidate, read after the subject's recent claims, completes an order.
+
+    Only when neither reads as one alone: a claim already judged an order was
+    quarantined on its own, and the recent claims passed the screen when written.
+    """
+    if screened.injection is not None and screened.injection.band != PASS:
+        return False
+    recent = list(
+        Claim.objects.filter(
+            tenant=tenant,
+            subject=subject,
+            status__in=(ClaimStatus.ACTIVE, ClaimStatus.CANDIDATE),
+            recorded_at__gte=timezone.now() - CONTEXT_WINDOW,
+        )
+        .exclude(text="")
+        .order_by("-recorded_at", "-id")
+        .values_list("text", flat=True)[:CONTEXT_CLAIMS]
+    )
+    if not recent:
+        return False
+    joined = judge_injection([*reversed(recent), *content_strings_of(screened)])
+    return joined.is_injection and not judge_injection(recent).is_injection
 
 
 def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
@@ -517,6 +575,7 @@ def judge(
     available_at: datetime,
     receipt_state: str | None,
     consented: frozenset[str] = frozenset(),
+    in_context: bool = False,
 ) -> gate.Verdict:
     """The gate's verdict on a screened candidate, given everything it reads.
 
@@ -551,6 +610,8 @@ def judge(
             consented=consented,
             ephemeral=screened.ephemeral,
             secrets=screened.content_secrets,
+            injection=screened.injection,
+            injection_in_context=in_context,
         ),
         active=None
         if active is None
@@ -625,6 +686,7 @@ def claim_row(
         conflicts_with=list(verdict.conflict_with),
         gate_decision=verdict.decision,
         gate_reasons=list(verdict.reasons),
+        screen=screen_record(verdict),
         agent=actor.label,
         token_id=int(actor.id) if actor.kind == ActorKind.AGENT else None,
         value_digest=fingerprint({"value": candidate.value, "text": candidate.text}),
@@ -644,6 +706,22 @@ def claim_row(
     )
 
 
+def screen_record(verdict: gate.Verdict) -> dict[str, Any]:
+    """What the injection screen saw, kept on the claim for editors (never the content)."""
+    injection = verdict.injection
+    if injection is None:
+        return {}
+    return {
+        "injection": {
+            "band": injection.band,
+            "score": round(injection.learned, 4),
+            "reading": injection.learned_reading,
+            "signals": list(injection.signals),
+            "signals_reading": injection.reading,
+        }
+    }
+
+
 def verdict_audit_data(
     *, claim: Claim, verdict: gate.Verdict, superseded: Claim | None
 ) -> dict[str, Any]:
@@ -653,6 +731,7 @@ def verdict_audit_data(
         "value_digest": claim.value_digest,
         "secret_kinds": sorted({f.kind for f in verdict.secrets}),
         "injection_signals": list(verdict.signals),
+        **screen_record(verdict),
         "sensitivity": verdict.sensitivity,
         "consent_missing": list(verdict.consent_missing),
         "ephemeral_kinds": list(verdict.ephemeral),
@@ -670,7 +749,7 @@ def review_queue_for(verdict: gate.Verdict, active: Claim | None) -> str | None:
 
 def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
     """Judge a candidate with the write gate and store the outcome with its reasons."""
-    screened = screen_candidate(candidate)
+    [screened] = screen_injections([screen_candidate(candidate)], bands=screen_bands(tenant=tenant))
     now = timezone.now()
     available_at = candidate.available_at or now
     with transaction.atomic():
@@ -722,6 +801,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             available_at=available_at,
             receipt_state=receipts.get(receipt_id) if receipt_id else None,
             consented=consents.get(subject.pk, frozenset()),
+            in_context=injection_in_context(tenant=tenant, subject=subject, screened=screened),
         )
 
         if verdict.decision == GateDecision.MERGED and active is not None:

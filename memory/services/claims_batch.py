@@ -43,6 +43,7 @@ from memory import gate
 from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
 from memory.search import searchable_text
 from memory.selectors.consent import consented_classes
+from memory.selectors.screening import screen_bands
 from memory.services.claims import (
     CandidateInput,
     Identity,
@@ -64,6 +65,7 @@ from memory.services.claims import (
     resolve_sources,
     review_queue_for,
     screen_candidate,
+    screen_injections,
     sources_to_add,
     verdict_audit_data,
 )
@@ -101,6 +103,13 @@ def claims_submit_batch(
             screened[index] = screen_candidate(candidate, scan=scan)
         except Problem as problem:
             outcomes[index] = problem
+    screened = dict(
+        zip(
+            screened,
+            screen_injections(list(screened.values()), bands=screen_bands(tenant=tenant)),
+            strict=True,
+        )
+    )
     now = timezone.now()
     with transaction.atomic():
         if any(candidate.derived_from for candidate in candidates):

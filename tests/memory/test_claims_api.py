@@ -44,7 +44,9 @@ def test_user_explicit_claim_is_accepted_with_sources(agent):
     detail = agent.get(f"/api/v1/claims/{verdict['id']}").json()
     assert detail["sources"][0]["event"] == event["id"]
     assert (detail["authority"], detail["basis"]) == ("user_explicit", "reported")
-    assert detail["gate"] == {"decision": "accepted", "reasons": ["user_explicit_verified"]}
+    assert detail["gate"]["decision"] == "accepted"
+    assert detail["gate"]["reasons"] == ["user_explicit_verified"]
+    assert detail["gate"]["screen"]["injection"]["band"] == "pass"
 
 
 def test_claim_without_sources_is_refused(agent):

@@ -695,11 +695,14 @@ def test_a_single_submit_reads_each_kind_of_row_once(agent):
 
     assert response.json()["decision"] == "accepted"
     statements = [q["sql"].split()[0] for q in captured.captured_queries]
-    # Token, subject, events with their recorders' ceilings, lock, identity state; the
-    # claim, its sources and its audit row: each once, inside one savepoint.
+    # Token and the tenant's screen bands; then subject, events with their recorders'
+    # ceilings, lock, identity state, the subject's recent claims (an order split across
+    # claims); the claim, its sources and its audit row: each once, inside one savepoint.
     assert statements == [
         "SELECT",
+        "SELECT",
         "SAVEPOINT",
+        "SELECT",
         "SELECT",
         "SELECT",
         "SELECT",

@@ -207,10 +207,27 @@ class ClaimOutput(serializers.ModelSerializer):
         ]
 
     @extend_schema_field(
-        {"type": "object", "properties": {"decision": {"type": "string"}, "reasons": {}}}
+        {
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string"},
+                "reasons": {"type": "array", "items": {"type": "string"}},
+                "screen": {
+                    "type": "object",
+                    "description": "How the injection screen read the content: `band` "
+                    "(quarantine, review or pass), the learned head's `score` and the "
+                    "`reading` it scored highest (written, joined, or a decoding such as "
+                    "base64>rot13), the rules' `signals` and the reading they fired on.",
+                },
+            },
+        }
     )
     def get_gate(self, claim: Claim) -> dict[str, Any]:
-        return {"decision": claim.gate_decision, "reasons": claim.gate_reasons}
+        return {
+            "decision": claim.gate_decision,
+            "reasons": claim.gate_reasons,
+            "screen": claim.screen,
+        }
 
 
 class ClaimValueOut(serializers.Serializer):

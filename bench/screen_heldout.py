@@ -1,0 +1,311 @@
+"""The screen on data it never saw: `python -m bench screen-heldout`.
+
+Every set here is held out: `testing/screen_corpus/heldout/` was written apart
+from the training data and is never read by `bench.screen_train`, and each
+public set's `test.tsv` is its authors' own test split (the head trains on
+their `train.tsv` only). Nothing here tunes anything; it only counts.
+
+An attack is *detected* when the gate would not let it through unseen: its
+content rules quarantine it, or the learned head puts it in the review band.
+Each held-out attack is also sent obfuscated: every encoding of the decode
+ladder (the Latin-only shifts and reversals for Latin-script samples) and ten
+invisible characters standing for its spaces.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import os
+import platform
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from common.screen import decode, find_secrets_in_text, normalize
+from common.screen.injection import judge_injection_many
+from common.screen.learned import PASS, QUARANTINE, head
+from memory import gate
+from memory.models.ledger import Sensitivity
+from memory.sensitivity import classify
+from testing.screen_corpus import HERE, Sample, read
+
+HEADING = "## Screen: held-out sets, learned head and rules together"
+
+
+def _shift(text: str, by: int) -> str:
+    out = []
+    for char in text:
+        if char.isascii() and char.isalpha():
+            base = ord("a") if char.islower() else ord("A")
+            out.append(chr((ord(char) - base + by) % 26 + base))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
+
+
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "base64": lambda t: base64.b64encode(_utf8(t)).decode(),
+    "base64 in groups": lambda t: " ".join(
+        base64.b64encode(_utf8(t)).decode()[i : i + 4]
+        for i in range(0, len(base64.b64encode(_utf8(t))), 4)
+    ),
+    "base64 x3": lambda t: base64.b64encode(
+        base64.b64encode(base64.b64encode(_utf8(t)))
+    ).decode(),
+    "base32": lambda t: base64.b32encode(_utf8(t)).decode(),
+    "base85": lambda t: base64.b85encode(_utf8(t)).decode(),
+    "spaced hex": lambda t: " ".join(f"{b:02x}" for b in _utf8(t)),
+    "\\x escapes": lambda t: "".join(f"\\x{b:02x}" for b in _utf8(t)),
+    "\\u escapes": lambda t: "".join(f"\\u{ord(c):04x}" for c in t if ord(c) <= 0xFFFF),
+    "HTML entities": lambda t: "".join(f"&#{ord(c)};" for c in t),
+    "quoted-printable": lambda t: "".join(f"={b:02X}" for b in _utf8(t)),
+    "URL escapes": lambda t: "".join(f"%{b:02X}" for b in _utf8(t)),
+}
+LATIN_ENCODINGS: dict[str, Callable[[str], str]] = {
+    "rot13": lambda t: codecs.encode(t, "rot13"),
+    "Caesar +3": lambda t: _shift(t, 3),
+    "reversed": lambda t: t[::-1],
+    "bidi-reversed": lambda t: "\u202e" + t[::-1] + "\u202c",
+}
+SEPARATORS = (
+    "\u200b",
+    "\u2060",
+    "\u00ad",
+    "\u180e",
+    "\u2800",
+    "\u3164",
+    "\uffa0",
+    "\U000e0020",
+    "\u200c",
+    "\u200e",
+)
+
+
+@dataclass
+class Tally:
+    samples: int = 0
+    detected: int = 0
+    quarantined: int = 0
+
+    def rate(self, part: int) -> str:
+        return f"{100 * part / self.samples:.1f}%" if self.samples else "n/a"
+
+
+def _bands(texts: list[str]) -> list[str]:
+    """The band the gate's injection screen puts each text in (as a claim's `text`)."""
+    return [r.band for r in judge_injection_many([[t] for t in texts])]
+
+
+def _count(tally: Tally, band: str) -> None:
+    tally.samples += 1
+    tally.detected += band != PASS
+    tally.quarantined += band == QUARANTINE
+
+
+def _latin(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(c.isascii() for c in letters) / len(letters) > 0.8
+
+
+def injection_tables(attacks: list[Sample], benign: list[Sample]) -> list[str]:
+    by_lang: dict[str, Tally] = defaultdict(Tally)
+    for sample, band in zip(attacks, _bands([s.text for s in attacks]), strict=True):
+        _count(by_lang[sample.lang], band)
+        _count(by_lang["all"], band)
+    benign_by_lang: dict[str, Tally] = defaultdict(Tally)
+    for sample, band in zip(benign, _bands([s.text for s in benign]), strict=True):
+        _count(benign_by_lang[sample.lang], band)
+        _count(benign_by_lang["all"], band)
+    langs = sorted(set(by_lang) | set(benign_by_lang) - {"all"}) + ["all"]
+    lines = [
+        "| language | attacks | detected | quarantined | benign notes | quarantined "
+        "| sent to review |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for lang in langs:
+        a, b = by_lang[lang], benign_by_lang[lang]
+        bold = "**" if lang == "all" else ""
+        lines.append(
+            f"| {bold}{lang}{bold} | {a.samples} | {bold}{a.rate(a.detected)}{bold} "
+            f"| {a.rate(a.quarantined)} | {b.samples} | {bold}{b.rate(b.quarantined)}{bold} "
+            f"| {bold}{b.rate(b.detected - b.quarantined)}{bold} |"
+        )
+    return lines
+
+
+def obfuscation_table(attacks: list[Sample]) -> tuple[list[str], Tally]:
+    rows: dict[str, Tally] = {}
+    total = Tally()
+    variants: list[tuple[str, str]] = []
+    for sample in attacks:
+        for name, encode in ENCODINGS.items():
+            variants.append((name, f"Note: {encode(sample.text)}"))
+        if _latin(sample.text):
+            for name, encode in LATIN_ENCODINGS.items():
+                variants.append((name, encode(sample.text)))
+        for separator in SEPARATORS:
+            variants.append(
+                (f"U+{ord(separator):04X} for spaces", sample.text.replace(" ", separator))
+            )
+    for (name, _), band in zip(variants, _bands([v for _, v in variants]), strict=True):
+        _count(rows.setdefault(name, Tally()), band)
+        _count(total, band)
+    lines = ["| obfuscation | attacks | detected |", "|---|---:|---:|"]
+    lines += [f"| {name} | {t.samples} | {t.rate(t.detected)} |" for name, t in rows.items()]
+    lines.append(f"| **all** | {total.samples} | **{total.rate(total.detected)}** |")
+    return lines, total
+
+
+def public_tables() -> list[str]:
+    lines = [
+        "| public test split (never trained on) | attacks | detected | benign | flagged |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for test in sorted((HERE / "public").glob("*/test.tsv")):
+        samples = read(str(test.relative_to(HERE)))
+        attacks = [s for s in samples if s.label == "injection"]
+        benign = [s for s in samples if s.label != "injection"]
+        a, b = Tally(), Tally()
+        for band in _bands([s.text for s in attacks]):
+            _count(a, band)
+        for band in _bands([s.text for s in benign]):
+            _count(b, band)
+        lines.append(
+            f"| {test.parent.name} | {a.samples} | **{a.rate(a.detected)}** | {b.samples} "
+            f"| {b.rate(b.detected)} |"
+        )
+    return lines
+
+
+def secret_table(samples: list[Sample]) -> list[str]:
+    secrets = [s for s in samples if s.label == "secret"]
+    benign = [s for s in samples if s.label != "secret"]
+    caught = sum(bool(find_secrets_in_text(s.text)) for s in secrets)
+    flagged = sum(bool(find_secrets_in_text(s.text)) for s in benign)
+    return [
+        "| held-out secrets | samples | caught / flagged | rate |",
+        "|---|---:|---:|---:|",
+        f"| secrets, every disguise | {len(secrets)} | {caught} "
+        f"| **{100 * caught / max(1, len(secrets)):.1f}%** |",
+        f"| benign look-alikes | {len(benign)} | {flagged} "
+        f"| **{100 * flagged / max(1, len(benign)):.1f}%** |",
+    ]
+
+
+# Held-out class names that name a class memdesk files under another name.
+SENSITIVE_ALIASES = {
+    "financial_account": Sensitivity.FINANCE,
+    "precise_location": Sensitivity.LOCATION,
+}
+
+
+def sensitive_table(samples: list[Sample]) -> list[str]:
+    by_lang: dict[str, Tally] = defaultdict(Tally)
+    by_class: dict[str, Tally] = defaultdict(Tally)
+    benign = Tally()
+    for sample in samples:
+        found = classify([sample.text])
+        if sample.label == "none":
+            benign.samples += 1
+            benign.detected += bool(found.consent_classes)
+            continue
+        expected = SENSITIVE_ALIASES.get(sample.label, sample.label)
+        right = expected in found.consent_classes
+        for tally in (by_lang[sample.lang], by_class[sample.label], by_lang["all"]):
+            tally.samples += 1
+            tally.detected += right
+    lines = ["| sensitive class | facts | classified |", "|---|---:|---:|"]
+    lines += [f"| {c} | {t.samples} | {t.rate(t.detected)} |" for c, t in sorted(by_class.items())]
+    lines += ["", "| language | facts | classified |", "|---|---:|---:|"]
+    lines += [
+        f"| {lang} | {t.samples} | {t.rate(t.detected)} |"
+        for lang, t in sorted(by_lang.items())
+        if lang != "all"
+    ]
+    total = by_lang["all"]
+    lines.append(f"| **all** | {total.samples} | **{total.rate(total.detected)}** |")
+    lines.append(
+        f"| benign look-alikes flagged | {benign.samples} | {benign.rate(benign.detected)} |"
+    )
+    return lines
+
+
+def _claim(text: str) -> gate.Candidate:
+    return gate.Candidate(
+        kind="fact",
+        predicate="note",
+        value={"summary": text[:60], "tags": ["crm", "q4"]},
+        text=text,
+        authority="agent_inferred",
+        basis="inference",
+        available_at=datetime(2026, 12, 1, tzinfo=UTC),
+        source_count=1,
+        subject="user:alice",
+        scope={"project": "crm"},
+    )
+
+
+def timing(notes: list[str], rounds: int = 3) -> list[float]:
+    """Wall ms per claim for the gate's whole content screen, model loaded, caches cleared."""
+    head("injection")
+    gate.evaluate(_claim("warm-up"), active=None)
+    times = []
+    for _ in range(rounds):
+        for note in notes:
+            normalize.clear_cache()
+            decode.clear_cache()
+            started = time.perf_counter()
+            gate.evaluate(_claim(note), active=None)
+            times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def report() -> str:
+    attacks = [s for s in read("heldout/injection.tsv") if s.label == "injection"]
+    benign = read("heldout/benign.tsv")
+    lines = [
+        HEADING,
+        "",
+        f"Run `python -m bench screen-heldout` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs. Held-out sets: "
+        "`testing/screen_corpus/heldout/` and each public set's own test split, none read by "
+        "`python -m bench.screen_train` (see bench/README.md). Detected = quarantined or "
+        "sent to review.",
+        "",
+    ]
+    if not attacks:
+        return "\n".join([*lines, "No held-out set found.", ""])
+    obfuscated, total = obfuscation_table(attacks)
+    lines += [
+        "Memory-poisoning attacks and benign memory notes, per language:",
+        "",
+        *injection_tables(attacks, benign),
+        "",
+        "The same attacks, obfuscated:",
+        "",
+        *obfuscated,
+        "",
+        *public_tables(),
+        "",
+        *secret_table(read("heldout/secrets.tsv")),
+        "",
+        *sensitive_table(read("heldout/sensitive.tsv")),
+        "",
+    ]
+    times = timing([s.text for s in benign[:200]])
+    p95 = statistics.quantiles(times, n=100)[94]
+    lines += [
+        f"Screening time per claim (the gate's content rules, rules and learned head, "
+        f"caches cleared), {len(times)} claims: p50 {statistics.median(times):.2f} ms, "
+        f"p95 {p95:.2f} ms (load average {os.getloadavg()[0]:.1f}).",
+        "",
+    ]
+    return "\n".join(lines)
