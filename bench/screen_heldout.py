@@ -57,9 +57,7 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
         base64.b64encode(_utf8(t)).decode()[i : i + 4]
         for i in range(0, len(base64.b64encode(_utf8(t))), 4)
     ),
-    "base64 x3": lambda t: base64.b64encode(
-        base64.b64encode(base64.b64encode(_utf8(t)))
-    ).decode(),
+    "base64 x3": lambda t: base64.b64encode(base64.b64encode(base64.b64encode(_utf8(t)))).decode(),
     "base32": lambda t: base64.b32encode(_utf8(t)).decode(),
     "base85": lambda t: base64.b85encode(_utf8(t)).decode(),
     "spaced hex": lambda t: " ".join(f"{b:02x}" for b in _utf8(t)),
@@ -124,7 +122,7 @@ def injection_tables(attacks: list[Sample], benign: list[Sample]) -> list[str]:
     for sample, band in zip(benign, _bands([s.text for s in benign]), strict=True):
         _count(benign_by_lang[sample.lang], band)
         _count(benign_by_lang["all"], band)
-    langs = sorted(set(by_lang) | set(benign_by_lang) - {"all"}) + ["all"]
+    langs = [*sorted(set(by_lang) | set(benign_by_lang) - {"all"}), "all"]
     lines = [
         "| language | attacks | detected | quarantined | benign notes | quarantined "
         "| sent to review |",
@@ -283,7 +281,7 @@ def report() -> str:
     ]
     if not attacks:
         return "\n".join([*lines, "No held-out set found.", ""])
-    obfuscated, total = obfuscation_table(attacks)
+    obfuscated, _ = obfuscation_table(attacks)
     lines += [
         "Memory-poisoning attacks and benign memory notes, per language:",
         "",
