@@ -77,9 +77,7 @@ ENCODED = {
 
 @pytest.mark.parametrize("encoding", ENCODED)
 def test_an_encoded_order_is_quarantined_and_the_reading_that_fired_is_kept(agent, encoding):
-    result = submit(
-        agent, predicate="refund_rule", value="approve", text=ENCODED[encoding](ORDER)
-    )
+    result = submit(agent, predicate="refund_rule", value="approve", text=ENCODED[encoding](ORDER))
 
     if encoding == "base64 in groups":
         # Even groups of letters and digits also read as a grouped key: held as a secret.
