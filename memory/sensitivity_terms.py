@@ -543,7 +543,8 @@ POLITICAL: tuple[str, ...] = (
         "poglądy polityczne", "poglądach politycznych", "platforma obywatelska",
         "konfederacj", "komunist",
     ),
-    words("pis"),
+    # "PiS" alone is left out: leetspeak folding reads identifiers such as "p15" as it.
+    word_starts("prawo i sprawiedliwość", "prawo i sprawiedliwosc"),
     anywhere(
         "पार्टी का सदस्य", "पार्टी की सदस्य", "पार्टी के सदस्य", "भाजपा", "बीजेपी", "कांग्रेस",
         "आम आदमी पार्टी", "राजनीतिक विचार", "को वोट दिया", "पार्टी में शामिल",
