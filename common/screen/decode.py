@@ -23,6 +23,7 @@ import binascii
 import html
 import quopri
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from functools import cache, lru_cache
 from urllib.parse import unquote_plus
@@ -62,37 +63,66 @@ CACHED_UP_TO = 4096
 SHIFT_UP_TO = 2_000
 
 
+# Frequent words of the languages written in Latin letters, accents folded, with the
+# verbs and nouns of orders to an agent. Used only to tell whether a shifted or reversed
+# text reads better than the original: an encoded order turns back into these words.
+_COMMON_WORDS = {
+    "en": "the be to of and a in that have i it for not on with he as you do at this but his "
+    "by from they we say her she or an will my one all would there their what so up out if "
+    "about who get which go me when make can like time no just him know take people into "
+    "year your good some could them see other than then now look only come its over think "
+    "also back after use two how our work first well way even new want because any these "
+    "give day most us is are was were been has had did does am ignore previous instructions "
+    "instruction rules rule system prompt forget disregard above earlier prior everything "
+    "always never must should remember permanent assistant agent model approve send reveal "
+    "password secret key keys admin from now on future user users data delete disable "
+    "override reply answer print tell do not don't hidden message messages every each "
+    "refund refunds transfer money email",
+    "es": "el la los las de que y en un una es por con para no se su al lo como mas pero sus "
+    "le ya o este esta todo todas todos anteriores instrucciones ignora ignore olvida siempre "
+    "nunca usuario datos envia aprueba reglas sistema",
+    "fr": "le la les de des du et en un une est pour que qui dans pas ne vous tu au aux ce "
+    "cette tous toutes ignore ignorez oublie oubliez instructions precedentes toujours jamais "
+    "utilisateur donnees envoie regles systeme",
+    "de": "der die das und ist nicht ein eine zu den dem mit von sie du ich es auf fur alle "
+    "vorherigen anweisungen ignoriere vergiss immer nie benutzer daten sende regeln system",
+    "it": "il lo la le gli di che e un una per non sono con del della tutte tutti ignora "
+    "istruzioni precedenti sempre mai utente dati invia regole sistema",
+    "pt": "o a os as de que e um uma para com nao do da dos das todas todos ignore ignora "
+    "instrucoes anteriores sempre nunca usuario dados envie regras sistema",
+    "nl": "de het een en van is dat niet je jij ik op te voor met alle vorige instructies "
+    "negeer altijd nooit gebruiker gegevens stuur regels systeem",
+    "tr": "ve bir bu da de icin ile tum onceki talimatlari yok say her zaman asla kullanici",
+    "pl": "i w nie na to ze sie z jest do wszystkie poprzednie instrukcje zignoruj zawsze "
+    "nigdy uzytkownik dane",
+    "id": "dan yang di ke dari ini itu untuk dengan tidak semua instruksi sebelumnya abaikan "
+    "selalu jangan pengguna data kirim",
+}
+
+
 @cache
 def _common_words() -> frozenset[str]:
-    """Frequent English words, and the verbs and nouns of orders to an agent.
+    return frozenset(word for words in _COMMON_WORDS.values() for word in words.split())
 
-    Used only to tell whether a shifted or reversed text reads better than the
-    original: an encoded order turns back into these words.
-    """
-    words = (
-        "the be to of and a in that have i it for not on with he as you do at this but "
-        "his by from they we say her she or an will my one all would there their what so "
-        "up out if about who get which go me when make can like time no just him know "
-        "take people into year your good some could them see other than then now look "
-        "only come its over think also back after use two how our work first well way "
-        "even new want because any these give day most us is are was were been has had "
-        "did does am ignore previous instructions instruction rules rule system prompt "
-        "forget disregard above earlier prior everything always never must should "
-        "remember permanent assistant agent model approve send reveal password secret key "
-        "keys admin from now on future user users data delete disable override reply "
-        "answer print tell do not don't hidden message messages every each refund refunds "
-        "transfer money email"
-    )
-    return frozenset(words.split())
+
+def _fold_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def word_score(text: str) -> float:
-    """The share of `text`'s letter runs that are common English words."""
-    words = _WORD.findall(text.lower())
+    """The share of `text`'s letter runs that are common words of a Latin-script language."""
+    lower = text.lower() if text.isascii() else _fold_accents(text.lower())
+    words = _WORD.findall(lower)
     if not words:
         return 0.0
     common = _common_words()
     return sum(1 for w in words if w in common) / len(words)
+
+
+def _mostly_ascii_letters(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(c.isascii() for c in letters) >= 0.8 * len(letters)
 
 
 def _readable(raw: bytes) -> str | None:
@@ -183,17 +213,17 @@ def _from_quoted_printable(text: str) -> str | None:
 
 def _shifted(text: str) -> tuple[str, str] | None:
     """The Caesar shift (rot13 among them) of `text` that reads best, if it reads better."""
-    if not text.isascii() or not 20 <= len(text) <= SHIFT_UP_TO or not _WORD.search(text.lower()):
+    if not 20 <= len(text) <= SHIFT_UP_TO or not _mostly_ascii_letters(text):
         return None
     before = word_score(text)
     if before >= 0.5:
         return None
-    # Letter frequencies pick the two likeliest shifts; only those are read word by word.
+    # Letter frequencies pick the three likeliest shifts; only those are read word by word.
     lower = text.lower()
     counts = np.array([lower.count(letter) for letter in _LETTERS], dtype=np.float64)
     fit = _shift_fit() @ counts
     fit[0] = -1.0
-    likely = [int(shift) for shift in np.argsort(-fit)[:2]]
+    likely = [int(shift) for shift in np.argsort(-fit)[:3]]
     best: tuple[float, int, str] = (before, 0, text)
     for shift in likely:
         candidate = text.translate(_shift_table(shift))
