@@ -72,7 +72,13 @@ from memory.api.claims.serializers import CandidateIn
 from memory.models import Claim, ClaimSource, Subject
 from memory.search import ngrams, searchable_text
 from memory.sensitivity import classify, find_ephemeral
-from memory.services.claims import SecretScan, judge, resolve_sources, screen_candidate
+from memory.services.claims import (
+    SecretScan,
+    judge,
+    resolve_sources,
+    screen_candidate,
+    screen_injections,
+)
 from memory.services.subjects import subjects_resolve
 from tests.common.corpus import plain
 
@@ -300,16 +306,18 @@ def _run(size: Size, store: PostgresStore) -> Ingest:
         now = timezone.now()
         started_cpu = time.process_time()
         scan = SecretScan()  # one per batch, as claims_submit_batch has
+        # The learned head reads the whole batch at once, as claims_submit_batch has it.
+        screened = screen_injections([screen_candidate(c, scan=scan) for c in candidates])
         verdicts = [
             judge(
-                screened=screen_candidate(candidate, scan=scan),
+                screened=item,
                 actor=actor,
-                sources=resolve_sources(sources=candidate.sources, events={}),
+                sources=resolve_sources(sources=item.candidate.sources, events={}),
                 active=None,
                 available_at=now,
                 receipt_state=None,
             )
-            for candidate in candidates
+            for item in screened
         ]
         # CPU time: the screen waits for nothing, so its wall time is preemption.
         cpu = time.process_time() - started_cpu
