@@ -474,7 +474,8 @@ def evaluate(candidate: Candidate, *, active: ActiveClaimFacts | None) -> Verdic
     reasons for the decision itself.
     """
     authority, basis, lowered = effective_authority(candidate)
-    judged = replace(candidate, authority=authority, basis=basis)
+    # Judged once: the content rules and the suspicion after the trust rules both read it.
+    judged = replace(candidate, authority=authority, basis=basis, injection=injection_of(candidate))
     sensitivity: dict[str, Any] = {
         "sensitivity": candidate.sensitivity,
         "consent_classes": candidate.consent_classes,

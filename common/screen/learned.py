@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy import sparse
+from sklearn import config_context
 from sklearn.feature_extraction.text import HashingVectorizer
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -79,7 +80,10 @@ class Features:
 
     def matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """One row per text: the sum of each part's unit-length n-gram counts."""
-        parts = [vectorizer.transform(texts) for vectorizer in self._vectorizers()]
+        # The vectorizers' arguments are fixed above; checking them again on every call
+        # costs more than hashing a short note.
+        with config_context(skip_parameter_validation=True, assume_finite=True):
+            parts = [vectorizer.transform(texts) for vectorizer in self._vectorizers()]
         total = parts[0]
         for part in parts[1:]:
             total = total + part
