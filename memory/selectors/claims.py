@@ -24,6 +24,8 @@ from django.utils import timezone
 from accounts.models import Tenant
 from common.hidden_chars import for_agent
 from common.rows import RowReader, fetch_bound
+from common.screen.injection import judge_injection, judge_injection_many
+from common.screen.learned import PASS, Bands
 from memory.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.models import (
     AUTHORITY_RANK,
@@ -38,6 +40,7 @@ from memory.models import (
     TraceKind,
 )
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
+from memory.selectors.screening import screen_bands
 from reviews.models import ItemStatus, Queue, ReviewItem
 
 logger = logging.getLogger(__name__)
@@ -839,9 +842,37 @@ def _render_hot_memory(
         used += 1 + len(line)
         lines.append(line)
         ids.append(str(claim.id))
+    lines, ids = _without_orders(header, lines, ids, bands=screen_bands(tenant=tenant))
     text = "\n".join([header, *lines]) if lines and len(header) <= budget_chars else ""
     etag = hashlib.sha256(text.encode()).hexdigest()[:32]
     return HotMemory(text=text, etag=etag, claim_ids=tuple(ids))
+
+
+def _reads_as_order(header: str, lines: list[str], bands: Bands | None) -> bool:
+    return judge_injection(["\n".join([header, *lines])], bands=bands).is_injection
+
+
+def _without_orders(
+    header: str, lines: list[str], ids: list[str], *, bands: Bands | None
+) -> tuple[list[str], list[str]]:
+    """The block's lines, judged as the agent will read them: together.
+
+    Each claim passed the screen alone; read one after another, lines can still
+    complete an order none of them is. Then the lines the screen doubts on their
+    own are left out, and, while the block still reads as an order, the last line.
+    """
+    if not lines or not _reads_as_order(header, lines, bands):
+        return lines, ids
+    doubted = judge_injection_many([[line] for line in lines], bands=bands)
+    kept = [(line, i) for line, i, r in zip(lines, ids, doubted, strict=True) if r.band == PASS]
+    while (
+        kept
+        and judge_injection(
+            ["\n".join([header, *(ln for ln, _ in kept)])], bands=bands
+        ).is_injection
+    ):
+        kept.pop()
+    return [line for line, _ in kept], [i for _, i in kept]
 
 
 def hot_memory_cache_prefix(*, tenant_id: int, subject_id: int) -> str:

@@ -446,7 +446,9 @@ CONTEXT_WINDOW = timedelta(hours=24)
 CONTEXT_CLAIMS = 5
 
 
-def injection_in_context(*, tenant: Tenant, subject: Subject, screened: Screened) -> bool:
+def injection_in_context(
+    *, tenant: Tenant, subject: Subject, screened: Screened, bands: Bands | None = None
+) -> bool:
     """Whether the candidate, read after the subject's recent claims, completes an order.
 
     Only when neither reads as one alone: a claim already judged an order was
@@ -467,8 +469,8 @@ def injection_in_context(*, tenant: Tenant, subject: Subject, screened: Screened
     )
     if not recent:
         return False
-    joined = judge_injection([*reversed(recent), *content_strings_of(screened)])
-    return joined.is_injection and not judge_injection(recent).is_injection
+    joined = judge_injection([*reversed(recent), *content_strings_of(screened)], bands=bands)
+    return joined.is_injection and not judge_injection(recent, bands=bands).is_injection
 
 
 def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
@@ -749,7 +751,8 @@ def review_queue_for(verdict: gate.Verdict, active: Claim | None) -> str | None:
 
 def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> SubmitResult:
     """Judge a candidate with the write gate and store the outcome with its reasons."""
-    [screened] = screen_injections([screen_candidate(candidate)], bands=screen_bands(tenant=tenant))
+    bands = screen_bands(tenant=tenant)
+    [screened] = screen_injections([screen_candidate(candidate)], bands=bands)
     now = timezone.now()
     available_at = candidate.available_at or now
     with transaction.atomic():
@@ -801,7 +804,9 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             available_at=available_at,
             receipt_state=receipts.get(receipt_id) if receipt_id else None,
             consented=consents.get(subject.pk, frozenset()),
-            in_context=injection_in_context(tenant=tenant, subject=subject, screened=screened),
+            in_context=injection_in_context(
+                tenant=tenant, subject=subject, screened=screened, bands=bands
+            ),
         )
 
         if verdict.decision == GateDecision.MERGED and active is not None:
