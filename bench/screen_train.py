@@ -43,16 +43,26 @@ from testing.screen_corpus import HERE as CORPUS_DIR
 from testing.screen_corpus import Sample, read
 
 RULES_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "common" / "corpus"
-QUARANTINE_FPR = 0.005
-REVIEW_FPR = 0.02
-C = 4.0
+# The bands' targets on out-of-fold benign scores, a fifth under the rates memdesk
+# promises on notes the head never saw (1% quarantined, 3% sent to review).
+QUARANTINE_FPR = 0.008
+REVIEW_FPR = 0.025
 SEED = 7
 
-CANDIDATES: dict[str, Features] = {
-    "char 1-4": Features(n_features=2**20, char_ngrams=(1, 4), word_ngrams=None),
-    "char 2-5": Features(n_features=2**20, char_ngrams=(2, 5), word_ngrams=None),
-    "char 1-4 + words 1-2": Features(n_features=2**20, char_ngrams=(1, 4), word_ngrams=(1, 2)),
-    "char 2-5 + words 1-2": Features(n_features=2**20, char_ngrams=(2, 5), word_ngrams=(1, 2)),
+
+@dataclass(frozen=True)
+class Candidate:
+    features: Features
+    c: float
+
+
+_CHAR_WORDS = Features(n_features=2**20, char_ngrams=(2, 5), word_ngrams=(1, 2))
+CANDIDATES: dict[str, Candidate] = {
+    "char 2-5, C=4": Candidate(Features(2**20, (2, 5), None), 4.0),
+    "char 1-4 + words 1-2, C=4": Candidate(Features(2**20, (1, 4), (1, 2)), 4.0),
+    "char 2-5 + words 1-2, C=1": Candidate(_CHAR_WORDS, 1.0),
+    "char 2-5 + words 1-2, C=4": Candidate(_CHAR_WORDS, 4.0),
+    "char 2-5 + words 1-2, C=16": Candidate(_CHAR_WORDS, 16.0),
 }
 
 
@@ -76,10 +86,12 @@ def _rules_corpus() -> list[Sample]:
 
 
 def training_corpus() -> Corpus:
-    sources: list[tuple[str, list[Sample]]] = [
-        ("memdesk", read("train/injection.tsv") + read("train/benign.tsv")),
-        ("rules", _rules_corpus()),
+    written = [
+        sample
+        for path in sorted((CORPUS_DIR / "train").glob("*.tsv"))
+        for sample in read(str(path.relative_to(CORPUS_DIR)))
     ]
+    sources: list[tuple[str, list[Sample]]] = [("memdesk", written), ("rules", _rules_corpus())]
     for public in sorted((CORPUS_DIR / "public").glob("*/train.tsv")):
         sources.append((public.parent.name, read(str(public.relative_to(CORPUS_DIR)))))
     texts, labels, langs, origins = [], [], [], []
@@ -97,21 +109,21 @@ def training_corpus() -> Corpus:
     return Corpus(texts, np.array(labels), langs, origins)
 
 
-def _fit(features: Features, texts: list[str], labels: np.ndarray) -> Head:
+def _fit(candidate: Candidate, texts: list[str], labels: np.ndarray) -> Head:
     model = LogisticRegression(
-        C=C, class_weight="balanced", max_iter=2000, solver="liblinear", random_state=SEED
+        C=candidate.c, class_weight="balanced", max_iter=2000, solver="liblinear", random_state=SEED
     )
-    model.fit(features.matrix(texts), labels)
+    model.fit(candidate.features.matrix(texts), labels)
     return Head(
         name="injection",
-        features=features,
+        features=candidate.features,
         weights=model.coef_[0].astype(np.float32),
         intercept=float(model.intercept_[0]),
         bands=Bands(quarantine=1.0, review=1.0),
     )
 
 
-def out_of_fold(features: Features, corpus: Corpus) -> np.ndarray:
+def out_of_fold(features: Candidate, corpus: Corpus) -> np.ndarray:
     scores = np.zeros(len(corpus.texts))
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
     for train, test in folds.split(corpus.texts, corpus.labels):
@@ -127,7 +139,7 @@ def threshold_at(benign_scores: np.ndarray, rate: float) -> float:
     return float(np.nextafter(ordered[allowed], 1.0)) if allowed < len(ordered) else 0.0
 
 
-def leave_one_language_out(features: Features, corpus: Corpus, bands: Bands) -> dict[str, float]:
+def leave_one_language_out(features: Candidate, corpus: Corpus, bands: Bands) -> dict[str, float]:
     """Per language: the share of its attacks a head fitted without that language flags."""
     langs = sorted(
         lang
@@ -148,25 +160,24 @@ def leave_one_language_out(features: Features, corpus: Corpus, bands: Bands) -> 
     return recall
 
 
-def evaluate(features: Features, corpus: Corpus) -> dict[str, object]:
-    oof = out_of_fold(features, corpus)
+def evaluate(candidate: Candidate, corpus: Corpus) -> dict[str, object]:
+    oof = out_of_fold(candidate, corpus)
     benign = oof[corpus.labels == 0]
     attacks = oof[corpus.labels == 1]
     bands = Bands(
         quarantine=threshold_at(benign, QUARANTINE_FPR), review=threshold_at(benign, REVIEW_FPR)
     )
-    lolo = leave_one_language_out(features, corpus, bands)
     return {
         "bands": bands,
         "auc": roc_auc_score(corpus.labels, oof),
         "recall_quarantine": float(np.mean(attacks >= bands.quarantine)),
         "recall_review": float(np.mean(attacks >= bands.review)),
-        "lolo": lolo,
-        "lolo_mean": statistics.mean(lolo.values()) if lolo else 0.0,
     }
 
 
-def model_card(corpus: Corpus, chosen: str, results: dict[str, dict[str, object]]) -> str:
+def model_card(
+    corpus: Corpus, chosen: str, results: dict[str, dict[str, object]], lolo: dict[str, float]
+) -> str:
     counts = Counter(zip(corpus.origins, corpus.labels.tolist(), strict=True))
     langs = Counter(
         lang for lang, label in zip(corpus.langs, corpus.labels, strict=True) if label == 1
@@ -186,8 +197,9 @@ def model_card(corpus: Corpus, chosen: str, results: dict[str, dict[str, object]
         "(`common.screen.normalize.canonical`) of every string of a claim, and of every payload "
         "the decode ladder finds in them; the highest score counts.",
         "",
-        f"**Model.** Logistic regression (liblinear, C={C}, balanced class weights) over "
-        f"hashed n-grams ({chosen}; 2^20 buckets, each part unit length). No word lists, no "
+        f"**Model.** Logistic regression (liblinear, balanced class weights) over "
+        f"hashed n-grams ({chosen}; 2^20 buckets, each part unit length; character n-grams "
+        "inside word boundaries). No word lists, no "
         "vocabulary: any script is read by its characters.",
         "",
         "**Training data** (deduplicated on the canonical reading):",
@@ -207,19 +219,20 @@ def model_card(corpus: Corpus, chosen: str, results: dict[str, dict[str, object]
         f"quarantine at ≥ {bands.quarantine:.4f} (≤ {QUARANTINE_FPR:.1%} of benign notes), "
         f"review at ≥ {bands.review:.4f} (≤ {REVIEW_FPR:.1%}).",
         "",
-        "**Feature sets compared** (training data only; 5-fold out-of-fold, and "
-        "leave-one-language-out recall at the review band):",
+        "**Feature sets compared** (training data only, 5-fold out-of-fold; the set that "
+        "flags the most attacks at the review band is kept):",
         "",
-        "| features | AUC | recall at quarantine | recall at review | unseen language, mean |",
-        "|---|---:|---:|---:|---:|",
+        "| features | AUC | recall at quarantine | recall at review |",
+        "|---|---:|---:|---:|",
         *(
             f"| {name}{' (kept)' if name == chosen else ''} | {r['auc']:.4f} "
-            f"| {r['recall_quarantine']:.1%} | {r['recall_review']:.1%} | {r['lolo_mean']:.1%} |"
+            f"| {r['recall_quarantine']:.1%} | {r['recall_review']:.1%} |"
             for name, r in results.items()
         ),
         "",
-        "Leave-one-language-out recall of the kept set: "
-        + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(best["lolo"].items()))  # type: ignore[attr-defined]
+        "Leave-one-language-out (fitted without a language, its attacks flagged at the "
+        "review band; how the head reads a language it never saw): "
+        + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(lolo.items()))
         + ".",
         "",
         "**Held-out measurement** is not here: `python -m bench screen` measures the "
@@ -251,16 +264,18 @@ def main() -> None:
         r = results[name]
         print(
             f"{name}: AUC {r['auc']:.4f}, recall q {r['recall_quarantine']:.1%} "
-            f"r {r['recall_review']:.1%}, unseen language {r['lolo_mean']:.1%}"
+            f"r {r['recall_review']:.1%}"
         )
-    chosen = max(results, key=lambda n: (results[n]["lolo_mean"], results[n]["recall_review"]))
+    chosen = max(results, key=lambda n: results[n]["recall_review"])  # type: ignore[arg-type,return-value]
     bands = results[chosen]["bands"]
     assert isinstance(bands, Bands)
+    lolo = leave_one_language_out(CANDIDATES[chosen], corpus, bands)
+    print(f"unseen language: {statistics.mean(lolo.values()) if lolo else 0:.1%}")
     head = _fit(CANDIDATES[chosen], corpus.texts, corpus.labels)
     head = Head(head.name, head.features, head.weights, head.intercept, bands)
     MODELS_DIR.mkdir(exist_ok=True)
     head.save(MODELS_DIR / "injection.npz")
-    (MODELS_DIR / "injection.md").write_text(model_card(corpus, chosen, results))
+    (MODELS_DIR / "injection.md").write_text(model_card(corpus, chosen, results, lolo))
     print(f"kept {chosen}; bands {bands}; saved {MODELS_DIR / 'injection.npz'}")
 
 
