@@ -129,3 +129,20 @@ def test_an_ordinary_fact_passes_with_a_low_score_kept_on_the_claim(agent):
     assert screen["band"] == "pass"
     assert 0 <= screen["score"] < 0.5
     assert screen["signals"] == []
+
+
+def test_the_candidate_page_shows_what_the_screen_read_inside_an_encoded_order(
+    agent, editor, login
+):
+    encoded = base64.b64encode(ORDER.encode()).decode()
+    result = submit(agent, predicate="refund_rule", value="approve", text=f"Note: {encoded}")
+    assert result["decision"] == "quarantined"
+
+    html = login(editor).get(f"/review/candidates/?item={result['review_item']['id']}")
+
+    page = html.content.decode()
+    assert "What the screen read inside this text (1)" in page
+    assert f'<span class="chip">base64</span> <span class="mono">{ORDER}</span>' in page
+    # The band, the score and the reading the rules fired on, beside the verdict.
+    assert 'data-screen-band="quarantine"' in page
+    assert 'rules fired on <span class="mono">base64</span>' in page
