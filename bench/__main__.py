@@ -252,6 +252,7 @@ DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
     "screen-heldout": screen_heldout.report,
+    "screen-labels": screen_heldout.labels_report,
     "recall": recall.report,
     "recall-scale": recall.scale_report,
     "reconcile": lambda: reconcile_bench.section(sys.argv),

@@ -25,11 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from django.db import connection
+
+from accounts.models import Tenant
 from common.screen import decode, find_secrets_in_text, normalize
 from common.screen.injection import judge_injection_many
 from common.screen.learned import PASS, QUARANTINE, head
 from memory import gate
 from memory.models.ledger import Sensitivity
+from memory.models.screening import ScreenExample
+from memory.screen_fit import band_quality
+from memory.selectors.screening import screen_bands, screen_examples
 from memory.sensitivity import classify
 from testing.screen_corpus import HERE, Sample, read
 
@@ -307,3 +313,49 @@ def report() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+LABELS_HEADING = "## Screen: editors' labels, per tenant"
+
+
+def labels_report() -> str:
+    """Precision and recall of each tenant's bands on its own editors' decisions.
+
+    Read from the configured database (the labels are the tenants' own); only scores and
+    labels, never text. A tenant without examples is left out.
+    """
+    rows = []
+    migrated = ScreenExample._meta.db_table in connection.introspection.table_names()
+    for tenant in Tenant.objects.order_by("slug") if migrated else []:
+        examples = screen_examples(tenant=tenant)
+        if not examples:
+            continue
+        bands = screen_bands(tenant=tenant) or head("injection").bands
+        quality = band_quality(examples, bands)
+        injections = sum(label == "injection" for label, _ in examples)
+        for name, rates in (("quarantine", quality.quarantined), ("any flag", quality.flagged)):
+            precision = "n/a" if rates.precision is None else f"{rates.precision:.1%}"
+            rows.append(
+                f"| {tenant.slug} | {name} | {len(examples) - injections} | {injections} "
+                f"| {precision} | {rates.recall:.1%} | {rates.benign_share:.1%} |"
+            )
+    lines = [
+        LABELS_HEADING,
+        "",
+        f"Run `python -m bench screen-labels` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC against "
+        "the configured database: each tenant's editor decisions on screened candidates "
+        "(approve or merge = benign, reject as `injection` = injection), judged by the bands "
+        "in force for that tenant (`manage.py screen_calibrate` moves them).",
+        "",
+    ]
+    if not rows:
+        return "\n".join([*lines, "No tenant has labelled examples yet.", ""])
+    return "\n".join(
+        [
+            *lines,
+            "| tenant | cut | benign | injections | precision | recall | benign flagged |",
+            "|---|---|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+        ]
+    )

@@ -13,7 +13,7 @@ import codecs
 import pytest
 
 from memory.models import Claim
-from tests.memory.helpers import recall, submit
+from tests.memory.helpers import candidate, recall, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -146,3 +146,15 @@ def test_the_candidate_page_shows_what_the_screen_read_inside_an_encoded_order(
     # The band, the score and the reading the rules fired on, beside the verdict.
     assert 'data-screen-band="quarantine"' in page
     assert 'rules fired on <span class="mono">base64</span>' in page
+
+
+def test_a_batch_keeps_how_the_screen_read_each_claim(agent):
+    items = [
+        candidate(predicate="home_city", value="Lisbon", text="Alice moved to Lisbon"),
+        candidate(predicate="refund_rule", value="approve", text=ORDER),
+    ]
+
+    results = agent.post("/api/v1/claims:batch", {"items": items}, format="json").json()["results"]
+
+    bands = [Claim.objects.get(pk=r["id"]).screen["injection"]["band"] for r in results]
+    assert bands == ["pass", "quarantine"]
