@@ -120,11 +120,7 @@ SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     SensitivityRule(
         Sensitivity.CREDENTIALS_ADJACENT,
         "Next to a credential: password hints, security questions and answers, recovery phrases.",
-        (
-            r"\b(?:password hint|security question|security answer|mother'?s maiden name|"
-            r"pin code|recovery phrase|seed phrase|backup codes?|recovery codes?)\b",
-            r"密码提示|安全问题|密保|助记词|恢复码",
-        ),
+        terms.CREDENTIALS_ADJACENT,
     ),
     SensitivityRule(
         Sensitivity.FINANCE,
@@ -139,10 +135,7 @@ SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
     SensitivityRule(
         Sensitivity.PERSONAL,
         "Personal details: birthday, phone number, e-mail address.",
-        (
-            r"\b(?:birthday|date of birth|phone number|mobile number|e-?mail address)\b",
-            r"生日|出生日期|电话号码|手机号|邮箱",
-        ),
+        terms.PERSONAL,
     ),
 )
 

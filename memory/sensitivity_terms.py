@@ -41,6 +41,8 @@ def _literal(part: str) -> str:
 
 
 def _spellings(phrase: str) -> list[str]:
+    # `…` takes the space after each word it stands for; the phrase's own goes.
+    phrase = phrase.replace("… ", "…")
     forms = {phrase, phrase.lower(), phrase.upper(), phrase.capitalize(), phrase.title()}
     spelled = {
         "".join(
@@ -303,6 +305,29 @@ HEALTH: tuple[str, ...] = (
         "दमा", "अस्थमा", "हेपेटाइटिस", "ट्यूमर", "मनोचिकित्सक", "गर्भपात", "बांझपन", "आईवीएफ",
         "अस्पताल में भर्ती",
     ),
+    # Said sideways: a treatment under way, or a child expected rather than a pregnancy.
+    r"\b(?:mastectom\w*|hysterectom\w*|in remission|on dialysis)\b",
+    r"\b(?:erwarte[nt]|verwacht(?:en)?) (?:\S+ ){0,3}(?:ein|ihr|sein|een|hun|haar|zijn) "
+    r"(?:(?:erstes|zweites|drittes|eerste|tweede|derde) )?(?:kind|kindje|baby)\b",
+    words("quimio", "chimio", "chemio", "kemo"),
+    word_starts(
+        "diálisis", "dialys", "dialisi", "diyaliz", "dializ", "diálise", "hemodiálise",
+        "hemodiálisis", "диализ", "esperando su … hijo", "esperando un bebé", "espera un bebé",
+        "attendent leur … enfant", "attend son … enfant", "attend un bébé", "attendent un bébé",
+        "ждут … ребёнка", "ждёт … ребёнка", "ждут … ребенка", "ждет … ребенка", "ждут малыша",
+        "à espera do … filho", "à espera de um bebé", "esperando o … filho", "esperando um bebê",
+        "aspettano il … figlio", "aspetta il … figlio", "aspetta un bambino",
+        "aspettano un bambino", "ilk çocuklarını bekliyor", "ikinci çocuklarını bekliyor",
+        "üçüncü çocuklarını bekliyor", "bebek bekliyor", "spodziewają się … dziecka",
+        "spodziewa się … dziecka",
+    ),
+    r"迎来第?[一二三两]个(?:宝宝|孩子)",
+    anywhere(
+        "透析", "二胎", "预产期", "出産予定", "出産する予定", "투석", "출산 예정", "출산할 예정",
+        "출산을 앞두", "غسيل الكلى", "غسيل كلوي", "علاج كيميائي", "علاجه الكيميائي",
+        "علاجها الكيميائي", "ينتظران طفل", "تنتظر طفل", "ينتظران مولود", "تنتظر مولود",
+        "डायलिसिस", "कीमो", "बच्चे की उम्मीद",
+    ),
 )  # fmt: skip
 
 SEXUAL_ORIENTATION: tuple[str, ...] = (
@@ -358,6 +383,8 @@ SEXUAL_ORIENTATION: tuple[str, ...] = (
         "समलैंगिक", "लेस्बियन", "उभयलिंगी", "बाइसेक्सुअल", "ट्रांसजेंडर", "यौन अभिविन्यास",
         "यौन रुझान",
     ),
+    words("pansexuel", "pansexuelle", "pansexuell", "panseksüel", "panseksualn"),
+    anywhere("同志身份", "是同志", "同性婚", "同性伴侣", "الميول الجنسية", "ميول جنسية", "गे है"),
 )  # fmt: skip
 
 RELIGION: tuple[str, ...] = (
@@ -444,6 +471,20 @@ RELIGION: tuple[str, ...] = (
         "मुसलमान", "मुस्लिम", "इस्लाम", "धर्म परिवर्तन", "ईसाई", "कैथोलिक", "यहूदी", "हिंदू धर्म",
         "हिंदू है", "हिन्दू है", "बौद्ध", "सिख धर्म", "जैन धर्म", "नास्तिक", "धार्मिक",
         "धर्म को मान", "मस्जिद", "चर्च जाता", "मंदिर जाता",
+    ),
+    # Worship and its seasons: mass, the rosary, fasting in Ramadan or Lent.
+    anywhere(
+        "弥撒", "彌撒", "斋月", "齋月", "封斋", "做礼拜", "ミサに", "ラマダン", "礼拝に", "미사에",
+        "미사를", "라마단", "예배에", "예배를", "성당에 다", "القداس", "في رمضان", "شهر رمضان",
+        "تصوم رمضان", "يصوم رمضان", "صيام رمضان", "صلاة الجمعة",
+        "يصلي", "تصلي", "चर्च में प्रार्थना", "चर्च जाती", "रमज़ान", "रोज़े", "नमाज़",
+    ),
+    word_starts(
+        "reza el rosario", "comulga", "carême", "sonntag zur messe",
+        "sonntags zur messe", "sonntag in die kirche", "sonntags in die kirche", "литурги",
+        "рамадан", "соблюдает пост", "держит пост", "намаз", "причаща", "no ramadã",
+        "o ramadã", "durante o ramadã", "reza o terço", "jejua", "ayine gid", "naar de mis",
+        "na mszę", "na msze", "mszy świętej",
     ),
 )  # fmt: skip
 
@@ -549,6 +590,41 @@ POLITICAL: tuple[str, ...] = (
         "पार्टी का सदस्य", "पार्टी की सदस्य", "पार्टी के सदस्य", "भाजपा", "बीजेपी", "कांग्रेस",
         "आम आदमी पार्टी", "राजनीतिक विचार", "को वोट दिया", "पार्टी में शामिल",
     ),
+    # Parties by name, and the ways a vote or a membership card is told.
+    r"\b(?:canvass(?:ed|es|ing)? (?:\S+ ){0,3}for|liberal democrats|lib dems?|"
+    r"plaid cymru|ukip|reform uk)\b",
+    word_starts(
+        *(
+            f"{act} {party}"
+            for act in (
+                "afiliado a", "afiliada a", "militante de", "votó a", "ha votato", "ha votato i",
+                "iscritto alla", "iscritta alla", "iscritto al", "iscritta al", "vota",
+                "stemde", "stemt", "lid van de", "lid van", "filiado ao", "filiada ao",
+                "filiado à", "filiada à", "votou no", "votou na", "a voté",
+            )
+            for party in (
+                "vox", "pp", "psoe", "podemos", "sumar", "lega", "verdi", "pd", "m5s",
+                "forza italia", "sp", "vvd", "pvv", "pvda", "cda", "d66", "groenlinks", "bbb",
+                "nsc", "fvd", "ja21", "volt", "novo", "mdb", "pdt", "psb", "écolo", "rn", "lfi",
+                "eelv", "les verts", "macron", "mélenchon", "le pen", "zemmour",
+            )
+        ),
+        *(
+            f"{party}-{member}"
+            for party in ("afd", "cdu", "csu", "spd", "fdp", "grünen", "linken", "bsw")
+            for member in ("mitglied", "mitgliedschaft")
+        ),
+        *(
+            f"die {party} gewählt"
+            for party in ("grünen", "afd", "cdu", "csu", "spd", "fdp", "linke", "linken", "bsw")
+        ),
+        "parti'nin üyesi", "partisi'nin üyesi", "eelv", "insoumis", "macroniste", "lepéniste",
+    ),
+    anywhere(
+        "绿党", "綠黨", "民主党", "共和党", "工党", "保守党", "自由党", "社会党", "れいわ",
+        "国民民主党", "社民党", "参政党", "녹색당", "진보당", "개혁신당", "조국혁신당", "민주당",
+        "صوت للمرشح", "صوتت للمرشح", "الاشتراكي", "الشيوعي",
+    ),
 )  # fmt: skip
 
 TRADE_UNION: tuple[str, ...] = (
@@ -574,6 +650,15 @@ TRADE_UNION: tuple[str, ...] = (
         "نقابة", "نقابي", "اتحاد العمال",
         "ट्रेड यूनियन", "मजदूर संघ", "मज़दूर संघ", "श्रमिक संघ", "यूनियन का सदस्य",
     ),
+    r"\b(?:unite|gmb|rmt|ucu|usdaw|nasuwt|neu|uaw|afscme) (?:member|rep|steward|branch)\b",
+    words("fiom", "cobas", "bei verdi", "verdi-mitglied"),
+    word_starts(
+        "профком", "профорг", "disk üyesi", "hak-iş üyesi", "kesk üyesi", "eğitim-sen",
+        "sendikalı", "zakładowej solidarności", "zakładowa solidarność", "członek solidarności",
+        "członkiem solidarności", "działacz solidarności", "działaczka solidarności",
+        "związkowiec", "związkowczyni",
+    ),
+    anywhere("यूनियन नेता", "यूनियन लीडर", "यूनियन के नेता", "यूनियन की सदस्य", "यूनियन के सदस्य"),
 )  # fmt: skip
 
 ETHNIC_ORIGIN: tuple[str, ...] = (
@@ -606,7 +691,7 @@ ETHNIC_ORIGIN: tuple[str, ...] = (
         "民族", "人種", "在日韓国人", "在日朝鮮人", "アイヌ", "部落出身", "の血を引",
         "系アメリカ人", "系日本人", "민족", "인종", "혈통", "조선족", "혼혈", "다문화 가정",
         "أصله العرقي", "أصلها العرقي", "عرقي", "عرقية", "من أصول", "كردي", "كردية", "أمازيغي",
-        "أمازيغية", "إثني", "जातीय", "जाति", "दलित", "जनजाति", "आदिवासी", "नस्ल",
+        "أمازيغية", "जातीय", "जाति", "दलित", "जनजाति", "आदिवासी", "नस्ल",
     ),
     word_starts(
         "origem étnica", "raça", "ascendência", "afrodescendente", "cigano", "cigana", "quilombola",
@@ -615,6 +700,20 @@ ETHNIC_ORIGIN: tuple[str, ...] = (
         "çingene", "azınlık", "etnische afkomst", "etniciteit", "afkomst", "migratieachtergrond",
         "allochto", "pochodzenie etniczne", "pochodzenia", "narodowość", "narodowości", "romsk",
         "romk", "cygan",
+    ),
+    # "إثني" as a whole word: inside "الاثنين" (Monday) it is no origin.
+    words("إثني", "إثنية", "الإثنية"),
+    # Named peoples a sentence says someone belongs to.
+    word_starts(
+        "kurd", "koerd", "curda", "curde", "curdo", "curdi", "курд", "roma-familie", "çerkez",
+        "lazdır",
+    ),
+    # Whole words: "est romantique", "ist romantisch" and "zu den Romanen" are no origin.
+    words("laz", "est rom", "sont roms", "zu den roma", "ist roma", "sind roma"),
+    anywhere(
+        "库尔德", "庫爾德", "蒙古族", "朝鲜族", "壮族", "满族", "苗族", "彝族", "哈萨克族",
+        "土家族", "クルド", "ロマの", "ロマ族", "쿠르드", "로마족", "كردي", "الغجر", "غجري",
+        "غجرية", "कुर्द", "रोमा समुदाय", "मूल का है", "मूल की है", "मूल के हैं",
     ),
 )  # fmt: skip
 
@@ -635,7 +734,8 @@ GENETIC_BIOMETRIC: tuple[str, ...] = (
         "지문 정보", "지문 데이터", "지문을 등록", "지문 인식", "안면 인식", "얼굴 인식", "홍채",
         "생체 정보", "생체정보", "생체인식", "الحمض النووي", "اختبار جيني", "فحص جيني", "الجينات",
         "جينوم", "بصمة الإصبع", "بصمات الأصابع", "بصمة الوجه", "التعرف على الوجه", "بصمة العين",
-        "قزحية", "بيانات بيومترية", "البيانات الحيوية", "डीएनए", "आनुवंशिक", "जेनेटिक", "जीनोम",
+        "قزحية", "بيانات بيومترية", "البيانات الحيوية", "डीएनए", "आनुवंशिक",
+        "जेनेटिक टेस्ट", "जेनेटिक जांच", "जीनोम",
         "उंगलियों के निशान", "फिंगरप्रिंट", "चेहरे की पहचान", "आईरिस स्कैन", "बायोमेट्रिक",
     ),
     word_starts(
@@ -645,9 +745,12 @@ GENETIC_BIOMETRIC: tuple[str, ...] = (
         "test adn", "test génétique", "analyse génétique", "génome", "empreinte digitale",
         "empreintes digitales", "reconnaissance faciale", "données biométriques",
         "prédisposition génétique", "mutation génétique",
-        "dna-test", "gentest", "genetischer test", "genanalyse", "genom", "gesichtserkennung",
+        "dna-test", "gentest", "genetischer test", "genanalyse", "genom",
         "iris-scan", "biometrische daten", "genetische veranlagung", "genmutation",
-        "днк", "генетическ", "геном", "отпечат пальц", "отпечатки пальц", "отпечаток пальц",
+        "днк", "генетический тест", "генетического теста", "генетический анализ",
+        "генетического анализа", "генетическая предрасположенность",
+        "генетическую предрасположенность", "генетические данные", "геном",
+        "отпечат пальц", "отпечатки пальц", "отпечаток пальц",
         "распознавани лиц", "радужк", "биометри",
         "teste de dna", "exame de dna", "teste genético", "impressão digital",
         "impressões digitais", "reconhecimento facial", "dados biométricos",
@@ -655,7 +758,8 @@ GENETIC_BIOMETRIC: tuple[str, ...] = (
         "test del dna", "test genetico", "impronta digitale", "impronte digitali",
         "riconoscimento facciale", "dati biometrici", "predisposizione genetica",
         "mutazione genetica",
-        "dna testi", "genetik", "parmak izi", "yüz tanıma", "iris tarama", "biyometrik",
+        "dna testi", "genetik test", "genetik analiz", "genetik veri", "genetik yatkınlık",
+        "genetik mutasyon", "parmak izi", "iris tarama", "biyometrik",
         "gen mutasyon",
         "genetische test", "genoom", "vingerafdruk", "gezichtsherkenning", "irisscan",
         "biometrische gegevens", "genmutatie",
@@ -663,6 +767,19 @@ GENETIC_BIOMETRIC: tuple[str, ...] = (
         "rozpoznawanie twarzy", "skan tęczówki", "dane biometryczne", "mutacj genetyczn",
     ),
     r"(?<![\w-])fingerabdr\w*",
+    # Face recognition as a person's data, not as the topic of a benchmark or a model.
+    r"(?<!benchmark zur )(?<!benchmark fur )\bgesichtserkennung"
+    r"(?!s?[- ]?(?:benchmark|modell|algorithm|software|forschung))\w*",
+    # A face, read as the phone keeps it; a kit named beside letters of a script that
+    # does not space its words ("23andMeの").
+    word_starts(
+        "face-id-template", "face-id-sjabloon", "face-id-data", "face-id yüz verisi",
+        "plantilla de face-id", "gabarit face-id", "modelo do face-id", "modelo de face-id",
+        "modello face-id", "szablon face-id", "шаблон face-id",
+    ),
+    anywhere("23andme", "ancestrydna", "brca1", "brca2"),
+    r"录入(?:了)?(?:他|她|我)?的?面容",
+    anywhere("顔データ", "얼굴 정보", "بصمة وجه", "फेस आईडी"),
 )  # fmt: skip
 
 CRIMINAL_RECORD: tuple[str, ...] = (
@@ -702,6 +819,25 @@ CRIMINAL_RECORD: tuple[str, ...] = (
         "gözaltına", "şartlı tahliye", "strafblad", "veroordeeld", "gevangenis", "zat vast",
         "gearresteerd", "opgepakt", "taakstraf", "karany", "karana", "karalny", "wyrok", "skazan",
         "więzieni", "odsiedział", "aresztowan", "zwolnienie warunkowe", "przestępstw", "kartotek",
+    ),
+    # Time served told as time, and the supervision that follows it.
+    r"\bserved (?:\S+ ){0,2}(?:years?|months?) for\b",
+    r"\bon probation\b(?! period)",
+    r"\bwegen \w+ (?:gesessen|verurteilt|angeklagt|vorbestraft)\b",
+    r"坐了?[一二三四五六七八九十两\d]+年(?:的)?牢",
+    anywhere(
+        "拘留", "年服役", "服役した", "服役して", "保護観察", "보호관찰", "المراقبة القضائية",
+        "जेल में", "प्रोबेशन",
+    ),
+    word_starts(
+        "antecedentes por", "tiene antecedentes", "ans de prison", "mois de prison",
+        "de prison pour", "sursis probatoire", "avec sursis", "unter bewährung", "im knast",
+        "anos de prisão", "meses de prisão", "de prisão por", "ha scontato … anni",
+        "ha scontato … mesi", "ha scontato la pena", "anni di carcere", "anni di prigione",
+        "denetimli serbestlik", "yıl yattı", "ay yattı", "hapis yattı", "reclassering",
+        "jaar gezeten", "maanden gezeten", "gezeten voor", "dozorem kuratora", "dozór kuratora",
+        "siedział … lata za", "siedział … lat za", "siedziała … lata za", "siedziała … lat za",
+        "siedział rok za",
     ),
 )  # fmt: skip
 
@@ -751,10 +887,29 @@ MINORS: tuple[str, ...] = (
         "मेरा बेटा", "मेरी बेटी", "उसका बेटा", "उसकी बेटी", "बच्चा", "बच्चे", "बच्ची", "नाबालिग",
         "§ साल का", "§ साल की", "प्राथमिक विद्यालय",
     ),
+    # A child told by a school year or a diminutive rather than an age.
+    r"\b(?:little (?:girl|boy)|toddler|(?:started|starts|starting|into) (?:year|grade) "
+    r"(?:[1-9]|1[0-3]))\b",
+    r"(?<!大)[一二三四五六]年级",
+    word_starts(
+        "de primaria", "la piccola di", "il piccolo di",
+        "prima elementare", "seconda elementare", "terza elementare", "quarta elementare",
+        "quinta elementare", "in der ersten klasse", "in der zweiten klasse",
+        "in der dritten klasse", "in der vierten klasse", "дочке", "дочка", "сынишк",
+        "в первом классе", "во втором классе", "в третьем классе", "в четвёртом классе",
+        "o filho dela", "a filha dela", "o filho dele", "a filha dele", "filho deles",
+        "filha deles", "ano do fundamental", "ensino fundamental", "sınıfta okuyor",
+        "sınıfa gidiyor", "córecz", "synek", "synka", "w pierwszej klasie", "w drugiej klasie",
+        "w trzeciej klasie", "w czwartej klasie", "dochtertje", "zoontje", "zit in groep #",
+    ),
+    words("en cp", "en ce1", "en ce2", "en cm1", "en cm2", "oğlu", "kızı"),
+    anywhere("長女", "長男", "次女", "次男", "中学に入", "小学生"),
 )  # fmt: skip
 
 LOCATION: tuple[str, ...] = (
-    r"\b(?:home address|street address|postal address|lives at|gps|coordinates|geolocation|"
+    # A GPS reading, not the word: "the GPS driver crashes" names no place.
+    r"\b(?:gps (?:location|position|coordinates|fix|ping)|(?:his|her|their|my) gps)\b",
+    r"\b(?:home address|street address|postal address|lives at|coordinates|geolocation|"
     r"zip code|postcode|postal code)\b",
     r"-?\b\d{1,2}\.\d{4,}\s*,\s*-?\d{1,3}\.\d{4,}\b",
     r"\b\d{1,5}[a-z]?,? (?!the )(?:[\w'-]+ ){1,2}(?:street|st|avenue|ave|road|rd|lane|ln|"
@@ -794,13 +949,28 @@ LOCATION: tuple[str, ...] = (
         "يسكن في شارع", "تسكن في شارع", "الرمز البريدي",
         "घर का पता", "मकान नंबर", "मकान नं", "गली नंबर", "पिन कोड", "फ्लैट नंबर",
     ),
+    # A building, a flat or a house number in a road's name, as each place writes them.
+    r"\d+(?:栋|幢)\d*|\d+单元\d+",
+    r"[가-힣]로\d+번?길 \d+",
+    r"\bwohnt (?:am|an der|im|in der|auf der) (?:[\w.-]+ ){1,2}\d{1,4}[a-z]?\b"
+    r"(?! (?:jahre|monate|wochen|tage))",
+    r"\b(?:av\.|avenida|alameda|travessa) (?:[\w'.-]+ ){1,3}\d{1,5}\b",
+    r"\b(?:apto\.?|ap\.) \d{1,4}\b",
+    word_starts("endereço dela", "endereço dele", "il suo indirizzo è", "la sua residenza"),
+    words("شقة #", "عمارة #", "# شارع", "फ्लैट #", "मकान #", "# स्ट्रीट"),
 )  # fmt: skip
 
 FINANCE: tuple[str, ...] = (
+    r"(?<!technical )\bdebts?\b",
     r"\b(?:bank account|account number|routing number|sort code|iban|credit card|debit card|"
-    r"salary|income|debt|debts|loan|mortgage|credit score|tax return|net worth|overdraft|"
+    r"salary|income|loan|mortgage|credit score|tax return|net worth|overdraft|"
     r"paycheck|payslip|bankrupt\w*)\b",
-    r"\b[a-z]{2}\d{2}(?: [a-z0-9]{4}){3,7}\b",
+    # No word boundary before an IBAN: in Chinese or Japanese a letter touches it ("是de89").
+    r"(?<![a-z0-9])[a-z]{2}\d{2}(?: [a-z0-9]{4}){3,7}\b",
+    r"(?<![a-z])iban(?![a-z])",
+    # Pay told as an amount earned.
+    r"\b(?:earns|gana|cobra|gagne|verdient|guadagna|ganha|zarabia) (?:\S+ )?\d[\d., ]*"
+    r"(?:k|mil|mila|tausend|tysiecy|tys|euros?|eur|dollars?|pounds?|reais|zlotych)\b",
     anywhere(
         "银行账户", "银行卡", "信用卡", "工资", "薪水", "收入", "贷款", "债务", "存款", "税单",
         "銀行帳戶", "薪資", "貸款", "債務",
@@ -828,5 +998,63 @@ FINANCE: tuple[str, ...] = (
         "konto bankowe", "numer konta", "karta kredytowa", "pensja", "pensji", "wynagrodzeni",
         "kredyt",
     ),
-    words("долг", "долги", "долгов", "долгами", "в долгах"),
+    # Debt, but not the technical kind ("технический долг").
+    rf"(?<!{re.escape(canonical('технический'))} )(?:{words('долг')})",
+    words("долги", "долгов", "долгами", "в долгах"),
+    word_starts("должен банку", "должна банку", "задолженност", "deve … ao banco"),
+    anywhere("年薪", "月薪", "सैलरी"),
+)  # fmt: skip
+
+CREDENTIALS_ADJACENT: tuple[str, ...] = (
+    r"\b(?:password hint|security question|security answer|mother'?s maiden name|"
+    r"pin code|recovery phrase|seed phrase|backup codes?|recovery codes?)\b",
+    anywhere(
+        "密码提示", "安全问题", "密保", "助记词", "恢复码", "取款密码", "支付密码", "银行卡密码",
+        "パスワードのヒント", "秘密の質問", "母親の旧姓", "リカバリーフレーズ", "비밀번호 힌트",
+        "보안 질문", "결혼 전 성", "복구 문구", "تلميح كلمة المرور", "سؤال الأمان", "السؤال السري",
+        "اسم عائلة والدته", "اسم عائلة والدتها", "पासवर्ड का संकेत", "पासवर्ड संकेत",
+        "पासवर्ड हिंट", "सुरक्षा प्रश्न", "मायके का नाम",
+    ),
+    word_starts(
+        "pista de su contraseña", "pista de la contraseña", "pregunta de seguridad",
+        "preguntas de seguridad", "apellido de soltera de su madre",
+        "indice de son mot de passe", "indice du mot de passe", "question secrète",
+        "question de sécurité", "nom de jeune fille de sa mère",
+        "passworthinweis", "passwort-hinweis", "sicherheitsfrage", "mädchenname seiner mutter",
+        "mädchenname ihrer mutter", "wiederherstellungscode",
+        "подсказка к паролю", "подсказка к её паролю", "подсказка к его паролю",
+        "подсказка для пароля", "контрольный вопрос", "контрольного вопроса",
+        "девичья фамилия матери", "кодовое слово",
+        "dica da senha", "dica de senha", "pergunta de segurança", "nome de solteira da mãe",
+        "frase de recuperação",
+        "suggerimento della password", "suggerimento della sua password",
+        "domanda di sicurezza", "cognome da nubile della madre", "frase di recupero",
+        "şifre ipucu", "parola ipucu", "güvenlik sorusu", "annesinin kızlık soyadı",
+        "kurtarma ifadesi",
+        "wachtwoordhint", "wachtwoord-hint", "beveiligingsvraag", "meisjesnaam van zijn moeder",
+        "meisjesnaam van haar moeder", "herstelzin",
+        "podpowiedź do hasła", "podpowiedź do jej hasła", "podpowiedź do jego hasła",
+        "pytanie bezpieczeństwa", "pytanie zabezpieczające", "nazwisko panieńskie matki",
+        "fraza odzyskiwania",
+    ),
+)  # fmt: skip
+
+PERSONAL: tuple[str, ...] = (
+    r"\b(?:birthday|date of birth|phone number|mobile number|e-?mail address)\b",
+    anywhere(
+        "生日", "出生日期", "电话号码", "手机号", "邮箱", "携帯番号", "電話番号", "生年月日",
+        "생일", "휴대폰 번호", "전화번호", "생년월일", "عيد ميلاد", "رقم هاتف", "تاريخ الميلاد",
+        "जन्मदिन", "मोबाइल नंबर", "फोन नंबर", "जन्मतिथि",
+    ),
+    word_starts(
+        "cumpleaños", "número de móvil", "número de teléfono", "correo electrónico",
+        "fecha de nacimiento", "anniversaire", "numéro de portable", "numéro de téléphone",
+        "date de naissance", "geburtstag", "handynummer", "telefonnummer", "geburtsdatum",
+        "день рождения", "номер телефона", "дата рождения", "aniversário", "celular dela",
+        "celular dele", "número de celular", "data de nascimento", "compleanno",
+        "numero di cellulare", "numero di telefono", "data di nascita", "doğum günü",
+        "telefon numarası", "cep telefonu", "doğum tarihi", "verjaardag", "mobiele nummer",
+        "telefoonnummer",
+        "geboortedatum", "urodziny", "numer telefonu", "data urodzenia",
+    ),
 )  # fmt: skip
