@@ -23,33 +23,82 @@ _VALUE = r"[\"'“\u2018«「『]?(?P<value>[!#-&(-~À-ɏ]{4,128})"
 # Words for "password", Latin script, with the link that introduces the value in that
 # language; a few words of context ("for the office wifi") may sit between.
 _NOUNS = (
-    r"password|passwd|passcode|passphrase|pass\s?word|passwort|kennwort|contraseña|contrasena"
+    r"password|passwd|passcode|passphrase|pass\s?word|p[a@4][s$]{2}w[o0]rd|passwort|kennwort|contraseña|contrasena"
     r"|mot\s+de\s+passe|senha|wachtwoord|hasło|haslo|m[aậ]t\s+kh[aẩ]u|kata\s+sandi"
-    r"|parola|şifre(?:m|n|si|miz)?|sifre(?:m|n|si|miz)?"
+    r"|parola|şifre(?:m|n|si|miz)?|sifre(?:m|n|si|miz)?|clave|sandi|mdp|pwd|pw"
+    r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk"
 )
 # Links that may follow a few words of context, and short ones ("to", "e") that are
 # links only right after the word: "password reset link sent to …" is no password.
-_LINK = r"is|was|is\s+now|will\s+be|lautet|ist|war|es|era|est|était|é|è|luidt|là|adalah|ialah"
+_LINK = (
+    r"is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
+    r"|adalah|ialah"
+)
 _LINK_NEAR = r"to|jest|to\s+jest|e|olarak"
 _CONTEXT_WORD = r"(?!(?:" + _LINK + r")(?!\w))[^\s:=]{1,20}"
+# The noun may close a compound ("WLAN-Passwort", "admin-password") or a question
+# ("my password? it's …"); an arrow links as a colon does.
 PASSWORD_LATIN = (
-    r"(?i)(?<![\w-])(?:" + _NOUNS + r")(?![\w-])"
-    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,4}?(?:\s*[:=\uff1a]|\s+(?:" + _LINK + r")(?!\w)\s*[:=]?)"
+    r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\??"
+    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,4}?(?:\s*(?:[:=\uff1a]|->|=>|→)|\s+[-\u2013—]\s"
+    r"|\s+(?:" + _LINK + r")(?!\w)\s*[:=]?)"
     r"|\s+(?:" + _LINK_NEAR + r")(?!\w))"
     r"\s*" + _VALUE
 )
 # Languages whose sentence needs no link: "şifrem X", "kata sandi saya X", "мой пароль X",
 # "पासवर्ड X है", "비밀번호는 X", "パスワードは X", "密码是X".
 PASSWORD_BARE = (
-    r"(?i)(?<!\w)(?:şifre(?:m|n|si|miz)|sifre(?:m|n|si|miz)"
-    r"|kata\s+sandi(?:\s+(?:saya|anda|kamu|ku|nya))?)(?!\w)\s*:?\s*" + _VALUE
+    r"(?i)(?<!\w)(?:şifre(?:m|n|si|miz)|sifre(?:m|n|si|miz)|parola(?:m|n|s\u0131|si|m\u0131z)"
+    r"|kata\s+sandi(?:\s+(?:saya|anda|kamu|ku|nya))?|(?:kata\s+)?sandinya|password-?nya"
+    r"|has[łl]o(?:\s+(?:do|od|dla)\s+[^\s:]{1,20})?\s+(?:to|jest))(?!\w)\s*:?\s*" + _VALUE
+)
+# The noun and the value with nothing between ("root with password Quartz*3495"):
+# judged as a strong password only (`looks_like_strong_password`).
+PASSWORD_SPACED = r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\s+" + _VALUE
+# "use Maple&7699 to log in", "log in as alice with Quartz!2783": strong passwords only.
+PASSWORD_TO_LOG_IN = (
+    r"(?i)(?<!\w)(?:use|enter|type|try)\s+" + _VALUE + r"\s+(?:to|for)\s+"
+    r"(?:log\s*in|login|sign\s*in|connect|unlock|get\s+in)(?!\w)"
+)
+PASSWORD_LOG_IN_WITH = (
+    r"(?i)(?<!\w)(?:log\s*in|login|sign\s*in|connect)(?!\w)[^\n]{0,40}?\swith\s+"
+    + _VALUE
+    + r"(?=\s*$|\s*[\n;)]|\s+(?:and|then|on|at|to)\s)"
+)
+# Where a clause ends: the noun is the last word ("… is the wifi password."), not the
+# first of a name ("… is the password policy doc").
+_CLAUSE_END = r"(?=\s*$|\s*[\n.,;:!?)]|\s+(?:for|of|to|on|at|in|and|but|so)\s)"
+# The value first: "Zx8!kq2Lm is my password", "Zx8!kq2Lm 是我的密码", "… がパスワードです".
+_VALUE_FIRST = (
+    r"(?<![^\s\"'“\u2018«「『:\uff1a])(?P<value>[!#-&(-~À-ɏ]{6,128})[\"'\u201d\u2019»」』]?"
+)
+PASSWORD_FIRST = (
+    r"(?i)" + _VALUE_FIRST + r"\s+(?:is|was|=|ist|est|es|é|è|là|adalah|jest|is\s+het|to)\s+"
+    r"(?:[^\s:=]{1,20}\s+){0,3}?(?:" + _NOUNS + r")(?![\w-])" + _CLAUSE_END
+)
+PASSWORD_FIRST_OTHER = (
+    _VALUE_FIRST
+    + r"\s*(?:(?:是|为|為)[^\s\d]{0,6}?(?:密码|密碼|口令)|(?:が|は)(?:パスワード|暗証番号)"
+    r"|(?:은|는|이|가)?\s*(?:비밀번호|패스워드|암호)|(?:—|-|это)\s*(?:мой\s+)?пароль)"
+)
+# "creds: admin/Cobalt!5718", "PIN and password: 4821 / Tulip$4996", "ログイン情報: admin / …":
+# a user (or a PIN) and a strong password after a slash.
+CREDENTIAL_PAIR = (
+    r"(?i)(?<!\w)(?:creds?|credentials|logins?|log-in|account|identifiants|zugangsdaten"
+    r"|wi-?fi|wlan|vpn|router|ssh|ftp|smtp|imap|e-?mail|gmail|outlook"
+    r"|anmeldedaten|zugang|credenciales|credenciais|credenziali|inloggegevens|dane\s+logowania"
+    r"|giriş\s+bilgileri|учетные\s+данные|учётные\s+данные|данные\s+для\s+входа|ログイン情報"
+    r"|認証情報|登录信息|登錄資訊|账号密码|帳號密碼|로그인\s*정보|بيانات\s+الدخول|password|passwort"
+    r"|pin)(?!\w)[^\n:=\uff1a]{0,30}?\s*[:=\uff1a]\s*[^\s/]{1,64}\s*/\s*" + _VALUE
 )
 PASSWORD_OTHER = (
-    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:это|—|-))?"
+    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)\s+[^\s:]{1,20})?"
+    r"(?:\s+(?:это|—|-))?"
+    r"|كلمة\s+(?:ال)?(?:مرور|سر)(?:\s+(?!هي)[^\s:!-~]{1,15}){0,3}?(?:\s+هي)?"
     r"|पासवर्ड(?:\s+है)?"
     r"|(?:비밀번호|패스워드|암호)(?:는|은)?"
-    r"|(?:パスワード|暗証番号)(?:は|が)"
-    r"|(?:密码|密碼|口令)(?:是|为|為)?(?=\s*[\uff1a:]|[是为為]|[!-~]))"
+    r"|(?:パスワード|暗証番号)(?:は|が|(?=\s*[:\uff1a])|(?=\s+[!-~]))"
+    r"|(?:密码|密碼|口令)(?:是|为|為)?(?=\s*[\uff1a:]|[是为為]|\s*[!-~]))"
     r"\s*[:\uff1a]?\s*" + _VALUE
 )
 
@@ -61,8 +110,8 @@ CREDENTIAL_NEAR = (
     r"|password|credentials?|auth[\s_-]?token|client[\s_-]?secret|api[\s_-]?schlüssel|jeton"
     r"|secreto)|(?P<weak>key|schlüssel|clé|cle|clave|chave|chiave|anahtar|klucz|sleutel|khóa"
     r"|kunci))(?![\w-])"
-    r"(?:\s*[:=]\s*|\s+(?:is|was|ist|lautet|est|es|é|è|to|jest|luidt|là|adalah)\s+|\s+)"
-    + _GENERATED_VALUE
+    r"(?:\s*(?:[:=]|->|=>|→)\s*|\s+(?:is|was|ist|lautet|est|es|é|è|to|jest|luidt|là|adalah)\s+"
+    r"|\s+)" + _GENERATED_VALUE
 )
 CREDENTIAL_NEAR_OTHER = (
     r"(?:(?P<strong>令牌|密钥|秘钥|密鑰|トークン|シークレット|토큰|시크릿|टोकन|токен|Токен|секрет"
@@ -185,6 +234,16 @@ _NUMBER_AND_UNIT = re.compile(r"^\d+[-_]?[a-z]+$|^[a-z]{1,4}[-_]?\d+$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # Values that are public by design: SSH public-key bodies, lockfile integrity, digests.
+# Code that reads a credential from elsewhere: `getpass.getpass()`, `process.env.TOKEN`,
+# `read_secret()`; a version: `v2.3.1`, `1.4.0-rc1`; an identifier: `db_password`.
+_CODE_REFERENCE = re.compile(
+    r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\)?)?;?$|^[A-Za-z_$][\w$.]*\(\)?[;,]?$"
+    r"|^(?:os\.environ|process\.env|env|ENV|settings|config)[.\[(]"
+)
+_VERSION = re.compile(r"^(?:v?|[A-Za-z]+)\d+(?:\.\d+)+(?:[-+][\w.]+)?$")
+_IDENTIFIER = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+# `orders_2026`, `release-2026-q4`: an identifier, not a password, without a word naming it.
+_LOWER_IDENTIFIER = re.compile(r"^[a-z]+(?:[_-][a-z0-9]+)+$")
 _PUBLIC_VALUE = re.compile(r"^(?:AAAA[A-Z]3NzaC|sha\d+[-:]|md5[-:]|ssh-|ecdsa-|pgp-)", re.I)
 
 
@@ -217,6 +276,8 @@ def looks_like_password(value: str) -> str | None:
         return None
     if value.startswith(("/", "~", "./", "http://", "https://", "www.")) or _EMAIL.match(value):
         return None
+    if _CODE_REFERENCE.match(value) or _VERSION.match(value) or _IDENTIFIER.match(value):
+        return None
     if value.isdigit():
         return value
     words = _WORD_SEPARATORS.split(value)
@@ -228,6 +289,19 @@ def looks_like_password(value: str) -> str | None:
     if _NUMBER_AND_UNIT.match(value):
         return None  # "12chars", "min-12", "v2"
     return value
+
+
+def looks_like_strong_password(value: str) -> str | None:
+    """`value` if it reads as a password even with no word linking it to its name: eight
+    or more characters with a lower-case letter, a digit, and a capital or a symbol
+    ("Quartz*3495", not "SEC-4421" or "reset")."""
+    password = looks_like_password(value)
+    if password is None or len(password) < 8 or _LOWER_IDENTIFIER.match(password):
+        return None
+    has = _classes(password)
+    lower = any(c.islower() for c in password)
+    digit = any(c.isdigit() for c in password)
+    return password if has >= 3 and lower and digit else None
 
 
 def _mixed_case(word: str) -> bool:

@@ -7,22 +7,28 @@ Three layers, each compiled once at first use:
    high-entropy and public-IP plugins stay off: they flag prose, hashes and
    commit ids.
 2. Detectors detect-secrets lacks: fine-grained GitHub tokens, Google API
-   keys, OpenAI project and Anthropic keys, Hugging Face, GitLab, npm,
-   Shopify and Mailgun tokens, Discord, Slack and Teams webhook URLs,
+   keys and OAuth secrets and tokens, OpenAI project and Anthropic keys,
+   Hugging Face, GitLab, npm, Docker Hub, DigitalOcean, Heroku, Square,
+   Braintree, Azure client-secret and SAS, Stripe webhook, Telegram, Vault
+   and other vendor tokens, Shopify and Mailgun tokens, Discord, Slack and
+   Teams webhook URLs, Docker registry `auth`,
    private-key bodies without their BEGIN line (recognised by their DER
    header, so certificates and public keys pass), URL credentials whatever
    their password holds, `Authorization: Basic`/`Bearer`/`Token` headers,
    shell and CLI forms (`curl -u`, `mysql -p…`, `sshpass -p`, `--token …`),
    high-entropy values assigned to a secret-ish name, quoted or not
-   (`aws_secret_access_key = …`), and credentials written into a sentence
-   in many languages (`credential_phrases`).
+   (`aws_secret_access_key = …`, `<password>…</password>`), and credentials
+   written into a sentence in many languages (`credential_phrases`).
 3. Re-readings, each against the detectors that need a distinctive prefix:
    the text with its whitespace removed (a key split by spaces or line
    breaks); its compact reading (NFKC, format and invisible characters
    removed: a key split by zero-width characters or written full-width),
    scanned by every detector; its degrouped reading (`AKIA-UJZD-EGXD-…`:
    the separators of short groups removed, only inside such runs, so prose
-   is not fused); its rot13 reading; and every decoded payload
+   is not fused), likewise for groups cut by `_` or `/`; its rot13 reading
+   (scanned by every detector when a credential's name shifted by rot13 is
+   there); its reversed reading; the string values of a JSON object joined (a
+   key cut across values); and every decoded payload
    (`decode.hidden_texts`), scanned by every detector.
 
 Most strings hold no credential: each detector runs only on a line or text
@@ -55,12 +61,19 @@ from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 from common.screen.credential_phrases import (
     CREDENTIAL_NEAR,
     CREDENTIAL_NEAR_OTHER,
+    CREDENTIAL_PAIR,
     PASSWORD_BARE,
+    PASSWORD_FIRST,
+    PASSWORD_FIRST_OTHER,
     PASSWORD_LATIN,
+    PASSWORD_LOG_IN_WITH,
     PASSWORD_OTHER,
+    PASSWORD_SPACED,
+    PASSWORD_TO_LOG_IN,
     is_placeholder,
     looks_generated,
     looks_like_password,
+    looks_like_strong_password,
     other_kind_of_key,
 )
 from common.screen.decode import hidden_texts
@@ -96,7 +109,17 @@ class _Detector:
 
 
 def _whole(match: re.Match[str]) -> str | None:
-    return match.group()
+    """The key, unless it ends in one character over and over: `AKIAXXXXXXXXXXXXXXXX`,
+    `ghp_xxxx…` stand for a key in documentation."""
+    key = match.group()
+    return None if _stands_for_a_key(key) else key
+
+
+def _stands_for_a_key(key: str) -> bool:
+    """`AKIAXXXXXXXXXXXXXXXX`, `ghp_xxxx…`: one character over and over; or prose run
+    together with the prefix (`GOCSPX-prefixedclientsecrets…`, read without its spaces)."""
+    tail = key[-16:]
+    return len(set(tail)) <= 2 or (tail.isalpha() and tail.islower())
 
 
 def _der_private_key(match: re.Match[str]) -> str | None:
@@ -121,20 +144,42 @@ def _der_private_key(match: re.Match[str]) -> str | None:
 
 _PREFIXED: tuple[tuple[str, str], ...] = (
     ("GitHub Fine-grained Token", r"github_pat_[A-Za-z0-9_]{36,}"),
-    ("GitHub Token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
+    # No word boundary before the prefix: read with its spaces removed, a key split into
+    # groups ("token ghp_D6Wm HGQW…") runs on from the word before it.
+    ("GitHub Token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
     ("Google API Key", r"AIza[0-9A-Za-z_\-]{35}"),
     ("Anthropic API Key", r"sk-ant-[a-z0-9]+-[A-Za-z0-9_\-]{20,}"),
     ("OpenAI Token", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}"),
     ("OpenAI Token", r"\bsk-[A-Za-z0-9]{40,}"),
     ("Hugging Face Token", r"\bhf_[A-Za-z0-9]{34,}"),
-    ("GitLab Token", r"\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}"),
+    ("GitLab Token", r"\bgl(?:pat|dt|rt|ptt|ft|imt|cbt|oas|soat)-[A-Za-z0-9_\-]{20,}"),
+    ("GitLab Token", r"GR1348941[A-Za-z0-9_\-]{20,}"),
     ("NPM tokens", r"\bnpm_[A-Za-z0-9]{36}"),
     ("PyPI Token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
     ("AWS Access Key", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
-    ("Slack Token", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("Slack Token", r"xox[abposre]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}"),
+    ("Slack Token", r"xapp-\d-[A-Z0-9]{9,}-\d{9,}-[a-f0-9]{40,}"),
+    ("Stripe Webhook Secret", r"\bwhsec_[A-Za-z0-9+/]{32,}"),
     ("Stripe Access Key", r"(?:sk|rk)_live_[0-9A-Za-z]{24,}"),
     ("SendGrid API Key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     ("Shopify Token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("Google OAuth Client Secret", r"GOCSPX-[A-Za-z0-9_\-]{28}"),
+    ("Google OAuth Token", r"\bya29\.[A-Za-z0-9_\-]{30,}|\b1//0[A-Za-z0-9_\-]{40,}"),
+    ("Azure Client Secret", r"(?<![\w~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
+    ("Docker Hub Token", r"dckr_pat_[A-Za-z0-9_\-]{27,}"),
+    ("DigitalOcean Token", r"do[por]_v1_[a-f0-9]{64}"),
+    ("Heroku API Key", r"\bHRKU-AA[A-Za-z0-9_\-]{58}"),
+    ("Braintree Access Token", r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),
+    ("Square Access Token", r"\bEAAA[A-Za-z0-9_\-]{60}\b|\bsq0atp-[A-Za-z0-9_\-]{22}"),
+    ("New Relic Key", r"\b[a-f0-9]{36}NRAL\b|\bNRAK-[A-Z0-9]{27}\b"),
+    ("Linear API Key", r"\blin_api_[A-Za-z0-9]{40}"),
+    ("Notion Token", r"\bsecret_[A-Za-z0-9]{43}\b|\bntn_[A-Za-z0-9]{40,}"),
+    ("Atlassian API Token", r"\bATATT3[A-Za-z0-9_\-=]{150,}"),
+    ("Grafana Token", r"\bglsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|\bglc_[A-Za-z0-9+/]{32,}={0,2}"),
+    ("Postman API Key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("Vault Token", r"\bhv[sb]\.[A-Za-z0-9_\-]{90,}"),
+    ("Age Secret Key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("PyPI Token", r"pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9_\-]{50,}"),
     (
         "Discord Webhook",
         r"(?i)discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{15,22}/[A-Za-z0-9_\-]{30,}",
@@ -150,17 +195,26 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
         "JSON Web Token",
         r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
     ),
-    ("Private Key", r"-----BEGIN[A-Z ]{0,20}PRIVATE KEY|PuTTY-User-Key-File-\d"),
+    ("Private Key", r"-----\s*BEGIN[A-Z0-9 ]{0,24}PRIVATE\s*KEY|PuTTY-User-Key-File-\d"),
+    # The token's secret half opens with "AA"; the bot id before it is all digits.
+    ("Telegram Bot Token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{30,34}(?![\w\-])"),
 )
 
 # A name that says "this is a credential"; the assignment follows it.
-_CREDENTIAL_ASSIGNMENT = (
-    r"(?i)(secret|passw(?:or)?d|passphrase|pwd|(?<![a-z])pass(?![a-z])|token|api[_.-]?key|apikey"
+_CREDENTIAL_NAME = (
+    r"(secret|passw(?:or)?d|passphrase|pwd|(?<![a-z])pass(?![a-z])|token|api[_.-]?key|apikey"
     r"|access[_.-]?key|private[_.-]?key|credentials?|signing[_.-]?key|auth[_.-]?key"
-    r"|account[_.-]?key|shared[_.-]?access[_.-]?key)"
-    r"([A-Za-z0-9_.\-]{0,40})[\"']?\s{0,3}(?:=|:=|:|=>)\s{0,3}[\"']?"
-    r"([^\s\"',;{}()<>\[\]`]{6,200})"
+    r"|account[_.-]?key|shared[_.-]?access[_.-]?key|subscription[_.-]?key|encryption[_.-]?key"
+    r"|(?<![a-z])(?:app|master|hmac|aes|cipher)[_.-]?key|(?<![a-z])pat(?![a-z]))"
+    r"([A-Za-z0-9_.\-]{0,40})"
 )
+_CREDENTIAL_ASSIGNMENT = (
+    r"(?i)"
+    + _CREDENTIAL_NAME
+    + r"[\"']?\s{0,3}(?:=|:=|:|=>)\s{0,3}[\"']?([^\s\"',;{}()<>\[\]`]{6,200})"
+)
+# The same as an XML element: `<password>…</password>`, `<apiKey>…</apiKey>`.
+_CREDENTIAL_ELEMENT = r"(?i)<[A-Za-z0-9_.\-]{0,40}?" + _CREDENTIAL_NAME + r">([^\s<>]{6,200})</"
 _PASSWORD_NAME = re.compile(r"(?i)pass|pwd")
 # Names of things about a credential that are not the credential.
 _NOT_A_CREDENTIAL_ASSIGNMENT = re.compile(
@@ -174,6 +228,7 @@ _PLACEHOLDER = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"^[a-z]+(?:[-_./][a-z]+)*$")
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\))?;?$")
 
 
 def _entropy(value: str) -> float:
@@ -204,6 +259,8 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
         return None
     if value.startswith(("/", "~", "./", "http://", "https://")) and "@" not in value:
         return None  # a path or a URL without credentials
+    if _CODE_REFERENCE.match(value):
+        return None  # `process.env.SLACK_BOT_TOKEN`, `settings.SECRET_KEY`
     if _PASSWORD_NAME.match(name):
         return looks_like_password(value)  # "DB_PASS=hunter22" is a password
     if len(value) < 8:
@@ -252,6 +309,11 @@ def _url_password(match: re.Match[str]) -> str | None:
     return password
 
 
+def _docker_auth(match: re.Match[str]) -> str | None:
+    """The `"auth"` of a Docker config: base64 of `user:password`."""
+    return _basic_credentials(match)
+
+
 def _command_password(match: re.Match[str]) -> str | None:
     value = next(group for group in match.groups() if group is not None)
     return looks_like_password(value)
@@ -267,6 +329,10 @@ def _option_value(match: re.Match[str]) -> str | None:
 
 def _prose_password(match: re.Match[str]) -> str | None:
     return looks_like_password(match.group("value"))
+
+
+def _strong_password(match: re.Match[str]) -> str | None:
+    return looks_like_strong_password(match.group("value"))
 
 
 def _credential_near(match: re.Match[str]) -> str | None:
@@ -288,7 +354,7 @@ def _first_group(match: re.Match[str]) -> str | None:
 _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] = (
     (
         "URL Credentials",
-        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{1,128}):([^\s@/\"'<>]{1,256})"
+        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{0,128}):([^\s@/\"'<>]{1,256})"
         r"@(?=[A-Za-z0-9\[])",
         _url_password,
     ),
@@ -317,6 +383,36 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         "Command-line Credential",
         r"\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"]+))",
         _command_password,
+    ),
+    (
+        # Tools that take a password after a short flag of their own.
+        "Command-line Credential",
+        r"\b(?:(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a"
+        r"|openssl\b[^\n]*?\s(?:-k|-pass(?:in|out)?\s+pass:)|ssh-keygen\b[^\n]*?\s-N"
+        r"|\bzip\b[^\n]*?\s-P|az\s+login\b[^\n]*?\s(?:-p|--password))"
+        r"\s*(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
+        _command_password,
+    ),
+    (
+        "Command-line Credential",
+        r"\b7za?\s+[^\n]*?\s-p(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
+        _command_password,
+    ),
+    (
+        "Docker Registry Auth",
+        r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"",
+        _docker_auth,
+    ),
+    (
+        "Azure SAS Token",
+        r"[?&]sig=([A-Za-z0-9%+/]{30,}(?:%3[Dd]|=){0,2})",
+        _first_group,
+    ),
+    (
+        "Heroku API Key",
+        r"(?i)\bheroku\b[^\n]{0,30}?\b(?:key|token)\b[^\n]{0,10}?"
+        r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+        _hex_value,
     ),
     (
         "Command-line Credential",
@@ -351,6 +447,12 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
     ("Password in Prose", PASSWORD_LATIN, _prose_password),
     ("Password in Prose", PASSWORD_BARE, _prose_password),
     ("Password in Prose", PASSWORD_OTHER, _prose_password),
+    ("Password in Prose", PASSWORD_SPACED, _strong_password),
+    ("Password in Prose", PASSWORD_TO_LOG_IN, _strong_password),
+    ("Password in Prose", PASSWORD_LOG_IN_WITH, _strong_password),
+    ("Password in Prose", CREDENTIAL_PAIR, _strong_password),
+    ("Password in Prose", PASSWORD_FIRST, _strong_password),
+    ("Password in Prose", PASSWORD_FIRST_OTHER, _strong_password),
     ("Credential Near Its Name", CREDENTIAL_NEAR, _credential_near),
     ("Credential Near Its Name", CREDENTIAL_NEAR_OTHER, _credential_near),
 )
@@ -368,13 +470,16 @@ def _own_detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
     assigned = _Detector(
         "High Entropy Assignment", re.compile(_CREDENTIAL_ASSIGNMENT), _assigned_secret
     )
+    element = _Detector(
+        "High Entropy Assignment", re.compile(_CREDENTIAL_ELEMENT), _assigned_secret
+    )
     bearer = _Detector(
         "Bearer Token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), _bearer
     )
     contextual = tuple(
         _Detector(kind, re.compile(pattern), accept) for kind, pattern, accept in _CONTEXTUAL
     )
-    return (*prefixed, key_body, assigned, bearer, *contextual), (*prefixed, key_body)
+    return (*prefixed, key_body, assigned, element, bearer, *contextual), (*prefixed, key_body)
 
 
 @cache
@@ -440,6 +545,8 @@ def _filtered_out(secret: str, line: str, plugin: BasePlugin) -> bool:
         or heuristic.is_prefixed_with_dollar_sign(secret)
         or heuristic.is_not_alphanumeric_string(secret)
         or heuristic.is_indirect_reference(line)
+        or is_placeholder(secret)
+        or _stands_for_a_key(secret)
     )
 
 
@@ -488,6 +595,14 @@ _GROUPED = re.compile(
 _SEPARATORS = str.maketrans("", "", ".-")
 _GROUP_SEPARATOR = re.compile(r"[.\-]")
 _GROUPS_HINT = re.compile(r"[.\-][A-Za-z0-9_]{1,8}[.\-][A-Za-z0-9_]{1,8}[.\-]")
+# The same cut by underscores or slashes ("AKIA_UJZD_EGXD_…", "AKIA/UJZD/…"), where the
+# groups themselves hold neither.
+_GROUPED_BY_SLASHES = re.compile(
+    r"(?<![\w/])[A-Za-z0-9]{2,12}(?:[_/][A-Za-z0-9]{2,8}){3,}(?![\w/])"
+)
+_SLASH_SEPARATORS = str.maketrans("", "", "_/")
+_SLASH_SEPARATOR = re.compile(r"[_/]")
+_SLASH_GROUPS_HINT = re.compile(r"[_/][A-Za-z0-9]{2,8}[_/][A-Za-z0-9]{2,8}[_/]")
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
@@ -503,6 +618,29 @@ _ROT13_PREFIX = re.compile(
         )
     )
 )  # fmt: skip
+# Names of credentials as rot13 spells them (`ncv_xrl=…`): the rotated text is read by
+# every detector, as the text itself is.
+_ROT13_NAME = re.compile(
+    "|".join(
+        re.escape(name.translate(_ROT13))
+        for name in ("password", "passwd", "api_key", "apikey", "api-key", "secret", "token")
+    ),
+    re.IGNORECASE,
+)
+# The same prefixes written backwards (`AIKA…`, `…_phg`, `…_tap_buhtig`).
+_REVERSED_PREFIX = re.compile(
+    "|".join(
+        re.escape(prefix[::-1])
+        for prefix in (
+            "github_pat_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "AKIA", "ASIA", "AIza",
+            "sk-proj-", "sk-ant-", "sk_live_", "rk_live_", "xoxb-", "xoxp-", "glpat-", "npm_",
+            "hf_", "SG.", "shpat_", "PRIVATE KEY", "pypi-", "GOCSPX-", "dckr_pat_", "dop_v1_",
+        )
+    )
+)  # fmt: skip
+# A string value of a JSON object; a key cut across several (`{"a": "AKIA…", "b": "…"}`)
+# is read with the values joined.
+_JSON_STRING_VALUE = re.compile(r"[:\[,]\s*\"([^\"\\\n]{1,200})\"(?!\s*:)")
 _DIGIT = re.compile(r"\d")
 
 
@@ -520,6 +658,12 @@ def _degroup(match: re.Match[str]) -> str:
     run = match.group()
     interior = {len(group) for group in _GROUP_SEPARATOR.split(run)[1:-1]}
     return run.translate(_SEPARATORS) if len(interior) == 1 and _DIGIT.search(run) else run
+
+
+def _degroup_slashes(match: re.Match[str]) -> str:
+    run = match.group()
+    interior = {len(group) for group in _SLASH_SEPARATOR.split(run)[1:-1]}
+    return run.translate(_SLASH_SEPARATORS) if len(interior) == 1 and _DIGIT.search(run) else run
 
 
 def _scan(text: str) -> list[SecretFinding]:
@@ -543,11 +687,23 @@ def _scan_readings(text: str, *, compact: bool = True) -> list[SecretFinding]:
         degrouped = _GROUPED.sub(_degroup, text)
         if degrouped != text:
             findings.extend(_scan_own(degrouped, prefixed, prefixed_needles, joined=False))
-    if _ROT13_PREFIX.search(text):
+    if _SLASH_GROUPS_HINT.search(text):
+        degrouped = _GROUPED_BY_SLASHES.sub(_degroup_slashes, text)
+        if degrouped != text:
+            findings.extend(_scan_own(degrouped, prefixed, prefixed_needles, joined=False))
+    if _ROT13_PREFIX.search(text) or _ROT13_NAME.search(text):
         # A key shifted by rot13 alone (`tuc_…`, `NXVN…`) reads as no language, so the
         # decode ladder leaves it; its prefix, shifted back, is as distinctive as the key's.
         rotated = text.translate(_ROT13)
-        findings.extend(_scan_own(rotated, prefixed, prefixed_needles, joined=False))
+        findings.extend(_scan_own(rotated, written, written_needles, joined=False))
+    if _REVERSED_PREFIX.search(text):
+        # Likewise a key written backwards: the ladder keeps a reversal only if it reads
+        # as language.
+        findings.extend(_scan_own(text[::-1], prefixed, prefixed_needles, joined=False))
+    if '":' in text or '" :' in text:
+        values = _JSON_STRING_VALUE.findall(text)
+        if len(values) > 1:
+            findings.extend(_scan_own("".join(values), prefixed, prefixed_needles, joined=True))
     return findings
 
 
