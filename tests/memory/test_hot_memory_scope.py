@@ -17,12 +17,12 @@ def block(agent, *scope: str, status: int = 200) -> dict:
 
 @pytest.mark.django_db
 def test_the_specific_claim_wins_and_other_scopes_stay_out(agent):
-    everywhere = submit(agent, predicate="tone", value="formal", text="Write to Alice formally")
+    everywhere = submit(agent, predicate="tone", value="formal", text="Alice prefers formal messages")
     crm = submit(
         agent,
         predicate="tone",
         value="casual",
-        text="In the CRM, write to Alice casually",
+        text="In the CRM, Alice prefers casual messages",
         scope={"project": "crm"},
     )
     blog = submit(
@@ -36,11 +36,11 @@ def test_the_specific_claim_wins_and_other_scopes_stay_out(agent):
 
     unscoped = block(agent)
     assert set(unscoped["claims"]) == {everywhere["id"], home["id"]}
-    assert "casually" not in unscoped["text"] and "signs" not in unscoped["text"]
+    assert "casual" not in unscoped["text"] and "signs" not in unscoped["text"]
 
     in_crm = block(agent, "project=crm")
     assert set(in_crm["claims"]) == {crm["id"], home["id"]}
-    assert "casually" in in_crm["text"] and "formally" not in in_crm["text"]
+    assert "casual" in in_crm["text"] and "formal" not in in_crm["text"]
     assert "signs" not in in_crm["text"]
 
     # A narrower request is not a wider one: crm+team still sees crm, never blog.
