@@ -235,7 +235,7 @@ def model_card(
         + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(lolo.items()))
         + ".",
         "",
-        "**Held-out measurement** is not here: `python -m bench screen` measures the "
+        "**Held-out measurement** is not here: `python -m bench screen-heldout` measures the "
         "head on `testing/screen_corpus/heldout/` and on each public set's test split, none "
         "of which this script reads (bench/RESULTS.md).",
         "",
