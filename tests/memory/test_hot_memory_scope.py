@@ -17,7 +17,9 @@ def block(agent, *scope: str, status: int = 200) -> dict:
 
 @pytest.mark.django_db
 def test_the_specific_claim_wins_and_other_scopes_stay_out(agent):
-    everywhere = submit(agent, predicate="tone", value="formal", text="Alice prefers formal messages")
+    everywhere = submit(
+        agent, predicate="tone", value="formal", text="Alice prefers formal messages"
+    )
     crm = submit(
         agent,
         predicate="tone",
