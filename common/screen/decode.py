@@ -343,8 +343,11 @@ def _reversed(text: str) -> str | None:
     plain = _BIDI.sub("", text)
     if not 20 <= len(plain) <= SHIFT_UP_TO or not _WORD.search(plain.lower()):
         return None
+    before = word_score(plain)
+    if before >= 0.5:
+        return None  # prose that reads forward already
     backwards = plain[::-1]
-    before, after = word_score(plain), word_score(backwards)
+    after = word_score(backwards)
     if after >= 0.4 and after >= before + 0.25:
         return backwards
     # Bigrams turned round: "ts" before "st", "eh" before "he".
