@@ -33,7 +33,11 @@ def _unescape(text: str) -> str:
 
 def read(relative: str) -> list[Sample]:
     """The samples of `relative` (e.g. "train/injection.tsv"); none if it does not exist."""
-    path = HERE / relative
+    return read_file(HERE / relative)
+
+
+def read_file(path: Path) -> list[Sample]:
+    """The samples of a corpus file in this format, wherever it lies."""
     if not path.exists():
         return []
     samples = []

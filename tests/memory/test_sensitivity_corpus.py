@@ -16,6 +16,7 @@ import pytest
 from memory.models import Sensitivity
 from memory.sensitivity import CONSENT_CLASSES, classify
 from memory.sensitivity_terms import MEDICATIONS
+from testing.screen_corpus import read_file
 
 CORPUS = Path(__file__).parent / "corpus" / "sensitive.tsv"
 NEW_CLASSES = (
@@ -31,16 +32,7 @@ NEW_CLASSES = (
 COVERED = (Sensitivity.HEALTH, Sensitivity.MINORS, Sensitivity.LOCATION, Sensitivity.FINANCE)
 
 
-def _lines() -> list[tuple[str, str, str]]:
-    rows = []
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            cls, lang, text = line.split("\t")
-            rows.append((cls, lang, text))
-    return rows
-
-
-LINES = _lines()
+LINES = [(sample.label, sample.lang, sample.text) for sample in read_file(CORPUS)]
 
 
 @pytest.mark.parametrize(
