@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ipaddress
 import secrets
 
 from django.conf import settings
@@ -30,15 +31,40 @@ def healthz(request: HttpRequest) -> JsonResponse:
     )
 
 
+# Headers a reverse proxy adds: a request carrying one came from outside, even
+# when the proxy itself connects from the loopback address.
+_FORWARDING_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+
+
 @never_cache
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus text, for the scraper only: it names every tenant and its activity.
+
+    With `METRICS_TOKEN` set, the scraper sends it as a bearer token; without
+    one, only a direct loopback client is answered. Anyone else gets the same
+    404 as any unknown path rather than a 401, which would confirm that the
+    endpoint exists and invite guessing its token.
+    """
+    if not _may_scrape(request):
+        return api_not_found(request)
+    return HttpResponse(render_metrics(), content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _may_scrape(request: HttpRequest) -> bool:
     expected = settings.METRICS_TOKEN
     if expected:
-        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not secrets.compare_digest(given, expected):
-            return HttpResponse(status=401, headers={"WWW-Authenticate": "Bearer"})
-    return HttpResponse(render_metrics(), content_type="text/plain; version=0.0.4; charset=utf-8")
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        # compare_digest takes as long for a wrong token as for a right one.
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            given.strip().encode(), expected.encode()
+        )
+    if any(header in request.headers for header in _FORWARDING_HEADERS):
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
 
 
 def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -357,7 +357,8 @@ IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 48)
 IDEMPOTENCY_IN_FLIGHT_SECONDS = env_int("IDEMPOTENCY_IN_FLIGHT_SECONDS", 120)
 # Keys are scoped per tenant and caller; accounts knows who that is, common does not.
 IDEMPOTENCY_SCOPE_RESOLVER = "accounts.access.idempotency_scope"
-# When set, /metrics asks for it as a bearer token.
+# When set, /metrics answers only a scraper sending it as a bearer token; when
+# empty, only a direct loopback client. Everyone else gets a 404.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 AGENT_TOKEN_TOUCH_SECONDS = 60
 

@@ -1,5 +1,5 @@
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -31,11 +31,34 @@ def test_metrics_are_prometheus_text(client, agent):
     assert 'memdesk_review_queue_depth{queue="candidates"} 1.0' in body
 
 
-def test_metrics_token_is_enforced_when_set(client):
+def test_metrics_with_a_token_set_answer_404_without_it_and_200_with_it(client):
     with override_settings(METRICS_TOKEN="s3cret-scrape"):
-        assert client.get("/metrics").status_code == 401
+        assert client.get("/metrics").status_code == 404
+        assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
+        assert client.get("/metrics", HTTP_AUTHORIZATION="Basic s3cret-scrape").status_code == 404
         ok = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scrape")
         assert ok.status_code == 200
+        assert "memdesk_up 1.0" in ok.content.decode()
+
+
+def test_metrics_without_a_token_answer_only_a_direct_loopback_client(settings):
+    settings.METRICS_TOKEN = ""
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 200
+    assert Client(REMOTE_ADDR="::1").get("/metrics").status_code == 200
+    assert Client(REMOTE_ADDR="203.0.113.7").get("/metrics").status_code == 404
+    assert Client(REMOTE_ADDR="10.0.0.5").get("/metrics").status_code == 404
+    # A proxy on the same host connects from loopback on behalf of an outsider.
+    proxied = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert proxied.get("/metrics").status_code == 404
+
+
+def test_metrics_refused_look_like_any_unknown_page(settings):
+    settings.METRICS_TOKEN = "s3cret-scrape"
+    refused = Client().get("/metrics")
+    unknown = Client().get("/no-such-page")
+    assert refused.status_code == unknown.status_code == 404
+    assert "WWW-Authenticate" not in refused
+    assert refused["Content-Type"] == unknown["Content-Type"]
 
 
 def test_openapi_schema_lists_every_endpoint(client):
