@@ -179,15 +179,18 @@ GATE_RULES: tuple[GateRule, ...] = (
         "user_channel_required",
         GateDecision.NEEDS_REVIEW,
         "`user_explicit` needs a source event from the user channel (kind "
-        f"{_kinds(USER_CHANNEL_KINDS)}, recorded by a person or a token whose ceiling is "
-        "`user_explicit`); without one the claim keeps only what its other evidence supports.",
+        f"{_kinds(USER_CHANNEL_KINDS)}, about the claim's own subject, recorded by a person "
+        "or a token whose ceiling is `user_explicit`); without one the claim keeps only what "
+        "its other evidence supports. An event about another subject stays a source but "
+        "proves nothing here.",
     ),
     GateRule(
         "tool_source_required",
         GateDecision.NEEDS_REVIEW,
         "`tool_verified` needs a tool result among the sources (kind "
-        f"{_kinds(TOOL_RESULT_KINDS)}, recorded by a token whose ceiling is at least "
-        "`tool_verified`); without one the claim is stored as `agent_inferred`.",
+        f"{_kinds(TOOL_RESULT_KINDS)}, about the claim's own subject, recorded by a token "
+        "whose ceiling is at least `tool_verified`); without one the claim is stored as "
+        "`agent_inferred`.",
     ),
     GateRule(
         "basis_unverified",

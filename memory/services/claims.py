@@ -200,15 +200,20 @@ class Evidence:
     tool_result: bool
 
 
-def evidence_of(events: list[Event]) -> Evidence:
-    """What the source events prove, judged by their kind and by who recorded them.
+def evidence_of(events: list[Event], *, subject: str) -> Evidence:
+    """What the source events prove about `subject`, judged by their kind, their subject
+    and who recorded them.
 
     An agent picks an event's `kind` freely, so a kind counts only when its
     recorder could have asserted that much itself: a person (events written
     by the console carry no token) or a token whose ceiling reaches it. The
     events come from `events_by_id`, which read each recorder's ceiling.
+    What someone said, or a tool returned, about one subject is no one's word
+    about another: such an event stays a source (provenance) but proves nothing
+    here. Subjects are linked to people, never to each other, so the rule is
+    the same subject key.
     """
-    live = [e for e in events if e.redacted_at is None]
+    live = [e for e in events if e.redacted_at is None and e.subject.key == subject]
 
     def reaches(event: Event, authority: Authority) -> bool:
         if event.token_id is None:
@@ -586,7 +591,7 @@ def judge(
     """
     candidate = screened.candidate
     events = [s for s in sources if isinstance(s, Event)]
-    evidence = evidence_of(events)
+    evidence = evidence_of(events, subject=candidate.subject)
     verdict = gate.evaluate(
         gate.Candidate(
             kind=candidate.kind,
