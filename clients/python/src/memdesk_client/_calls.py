@@ -14,11 +14,18 @@ import httpx
 from memdesk_client._core import (
     Call,
     Retry,
-    api_path,
     compact,
     idempotency_headers,
     parse_bytes,
     parse_json,
+)
+from memdesk_client._paths import (
+    api_path,
+    label_segment,
+    resource_id,
+    skill_file_segments,
+    skill_slug,
+    version_number,
 )
 from memdesk_client.types import (
     Checkpoint,
@@ -79,7 +86,7 @@ def log_event(
 
 
 def get_event(event_id: str) -> Call[Event]:
-    return Call("GET", api_path("events", event_id), _json, Retry.SAFE)
+    return Call("GET", api_path("events", resource_id(event_id, "event id")), _json, Retry.SAFE)
 
 
 # --- claims ---------------------------------------------------------------------------------
@@ -140,7 +147,7 @@ def propose_batch(
 
 
 def get_claim(claim_id: str) -> Call[ClaimDetail]:
-    return Call("GET", api_path("claims", claim_id), _json, Retry.SAFE)
+    return Call("GET", api_path("claims", resource_id(claim_id, "claim id")), _json, Retry.SAFE)
 
 
 def list_claims(filters: Mapping[str, Any]) -> Call[Page]:
@@ -152,7 +159,7 @@ def invalidate_claim(claim_id: str, reason: str) -> Call[Claim]:
     # so it is sent again only when memdesk refused it (429).
     return Call(
         "POST",
-        api_path("claims", claim_id, "invalidate"),
+        api_path("claims", resource_id(claim_id, "claim id"), "invalidate"),
         _json,
         Retry.REFUSED_ONLY,
         json={"reason": reason},
@@ -164,7 +171,7 @@ def derive_claim(
 ) -> Call[Verdict]:
     return Call(
         "POST",
-        api_path("claims", parent_id, "derive"),
+        api_path("claims", resource_id(parent_id, "claim id"), "derive"),
         _json,
         Retry.SAFE,
         json={**body, "derived_from": list(derived_from)},
@@ -191,7 +198,9 @@ def recall(body: dict[str, Any]) -> Call[RecallResult]:
 
 
 def recall_trace(trace_id: str) -> Call[dict[str, Any]]:
-    return Call("GET", api_path("recall", "traces", trace_id), _json, Retry.SAFE)
+    return Call(
+        "GET", api_path("recall", "traces", resource_id(trace_id, "trace id")), _json, Retry.SAFE
+    )
 
 
 def recall_used(
@@ -199,7 +208,7 @@ def recall_used(
 ) -> Call[dict[str, Any]]:
     return Call(
         "POST",
-        api_path("recall", "traces", trace_id, "used"),
+        api_path("recall", "traces", resource_id(trace_id, "trace id"), "used"),
         _json,
         Retry.SAFE,
         json=compact({"items": [dict(item) for item in items], "run_id": run_id}),
@@ -264,7 +273,7 @@ def transition_receipt(
 ) -> Call[Receipt]:
     return Call(
         "POST",
-        api_path("receipts", receipt_id, "transitions"),
+        api_path("receipts", resource_id(receipt_id, "receipt id"), "transitions"),
         _json,
         Retry.SAFE,
         json=compact({"to": to, **fields}),
@@ -273,7 +282,9 @@ def transition_receipt(
 
 
 def get_receipt(receipt_id: str) -> Call[ReceiptDetail]:
-    return Call("GET", api_path("receipts", receipt_id), _json, Retry.SAFE)
+    return Call(
+        "GET", api_path("receipts", resource_id(receipt_id, "receipt id")), _json, Retry.SAFE
+    )
 
 
 def list_receipts(filters: Mapping[str, Any]) -> Call[Page]:
@@ -311,7 +322,7 @@ def list_skills(filters: Mapping[str, Any]) -> Call[Page]:
 
 
 def get_skill(slug: str) -> Call[Skill]:
-    return Call("GET", api_path("skills", slug), _json, Retry.SAFE)
+    return Call("GET", api_path("skills", skill_slug(slug)), _json, Retry.SAFE)
 
 
 def create_skill(slug: str, name: str | None, key: str | None) -> Call[Skill]:
@@ -327,18 +338,27 @@ def create_skill(slug: str, name: str | None, key: str | None) -> Call[Skill]:
 
 def list_skill_versions(slug: str, filters: Mapping[str, Any]) -> Call[Page]:
     return Call(
-        "GET", api_path("skills", slug, "versions"), _page, Retry.SAFE, params=compact(filters)
+        "GET",
+        api_path("skills", skill_slug(slug), "versions"),
+        _page,
+        Retry.SAFE,
+        params=compact(filters),
     )
 
 
 def get_skill_version(slug: str, number: int) -> Call[dict[str, Any]]:
-    return Call("GET", api_path("skills", slug, "versions", str(number)), _json, Retry.SAFE)
+    return Call(
+        "GET",
+        api_path("skills", skill_slug(slug), "versions", version_number(number)),
+        _json,
+        Retry.SAFE,
+    )
 
 
 def upload_skill_version(slug: str, package: bytes, key: str | None) -> Call[dict[str, Any]]:
     return Call(
         "POST",
-        api_path("skills", slug, "versions"),
+        api_path("skills", skill_slug(slug), "versions"),
         _json,
         Retry.SAFE,
         files={"package": ("package.zip", package, "application/zip")},
@@ -349,7 +369,7 @@ def upload_skill_version(slug: str, package: bytes, key: str | None) -> Call[dic
 def submit_skill_version(slug: str, number: int, key: str | None) -> Call[dict[str, Any]]:
     return Call(
         "POST",
-        api_path("skills", slug, "versions", str(number), "submit"),
+        api_path("skills", skill_slug(slug), "versions", version_number(number), "submit"),
         _json,
         Retry.SAFE,
         headers=idempotency_headers(key),
@@ -361,7 +381,7 @@ def record_evaluation(
 ) -> Call[dict[str, Any]]:
     return Call(
         "POST",
-        api_path("skills", slug, "versions", str(number), "evaluations"),
+        api_path("skills", skill_slug(slug), "versions", version_number(number), "evaluations"),
         _json,
         Retry.SAFE,
         json=compact(body),
@@ -372,7 +392,7 @@ def record_evaluation(
 def list_evaluations(slug: str, number: int, filters: Mapping[str, Any]) -> Call[Page]:
     return Call(
         "GET",
-        api_path("skills", slug, "versions", str(number), "evaluations"),
+        api_path("skills", skill_slug(slug), "versions", version_number(number), "evaluations"),
         _page,
         Retry.SAFE,
         params=compact(filters),
@@ -394,7 +414,7 @@ def resolve_skill(
         headers["If-None-Match"] = etag
     return Call(
         "GET",
-        api_path("skills", slug, "resolve"),
+        api_path("skills", skill_slug(slug), "resolve"),
         lambda response: response,
         Retry.SAFE,
         params=compact({"label": label, "version": version}),
@@ -404,11 +424,16 @@ def resolve_skill(
 
 
 def skill_file(slug: str, number: int, path: str) -> Call[bytes]:
-    from urllib.parse import quote
-
     return Call(
         "GET",
-        api_path("skills", slug, "versions", str(number), "files") + "/" + quote(path, safe="/"),
+        api_path(
+            "skills",
+            skill_slug(slug),
+            "versions",
+            version_number(number),
+            "files",
+            *skill_file_segments(path),
+        ),
         parse_bytes,
         Retry.SAFE,
     )
@@ -428,14 +453,19 @@ def skill_catalog(
 
 
 def skill_body(slug: str, number: int) -> Call[dict[str, Any]]:
-    return Call("GET", api_path("skills", slug, "versions", str(number), "body"), _json, Retry.SAFE)
+    return Call(
+        "GET",
+        api_path("skills", skill_slug(slug), "versions", version_number(number), "body"),
+        _json,
+        Retry.SAFE,
+    )
 
 
 def instantiate_skill(slug: str, number: int, body: Mapping[str, Any]) -> Call[dict[str, Any]]:
     # A check that changes nothing but its audit row: safe to send again.
     return Call(
         "POST",
-        api_path("skills", slug, "versions", str(number), "instantiate"),
+        api_path("skills", skill_slug(slug), "versions", version_number(number), "instantiate"),
         _json,
         Retry.SAFE,
         json=dict(body),
@@ -444,14 +474,19 @@ def instantiate_skill(slug: str, number: int, body: Mapping[str, Any]) -> Call[d
 
 def skill_diff(slug: str, a: int, b: int) -> Call[dict[str, Any]]:
     return Call(
-        "GET", api_path("skills", slug, "versions", str(a), "diff", str(b)), _json, Retry.SAFE
+        "GET",
+        api_path(
+            "skills", skill_slug(slug), "versions", version_number(a), "diff", version_number(b)
+        ),
+        _json,
+        Retry.SAFE,
     )
 
 
 def label_history(slug: str, label: str, filters: Mapping[str, Any]) -> Call[Page]:
     return Call(
         "GET",
-        api_path("skills", slug, "labels", label, "history"),
+        api_path("skills", skill_slug(slug), "labels", label_segment(label), "history"),
         _page,
         Retry.SAFE,
         params=compact(filters),
@@ -465,7 +500,12 @@ def request_deletion(claim_id: str | None, subject: str | None) -> Call[dict[str
     # memdesk lets only the signed-in person who owns the subject delete; an agent
     # token gets `403 person_required`. Deleting twice is not the same as once.
     if claim_id is not None:
-        return Call("DELETE", api_path("me", "memories", claim_id), _json, Retry.REFUSED_ONLY)
+        return Call(
+            "DELETE",
+            api_path("me", "memories", resource_id(claim_id, "claim id")),
+            _json,
+            Retry.REFUSED_ONLY,
+        )
     return Call(
         "DELETE",
         api_path("me", "memories"),
@@ -476,7 +516,9 @@ def request_deletion(claim_id: str | None, subject: str | None) -> Call[dict[str
 
 
 def get_deletion(deletion_id: str) -> Call[dict[str, Any]]:
-    return Call("GET", api_path("deletions", deletion_id), _json, Retry.SAFE)
+    return Call(
+        "GET", api_path("deletions", resource_id(deletion_id, "deletion id")), _json, Retry.SAFE
+    )
 
 
 def resolved_skill(response: httpx.Response) -> ResolvedSkill:

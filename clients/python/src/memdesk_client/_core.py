@@ -40,7 +40,6 @@ from memdesk_client.errors import (
 
 T = TypeVar("T")
 
-API_PREFIX = "/api/v1/"
 USER_AGENT = "memdesk-client/0.1"
 
 
@@ -84,12 +83,6 @@ def new_idempotency_key() -> str:
 
 def idempotency_headers(key: str | None) -> dict[str, str]:
     return {"Idempotency-Key": key or new_idempotency_key()}
-
-
-def api_path(*parts: str) -> str:
-    from urllib.parse import quote
-
-    return API_PREFIX + "/".join(quote(str(part), safe=":") for part in parts)
 
 
 def parse_json(response: httpx.Response) -> Any:

@@ -35,6 +35,7 @@ __all__ = [
     "SourceRequired",
     "SubjectRequired",
     "TransportError",
+    "UnsafePathSegment",
     "VersionRevoked",
     "error_class_for",
     "problem_error",
@@ -55,6 +56,17 @@ class ConnectionFailed(TransportError):
 
 class RequestTimedOut(TransportError):
     """No answer within the client's timeout."""
+
+
+class UnsafePathSegment(MemdeskError, ValueError):
+    """A value meant for one place in an API path could lead elsewhere; nothing was sent."""
+
+    code = "unsafe_path"
+
+    def __init__(self, what: str, value: object, reason: str) -> None:
+        self.what = what
+        self.value = value
+        super().__init__(f"refusing {what} {value!r}: it {reason}")
 
 
 class ProblemError(MemdeskError):

@@ -26,8 +26,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from memdesk_client._paths import skill_file_segments
 from memdesk_client.async_desk import AsyncDesk
-from memdesk_client.errors import MemdeskError, PersonRequired, ProblemError, TransportError
+from memdesk_client.errors import (
+    MemdeskError,
+    PersonRequired,
+    ProblemError,
+    TransportError,
+    UnsafePathSegment,
+)
 
 __all__ = ["build_server", "main"]
 
@@ -82,6 +89,8 @@ def _tool_error(error: MemdeskError) -> ToolError:
         if "allowed" in error.problem:
             text += f" allowed: {error.problem['allowed']}"
         return ToolError(text)
+    if isinstance(error, UnsafePathSegment):
+        return ToolError(f"{error.code}: {error} Nothing was sent to memdesk.")
     if isinstance(error, TransportError):
         return ToolError(f"memdesk_unreachable: {error}")
     return ToolError(f"memdesk_error: {error}")
@@ -464,6 +473,11 @@ def build_server(desk: AsyncDesk) -> MCPServer:
     ) -> dict[str, Any]:
         """Load a published skill step by step, so only what you need enters context."""
         try:
+            if part == "file":
+                if not path:
+                    raise ToolError("path_required: name the file to load with `path`.")
+                # Checked before anything is sent: a bad path costs no request at all.
+                skill_file_segments(path)
             resolved = await desk.resolve_skill(slug, version=version)
             head = {
                 "skill": resolved["skill"],
@@ -481,9 +495,7 @@ def build_server(desk: AsyncDesk) -> MCPServer:
                 }
             if part == "body":
                 return {**head, "body": resolved["body"]}
-            if not path:
-                raise ToolError("path_required: name the file to load with `path`.")
-            content = await desk.skill_file(slug, resolved["number"], path)
+            content = await desk.skill_file(slug, resolved["number"], path or "")
         except MemdeskError as error:
             raise _tool_error(error) from error
         try:
