@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.core.signals import request_started
 
 from accounts.services import agent_token_create
 
@@ -22,6 +23,21 @@ def isolated_cache(settings) -> None:
     caches = copy.deepcopy(settings.CACHES)
     caches["default"]["KEY_PREFIX"] = f"test-clients-{uuid.uuid4().hex}"
     settings.CACHES = caches
+
+
+@pytest.fixture
+def served_paths() -> Iterator[list[str]]:
+    """The path of every request the live server receives during the test, in order."""
+    paths: list[str] = []
+
+    def record(sender: object, environ: dict[str, str], **kwargs: object) -> None:
+        paths.append(environ["PATH_INFO"])
+
+    request_started.connect(record, dispatch_uid="served-paths")
+    try:
+        yield paths
+    finally:
+        request_started.disconnect(dispatch_uid="served-paths")
 
 
 @pytest.fixture

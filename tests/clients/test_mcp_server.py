@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -300,6 +301,59 @@ def test_the_tools_over_stdio(live_server, agent_token, published_skill):
             return await _agent_session(client)
 
     _assert_stored(asyncio.run(run()))
+
+
+def _climbing_paths(target: str) -> list[str]:
+    """Spellings of a skill file path that would lead a client out to `target`."""
+    up = "../" * 5
+    return [
+        up + target,
+        "references/" + up + target,
+        "%2e%2e/" * 5 + target,
+        "%2E%2E%2F" * 5 + target,
+        "..%2f" * 5 + target,
+        "references/%2e/" + up + target,
+        "..\\" * 5 + target.replace("/", "\\"),
+        "/api/v1/" + target,
+        "references//guide.md",
+        "./references/guide.md",
+        "references/guide.md\x00",
+        "references/\nguide.md",
+    ]
+
+
+def test_skill_load_refuses_a_file_path_that_leaves_the_skill(
+    live_server, agent_token, published_skill, served_paths
+):
+    trace = f"recall/traces/{uuid.uuid4()}"
+    params = StdioServerParameters(command=MCP_SCRIPT, env=_environment(live_server, agent_token))
+
+    async def run() -> tuple[list[str], dict[str, Any]]:
+        async with Client(params) as client:
+            refusals = [
+                _error(
+                    await client.call_tool(
+                        "skill_load", {"slug": "pdf-tools", "part": "file", "path": path}
+                    )
+                )
+                for path in _climbing_paths(trace)
+            ]
+            guide = _data(
+                await client.call_tool(
+                    "skill_load",
+                    {"slug": "pdf-tools", "part": "file", "path": "references/guide.md"},
+                )
+            )
+            return refusals, guide
+
+    refusals, guide = asyncio.run(run())
+    assert all(refusal.startswith("unsafe_path: ") for refusal in refusals), refusals
+    assert guide["text"] == GUIDE
+    # Only the good load reached memdesk: its resolve and its file, nothing else.
+    assert served_paths == [
+        "/api/v1/skills/pdf-tools/resolve",
+        "/api/v1/skills/pdf-tools/versions/1/files/references/guide.md",
+    ]
 
 
 def _free_port() -> int:

@@ -25,6 +25,7 @@ from memdesk_client.errors import (
     ServerError,
     SourceRequired,
     SubjectRequired,
+    UnsafePathSegment,
 )
 
 from memory.models import Checkpoint, Claim, Event, Receipt, ReceiptTransition
@@ -549,6 +550,65 @@ def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_tok
             desk.resolve_skill("pdf-tools")  # nothing is published yet
     assert SkillVersion.objects.filter(skill__slug="pdf-tools").count() == 2
     assert EvaluationRun.objects.filter(version__number=2, passed=True).count() == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../../../../../recall/traces/{trace}",
+        "references/../../../../../../recall/traces/{trace}",
+        "%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/recall/traces/{trace}",
+        "..%2F..%2F..%2F..%2F..%2Frecall%2Ftraces%2F{trace}",
+        "..\\..\\..\\..\\..\\recall\\traces\\{trace}",
+        "/api/v1/recall/traces/{trace}",
+        "references//guide.md",
+        "references/./guide.md",
+        "references/guide.md/",
+        "references/guide.md\x00",
+        "",
+    ],
+)
+def test_a_skill_file_path_that_leaves_the_skill_is_refused_unsent(desk, served_paths, path):
+    with pytest.raises(UnsafePathSegment, match="file path"):
+        desk.skill_file("pdf-tools", 1, path.format(trace=uuid.uuid4()))
+    assert served_paths == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda desk: desk.get_skill("../recall"),
+        lambda desk: desk.get_skill("PDF_tools"),
+        lambda desk: desk.skill_body("pdf-tools", -1),
+        lambda desk: desk.skill_diff("pdf-tools", 1, "../2"),
+        lambda desk: next(desk.iter_label_history("pdf-tools", "../../claims")),
+        lambda desk: desk.recall_trace("../../claims"),
+        lambda desk: desk.get_event("%2e%2e"),
+        lambda desk: desk.get_receipt(".."),
+        lambda desk: desk.get_checkpoint(".."),
+        lambda desk: desk.get_checkpoint("%2e%2e"),
+        lambda desk: desk.get_checkpoint("a/../../recall"),
+        lambda desk: desk.hot_memory("user:../../recall"),
+    ],
+    ids=[
+        "slug-climbs",
+        "slug-uppercase",
+        "negative-version",
+        "version-string",
+        "label-climbs",
+        "trace-id-climbs",
+        "event-id-encoded-dots",
+        "receipt-id-dots",
+        "task-key-dots",
+        "task-key-encoded-dots",
+        "task-key-climbs",
+        "subject-climbs",
+    ],
+)
+def test_ids_slugs_and_keys_that_leave_their_endpoint_are_refused_unsent(desk, served_paths, call):
+    with pytest.raises(UnsafePathSegment):
+        call(desk)
+    assert served_paths == []
 
 
 def test_an_agent_reads_its_recall_trace_and_reports_what_it_used(desk):
