@@ -4,8 +4,9 @@ A host name is only a claim about where a server is: memdesk resolves it
 itself, judges every address the answer holds, and connects to one of the
 addresses it judged (never to the name, which could resolve differently a
 moment later). Loopback, private, link-local, multicast, unspecified and
-reserved addresses are internal by nature; reading them needs a platform an
-admin registered with `allow_private`.
+reserved addresses are internal by nature, and so is an IPv6 address that
+carries one (IPv4-mapped or -compatible, NAT64, 6to4, Teredo); reading them
+needs a platform an admin registered with `allow_private`.
 
 The resolver is a setting (`PLATFORM_RESOLVER`, a dotted path) so that an
 operator can put a policy-aware resolver in front and tests can stand in for
@@ -51,23 +52,94 @@ def system_resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """IPv4 addresses an IPv6 address carries (mapped, 6to4, Teredo): they reach IPv4 hosts."""
-    embedded = [address.ipv4_mapped, address.sixtofour]
-    if address.teredo:
-        embedded.extend(address.teredo)
-    return [ip for ip in embedded if ip is not None]
+# IANA's special-purpose ranges, named here as well as through `ipaddress`'s
+# flags because those flags change between Python patch releases (3.11 calls
+# 192.0.0.8 and fec0::1 global). Documentation ranges count as internal: no
+# public host is ever numbered in them, so one can only be a network's own use.
+_SPECIAL_PURPOSE = {
+    4: [
+        ipaddress.ip_network(n)
+        for n in (
+            "0.0.0.0/8",  # "this network"
+            "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+            "192.0.0.0/24",  # IETF protocol assignments
+            "192.0.2.0/24",  # documentation
+            "192.88.99.0/24",  # former 6to4 relay anycast
+            "198.18.0.0/15",  # benchmarking
+            "198.51.100.0/24",  # documentation
+            "203.0.113.0/24",  # documentation
+            "240.0.0.0/4",  # reserved, and the limited broadcast address
+        )
+    ],
+    6: [
+        ipaddress.ip_network(n)
+        for n in (
+            "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation
+            "100::/64",  # discard-only
+            "2001::/23",  # IETF protocol assignments, Teredo among them
+            "2001:db8::/32",  # documentation
+            "3fff::/20",  # documentation
+            "5f00::/16",  # segment routing
+            "fec0::/10",  # site-local (deprecated, still routed by some networks)
+        )
+    ],
+}
+
+# IPv6 spellings of one IPv4 address: a connection to them reaches that address
+# (a dual-stack socket for mapped ones, the local NAT64 gateway for the
+# well-known prefix), so the IPv4 address alone is judged. IPv4-compatible
+# addresses are deprecated but still accepted by stacks, and read the same way.
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _translated_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _IPV4_COMPATIBLE or address in _NAT64_WELL_KNOWN:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def _tunnelled_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """IPv4 endpoints of a 6to4 or Teredo address (the Teredo client un-XORed by
+    `ipaddress`): the packets end there, so they are judged beside the IPv6 address."""
+    tunnelled = [address.sixtofour] if address.sixtofour is not None else []
+    if address.teredo is not None:
+        tunnelled.extend(address.teredo)
+    return tunnelled
+
+
+def _is_special(address: IPAddress) -> bool:
+    flags = (
+        address.is_private,
+        address.is_loopback,
+        address.is_link_local,
+        # Multicast can be global; a platform is never a group.
+        address.is_multicast,
+        address.is_reserved,
+        address.is_unspecified,
+        isinstance(address, ipaddress.IPv6Address) and address.is_site_local,
+    )
+    return (
+        not address.is_global
+        or any(flags)
+        or any(address in network for network in _SPECIAL_PURPOSE[address.version])
+    )
 
 
 def address_is_internal(address: IPAddress) -> bool:
-    """True for anything that is not a public unicast address."""
-    if isinstance(address, ipaddress.IPv6Address) and any(
-        address_is_internal(ip) for ip in _embedded_ipv4(address)
-    ):
-        return True
-    # `is_global` is false for loopback, private, link-local, shared (CGNAT),
-    # unspecified, reserved and documentation ranges; multicast can be global.
-    return not address.is_global or address.is_multicast
+    """True for anything that is not a public unicast address, however it is wrapped.
+
+    The one judgement for registration and for every read.
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        translated = _translated_ipv4(address)
+        if translated is not None:
+            return _is_special(translated)
+        if any(_is_special(ip) for ip in _tunnelled_ipv4(address)):
+            return True
+    return _is_special(address)
 
 
 # The numeric spellings C resolvers accept for IPv4 (`2130706433`, `0x7f.1`, `127.1`).

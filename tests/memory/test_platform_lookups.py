@@ -4,6 +4,7 @@ on loopback, with names answered by the fake DNS."""
 
 from __future__ import annotations
 
+import ipaddress
 import ssl
 import uuid
 
@@ -233,6 +234,38 @@ def test_a_name_that_turns_internal_after_registration_is_refused_at_lookup(
         queue="manual_review", target_id=receipt["id"], status=ItemStatus.OPEN
     ).exists()
     assert internal.reads == 0
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "::127.0.0.1",  # IPv4-compatible
+        "::ffff:127.0.0.1",  # IPv4-mapped
+        "64:ff9b::7f00:1",  # NAT64 well-known prefix
+        "2002:7f00:1::1",  # 6to4
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo
+    ],
+)
+def test_a_name_that_turns_to_wrapped_loopback_is_refused_at_lookup(
+    agent, acme, actors, servers, dns, wrapped
+):
+    internal = servers()
+    key = "pub-wrapped"
+    internal.seed(key)
+    dns.answer("shop.example", [PUBLIC_ADDRESS], [wrapped])
+    platform_register(
+        tenant=acme,
+        actor=Actor.system("test setup"),
+        name="shop",
+        base_url=f"http://shop.example:{internal.port}/",
+    )
+    receipt = unknown_outcome(agent, {"platform": "shop", "lookup_path": LOOKUP_PATH}, key)
+
+    reconcile(receipt, actors)
+    read = reads(receipt)[0]
+    assert (read.outcome, read.error_code) == ("undetermined", "platform_address_refused")
+    assert read.evidence["address"] == str(ipaddress.ip_address(wrapped))
+    assert internal.requests.total() == 0
 
 
 def test_a_name_resolving_to_loopback_from_the_start_is_refused_at_registration(

@@ -4,6 +4,7 @@ address check memdesk makes itself before anything is stored."""
 from __future__ import annotations
 
 import io
+import ipaddress
 import re
 
 import pytest
@@ -140,6 +141,59 @@ def test_internal_addresses_are_refused_without_allow_private(admin_api, dns, ba
     assert not AuditEvent.objects.filter(verb="platform.registered").exists()
 
 
+# IPv6 addresses that carry an internal IPv4 address, and special-purpose ranges
+# some Python releases call global: refused as literals and as a name's answer.
+WRAPPED_AND_SPECIAL = [
+    "::127.0.0.1",  # IPv4-compatible loopback
+    "::ffff:127.0.0.1",  # IPv4-mapped loopback
+    "::ffff:169.254.169.254",  # IPv4-mapped metadata address
+    "64:ff9b::7f00:1",  # NAT64 well-known prefix to 127.0.0.1
+    "64:ff9b::a00:5",  # NAT64 well-known prefix to 10.0.0.5
+    "64:ff9b:1::5db8:d822",  # NAT64 local-use prefix: internal whatever it carries
+    "2002:a00:5::1",  # 6to4 wrapping 10.0.0.5
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo, client 127.0.0.1 XORed
+    "192.0.0.8",  # IETF protocol assignments
+    "198.18.0.1",  # benchmarking
+    "0.1.2.3",  # "this network"
+    "255.255.255.255",  # limited broadcast
+    "fec0::1",  # site-local
+    "203.0.113.7",  # documentation
+    "2001:db8::1",  # documentation
+]
+
+
+def url_for(address: str) -> str:
+    return f"http://[{address}]/" if ":" in address else f"http://{address}/"
+
+
+@pytest.mark.parametrize("address", WRAPPED_AND_SPECIAL)
+def test_wrapped_and_special_purpose_addresses_are_refused(admin_api, dns, address):
+    literal = register(admin_api, name="literal", base_url=url_for(address))
+    dns.answer("wrapped.example", [address])
+    by_name = register(admin_api, name="named", base_url="https://wrapped.example/")
+    for response in (literal, by_name):
+        assert response.status_code == 400, response.json()
+        assert response.json()["code"] == "platform_address_refused"
+    assert by_name.json()["address"] == str(ipaddress.ip_address(address))
+    assert not Platform.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "93.184.216.34",
+        "2606:2800::1",
+        "::ffff:93.184.216.34",  # IPv4-mapped public address: the socket talks IPv4
+        "64:ff9b::5db8:d822",  # NAT64 (DNS64 answers like this on IPv6-only networks)
+        "2002:5db8:d822::1",  # 6to4 wrapping a public address
+    ],
+)
+def test_public_addresses_are_accepted_in_any_spelling(admin_api, dns, address):
+    response = register(admin_api, name="public", base_url=url_for(address))
+    assert response.status_code == 201, response.json()
+    assert Platform.objects.get(name="public").allow_private is False
+
+
 def test_a_public_looking_name_resolving_to_loopback_is_refused(admin_api, dns):
     dns.answer("api.public-looking.com", ["127.0.0.1"])
     response = register(admin_api, name="shop", base_url="https://api.public-looking.com/v1/")
@@ -240,6 +294,16 @@ def test_the_command_refuses_internal_addresses_unless_allowed(acme, dns):
     out = io.StringIO()
     call_command(*args, "--allow-private", stdout=out)
     assert "(private networks allowed)" in out.getvalue()
+    assert Platform.objects.get().allow_private is True
+
+
+@pytest.mark.parametrize("address", WRAPPED_AND_SPECIAL)
+def test_the_command_refuses_wrapped_addresses_unless_allowed(acme, dns, address):
+    args = ["register_platform", "--tenant=acme", "--name=w", f"--base-url={url_for(address)}"]
+    with pytest.raises(CommandError, match="platform_address_refused"):
+        call_command(*args, stdout=io.StringIO())
+    assert not Platform.objects.exists()
+    call_command(*args, "--allow-private", stdout=io.StringIO())
     assert Platform.objects.get().allow_private is True
 
 
