@@ -150,15 +150,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         )
     elif isinstance(exc, exceptions.Throttled):
         # DRF sets `wait` in Throttled.__init__; its stubs leave the attribute out.
-        wait = max(1, math.ceil(exc.wait or 1))  # type: ignore[attr-defined]
-        body = problem_body(
-            status_code=429,
-            code="throttled",
-            title="Too many requests",
-            detail=f"Too many requests; try again in {wait} seconds.",
-            instance=instance,
-            retry_after=wait,
-        )
+        wait = retry_after_seconds(exc.wait)  # type: ignore[attr-defined]
+        body = throttled_body(wait, instance=instance)
         response["Retry-After"] = str(wait)
     else:
         raw_codes = exc.get_codes()
@@ -173,6 +166,32 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         )
     response.data = body
     response.content_type = PROBLEM_CONTENT_TYPE
+    return response
+
+
+def retry_after_seconds(wait: float | None) -> int:
+    return max(1, math.ceil(wait or 1))
+
+
+def throttled_body(wait: int, *, instance: str | None) -> dict[str, Any]:
+    """The 429 answer, the same from a DRF throttle and from the pre-authentication one."""
+    return problem_body(
+        status_code=429,
+        code="throttled",
+        title="Too many requests",
+        detail=f"Too many requests; try again in {wait} seconds.",
+        instance=instance,
+        retry_after=wait,
+    )
+
+
+def throttled_response(request: HttpRequest, wait_seconds: float | None) -> JsonResponse:
+    """A 429 problem for code paths outside DRF (the throttle before authentication)."""
+    wait = retry_after_seconds(wait_seconds)
+    response = JsonResponse(
+        throttled_body(wait, instance=request.path), status=429, content_type=PROBLEM_CONTENT_TYPE
+    )
+    response["Retry-After"] = str(wait)
     return response
 
 

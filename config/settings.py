@@ -83,6 +83,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "common.middleware.RequestLogMiddleware",
     "common.middleware.ApiUrlGuardMiddleware",
+    # After the session user is known, before DRF authenticates: see its docstring.
+    "common.throttles.AddressThrottleMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -240,7 +242,6 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_THROTTLE_CLASSES": [
         "common.throttles.AgentTokenThrottle",
         "common.throttles.UserThrottle",
-        "common.throttles.AnonymousThrottle",
         "common.throttles.ScopedPrincipalThrottle",
     ],
 }
@@ -251,8 +252,10 @@ REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
 
 # Limits ----------------------------------------------------------------------
 # Requests per agent token, per signed-in person and per anonymous address,
-# counted in the Redis cache so every web process shares the counts. Scoped
-# rates apply on top to the expensive endpoints that name a `throttle_scope`.
+# counted in the Redis cache so every web process shares the counts. The
+# address's count ("anon") takes requests without credentials and those whose
+# token fails, before authentication (common.throttles.AddressThrottleMiddleware).
+# Scoped rates apply on top to the expensive endpoints that name a `throttle_scope`.
 # Format: "<count>/<second|minute|hour|day>".
 API_THROTTLE_RATES = {
     "agent": os.environ.get("API_THROTTLE_AGENT", "3000/minute"),
@@ -260,6 +263,8 @@ API_THROTTLE_RATES = {
     "anon": os.environ.get("API_THROTTLE_ANON", "300/minute"),
     "claims_batch": os.environ.get("API_THROTTLE_CLAIMS_BATCH", "120/minute"),
     "skill_upload": os.environ.get("API_THROTTLE_SKILL_UPLOAD", "60/minute"),
+    # /api/schema/ per address, signed in or not.
+    "schema": os.environ.get("API_THROTTLE_SCHEMA", "60/minute"),
 }
 # Proxies in front of memdesk that append to X-Forwarded-For; 0 counts
 # anonymous callers by REMOTE_ADDR alone, so the header cannot be spoofed.

@@ -2,13 +2,10 @@ from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_replace
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerSplitView,
-)
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from common import views as common_views
+from common.schema_view import SchemaView
 from config import views as console_views
 
 api_v1 = [
@@ -27,7 +24,7 @@ console = (
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     # The split view loads its start-up script from a URL instead of inline, so
     # Swagger UI runs under the console's strict policy unchanged.
     path(

@@ -15,6 +15,8 @@ from django.test import Client
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
 
+from common import schema_view
+from common.schema_view import SchemaView
 from common.throttles import AgentTokenThrottle
 from memory.models import Claim, Event
 from tests.memory.helpers import candidate
@@ -282,6 +284,81 @@ def test_a_successful_login_resets_the_failures(editor, settings):
     _login(client, "wrong")
     _login(client, "wrong")
     assert _login(client, "correct horse battery").status_code == 302
+
+
+def test_an_anonymous_flood_gets_429_with_retry_after_after_the_limit(rates):
+    rates(anon="3/minute")
+    flood = Client(REMOTE_ADDR="198.51.100.7")
+    for _ in range(3):
+        assert flood.get("/api/v1/claims").status_code == 401
+    assert_throttled(flood.get("/api/v1/claims"))
+    assert_throttled(flood.post("/api/v1/events", event_body(), content_type="application/json"))
+    # The count is the address's: another address still gets its 401.
+    assert Client(REMOTE_ADDR="198.51.100.8").get("/api/v1/claims").status_code == 401
+
+
+def test_a_bad_bearer_flood_gets_429_and_stops_looking_tokens_up(rates, django_assert_num_queries):
+    rates(anon="3/minute")
+    flood = Client(REMOTE_ADDR="198.51.100.9", HTTP_AUTHORIZATION="Bearer not-a-token")
+    for n in range(3):
+        refused = flood.get("/api/v1/claims", HTTP_AUTHORIZATION=f"Bearer guess-{n}")
+        assert refused.status_code == 401
+    with django_assert_num_queries(0):
+        assert_throttled(flood.get("/api/v1/claims"))
+
+
+def test_valid_tokens_and_people_do_not_spend_the_address_budget(agent, alice, session_api, rates):
+    rates(anon="2/minute")
+    for _ in range(5):
+        assert agent.get("/api/v1/claims").status_code == 200
+    person = session_api(alice)
+    for _ in range(5):
+        assert person.get("/api/v1/me/memories").status_code == 200
+    assert Client().get("/api/v1/claims").status_code == 401
+
+
+def test_the_schema_is_throttled_per_address_even_for_people(alice, session_api, rates):
+    rates(schema="2/minute")
+    person = session_api(alice)
+    for _ in range(2):
+        assert person.get("/api/schema/?format=json").status_code == 200
+    assert_throttled(person.get("/api/schema/?format=json"))
+    assert_throttled(Client().get("/api/schema/?format=json"))
+    assert Client(REMOTE_ADDR="198.51.100.10").get("/api/schema/?format=json").status_code == 200
+
+
+@pytest.fixture
+def generated(monkeypatch) -> list[int]:
+    """Counts schema generations, from an empty per-process store."""
+    monkeypatch.setattr(schema_view, "_schemas", {})
+    calls: list[int] = []
+    generate = SchemaView.generator_class.get_schema
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return generate(self, *args, **kwargs)
+
+    monkeypatch.setattr(SchemaView.generator_class, "get_schema", counted)
+    return calls
+
+
+def test_the_schema_is_generated_once_for_repeated_requests(generated):
+    client = Client()
+    first = client.get("/api/schema/?format=json")
+    again = client.get("/api/schema/?format=json")
+    as_yaml = client.get("/api/schema/")
+    assert first.status_code == again.status_code == as_yaml.status_code == 200
+    assert first.json() == again.json()
+    assert "/api/v1/claims" in first.json()["paths"]
+    assert "/api/v1/claims:" in as_yaml.content.decode()
+    assert len(generated) == 1
+
+
+def test_the_schema_is_generated_again_when_its_settings_change(generated, settings):
+    Client().get("/api/schema/?format=json")
+    settings.SPECTACULAR_SETTINGS = {**settings.SPECTACULAR_SETTINGS, "TITLE": "renamed"}
+    Client().get("/api/schema/?format=json")
+    assert len(generated) == 2
 
 
 def test_anonymous_callers_cannot_dodge_the_count_with_x_forwarded_for(rates):
