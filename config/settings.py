@@ -277,6 +277,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 16 * 1024 * 1024)
 # Deeper JSON is refused with 400 `nesting_too_deep` before any view walks it.
 API_JSON_MAX_DEPTH = env_int("API_JSON_MAX_DEPTH", 64)
+# How far ahead of memdesk's clock an event's `observed_at`, or a claim's
+# `available_at` and `valid_from`, may lie (a caller's clock runs a little
+# fast); later is 400 `time_in_future`.
+MEMDESK_FUTURE_SKEW = timedelta(seconds=env_int("MEMDESK_FUTURE_SKEW_SECONDS", 300))
 
 # Skill packages: besides the size limits (SKILL_PACKAGE_MAX_FILE_BYTES,
 # SKILL_PACKAGE_MAX_TOTAL_BYTES, SKILL_PACKAGE_MAX_FILES; 413 beyond them), the

@@ -24,6 +24,7 @@ from common.screen.injection import InjectionResult, judge_injection, judge_inje
 from common.screen.learned import PASS, Bands
 from common.transitions import role_gated
 from memory import gate, sensitivity
+from memory.future_times import refuse_future_times
 from memory.models import (
     AUTHORITY_RANK,
     CLAIM_TRANSITIONS,
@@ -479,11 +480,21 @@ def injection_in_context(
 
 
 def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
-    """The checks before any read: scope shape, secrets in the identity and in the sources.
+    """The checks before any read: times, scope shape, secrets in the identity and in the sources.
 
     A batch passes one `scan` for all its candidates (see `SecretScan`).
     """
     scan = scan or SecretScan()
+    refuse_future_times(
+        {
+            "available_at": candidate.available_at,
+            "valid_from": candidate.valid_from,
+            **{
+                f"sources.{index}.observed_at": source.observed_at
+                for index, source in enumerate(candidate.sources)
+            },
+        }
+    )
     scope = validate_scope(candidate.scope)
     if candidate.sensitivity not in _SENSITIVITIES:
         raise Problem(

@@ -10,6 +10,7 @@ from accounts.models import Tenant
 from common.fingerprints import fingerprint
 from common.problems import Problem
 from common.screen import find_secrets_in_strings, find_secrets_in_value, strings_in
+from memory.future_times import refuse_future_times
 from memory.models import Event, Sensitivity
 from memory.selectors.consent import consented_classes
 from memory.sensitivity import classify, find_ephemeral
@@ -34,10 +35,12 @@ def event_record(
 ) -> Event:
     """Append one observation to the ledger.
 
+    An `observed_at` in the future is refused (see `memory.future_times`).
     Credentials and ephemeral values are refused, never stored; so is content
     of a sensitive class the subject has not consented to. The event keeps the
     stronger of the rules' class and the agent's `sensitivity`.
     """
+    refuse_future_times({"observed_at": observed_at})
     body = body or {}
     # Every string the agent sent; injections are not refused here: the ledger
     # records what was observed, and the claim gate judges what becomes memory.

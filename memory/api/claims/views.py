@@ -81,7 +81,9 @@ class EventCreateView(APIView):
         "rules find (see `/gate/rules`). Errors: `validation_error`, `subject_invalid`, "
         "`secret_detected`, `ephemeral_value` (a one-time code, temporary path or session id; "
         "`kinds` names them), `consent_required` (a sensitive class the subject has not "
-        "consented to; `consent_required` names it). A refused event stores nothing.",
+        "consented to; `consent_required` names it), `time_in_future` (`observed_at` later "
+        "than now, give or take `MEMDESK_FUTURE_SKEW`; `errors` names the field). A refused "
+        "event stores nothing.",
     )
     @idempotent
     def post(self, request: Request) -> Response:
@@ -171,7 +173,10 @@ class ClaimListCreateView(ListAPIView):
             "ceiling and the sources (a user-channel event for `user_explicit`, a tool result "
             "for `tool_verified` and `basis: verified`) decide what is stored, and each "
             "lowering adds a reason code (see `/gate/rules`). Errors: `source_required`, "
-            "`source_not_found`, `scope_invalid`, `subject_invalid`, `validation_error`."
+            "`source_not_found`, `scope_invalid`, `subject_invalid`, `validation_error`, "
+            "`time_in_future` (`available_at`, `valid_from` or a source's `observed_at` later "
+            "than now, give or take a few minutes; `errors` names the field; nothing is "
+            "stored). `valid_to`, `expires_at` and `refresh_after` may lie in the future."
         ),
     )
     @idempotent
@@ -192,7 +197,8 @@ class ClaimBatchView(APIView):
         summary="Submit up to 1,000 candidates; each is judged alone",
         description=(
             'Each item gets a verdict or `{"error": problem}` in its place (`validation_error`, '
-            "`source_required`, `source_not_found`, `scope_invalid`). More than 1,000 items is "
+            "`source_required`, `source_not_found`, `scope_invalid`, `time_in_future`). More "
+            "than 1,000 items is "
             "a `validation_error` for the whole request."
         ),
     )
@@ -324,7 +330,7 @@ class ClaimDeriveView(APIView):
         summary="Record a claim derived from this one (and any others in derived_from)",
         description="Goes through the write gate like a candidate; without `sources` the "
         "parents' sources are used. Errors: `not_found`, `derived_from_not_found`, "
-        "`validation_error`.",
+        "`validation_error`, `time_in_future` (as for a candidate).",
     )
     @idempotent
     def post(self, request: Request, claim_id: Any) -> Response:
