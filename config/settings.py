@@ -296,6 +296,8 @@ SKILL_SCAN_MAX_SECONDS = env_int("SKILL_SCAN_MAX_SECONDS", 10)
 
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
 # username from one address, that pair is locked out for AXES_COOLOFF_MINUTES
+# (and after AXES_ADDRESS_FAILURE_LIMIT from one address, whatever the usernames,
+# the address)
 # and the login page answers 429 saying when to try again.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
@@ -308,6 +310,10 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# One address trying many usernames is locked out too, at a higher count:
+# accounts.lockout.AddressLockoutHandler.
+AXES_HANDLER = "accounts.lockout.AddressLockoutHandler"
+AXES_ADDRESS_FAILURE_LIMIT = env_int("AXES_ADDRESS_FAILURE_LIMIT", 30)
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # one start-up banner per process is noise in every command
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"

@@ -274,6 +274,26 @@ def test_lockout_is_per_username_and_address(editor, editor2, settings):
     assert _login(elsewhere, "correct horse battery").status_code == 302
 
 
+def test_forty_usernames_from_one_address_are_locked_out_per_address(editor, settings):
+    settings.AXES_FAILURE_LIMIT = 5
+    settings.AXES_ADDRESS_FAILURE_LIMIT = 30
+    client = Client(REMOTE_ADDR="198.51.100.20")
+    answers = [
+        client.post("/accounts/login/", {"username": f"guess{n}", "password": "wrong"}).status_code
+        for n in range(40)
+    ]
+    assert answers[:29] == [200] * 29
+    assert set(answers[30:]) == {429}
+    # Even a real account with its right password, from that address.
+    assert _login(client, "correct horse battery").status_code == 429
+    # Another address is not affected.
+    assert _login(Client(REMOTE_ADDR="198.51.100.21"), "correct horse battery").status_code == 302
+
+
+def test_the_address_limit_is_higher_than_the_username_limit(settings):
+    assert settings.AXES_ADDRESS_FAILURE_LIMIT > settings.AXES_FAILURE_LIMIT
+
+
 def test_a_successful_login_resets_the_failures(editor, settings):
     settings.AXES_FAILURE_LIMIT = 3
     client = Client()
