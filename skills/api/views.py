@@ -197,7 +197,8 @@ class VersionListView(GenericAPIView):
         description="Byte-identical content (same content hash) returns the existing version "
         "with 200. Package errors are 400 with one of the codes: package_invalid, "
         "package_too_large, path_unsafe, skill_md_missing, file_not_allowed, file_too_large, "
-        "secret_detected, frontmatter_invalid, name_mismatch, capability_undeclared.",
+        "compression_ratio_exceeded, secret_detected, frontmatter_invalid, name_mismatch, "
+        "capability_undeclared.",
         request={"multipart/form-data": VersionUploadInput},
         responses={
             201: VersionOutput,

@@ -16,11 +16,17 @@ path order, so the same zip always fails the same way):
 
 1. ``package_invalid``: not a zip, corrupt, encrypted, duplicate paths.
 2. ``package_too_large``: more than ``max_files`` files.
-3. ``path_unsafe``: absolute, ``..``, backslash, drive letter, control
-   characters, empty or ``.`` segments, symlink entries.
+3. ``path_unsafe``: absolute, ``..``, backslash, drive letter, ``:``, control,
+   bidi, zero-width or tag characters, empty or ``.`` segments, a segment
+   ending in a dot or space, Windows device names (``CON``, ``nul.txt``,
+   ``COM1``), symlink entries, two names for one file once case and Unicode
+   normalisation are folded (``Run.sh``/``run.sh``).
 4. ``skill_md_missing``: no ``SKILL.md`` at the root.
 5. ``file_not_allowed``: anything outside the layout above.
-6. ``file_too_large`` / ``package_too_large``: declared sizes over the limits.
+6. ``file_too_large`` / ``package_too_large``: declared sizes over the limits;
+   ``compression_ratio_exceeded``: a file, or the package, unpacking to more than
+   ``max_compression_ratio`` times its compressed size (beyond
+   ``ratio_exempt_bytes``).
 7. ``package_invalid``: a member that does not decompress to its declared size.
 8. ``secret_detected``: a credential in any file; files that are not UTF-8
    are read as UTF-16 (with a byte-order mark) or Latin-1 for the scan.
@@ -85,6 +91,8 @@ def parse_package(
     max_file_bytes: int = 1_000_000,
     max_total_bytes: int = 10_000_000,
     max_files: int = 500,
+    max_compression_ratio: int = 100,
+    ratio_exempt_bytes: int = 300_000,
     budget: ScanBudget | None = None,
 ) -> ParsedPackage:
     """Check the zip in ``data`` as the package of skill ``slug`` and parse it.
@@ -99,6 +107,8 @@ def parse_package(
         max_file_bytes=max_file_bytes,
         max_total_bytes=max_total_bytes,
         max_files=max_files,
+        max_compression_ratio=max_compression_ratio,
+        ratio_exempt_bytes=ratio_exempt_bytes,
     )
     reject_secrets(files)
     deadline.check()

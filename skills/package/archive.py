@@ -2,7 +2,9 @@
 
 The zip is read in memory only and nothing is ever extracted to disk, so a
 hostile path (``../``, absolute, symlink) can do no harm here; it is still
-rejected because agents that load the skill later may extract it.
+rejected because agents that load the skill later may extract it, on any
+system: a name Windows or macOS reads as another file, a device or a stream,
+or one that shows a reviewer something other than what it is, is refused too.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import lzma
 import posixpath
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from common.hidden_chars import has_hidden
 from common.screen import find_secrets_in_text, text_of_file
 from skills.package.errors import PackageError
 
@@ -25,6 +29,14 @@ SKILL_MD = "SKILL.md"
 ALLOWED_ROOT_FILES = frozenset({SKILL_MD, "README.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
 ALLOWED_FOLDERS = ("scripts", "references", "assets", "evals")
 _DRIVE_LETTER = re.compile(r"[A-Za-z]:")
+# Names Windows opens as devices whatever follows the first dot (`nul.txt` is NUL);
+# the superscript digits count as digits there.
+_WINDOWS_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"{port}{digit}" for port in ("com", "lpt") for digit in "0123456789\u00b9\u00b2\u00b3"}
+)
+# Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
 
 # Everything zipfile and its decompressors raise on damaged input. Encryption
 # (RuntimeError) is checked up front from the header flags instead.
@@ -50,7 +62,13 @@ class PackageFile:
 
 
 def read_files(
-    *, data: bytes, max_file_bytes: int, max_total_bytes: int, max_files: int
+    *,
+    data: bytes,
+    max_file_bytes: int,
+    max_total_bytes: int,
+    max_files: int,
+    max_compression_ratio: int,
+    ratio_exempt_bytes: int,
 ) -> tuple[PackageFile, ...]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -78,12 +96,19 @@ def read_files(
                     path=info.filename,
                 )
             seen.add(info.filename)
+        _check_one_spelling_per_file(info.filename for info in entries)
         paths = [info.filename for info in members]
         _require_root_skill_md(paths)
         for path in paths:
             _check_allowed(path)
         _check_declared_sizes(
             members, max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes
+        )
+        _check_compression(
+            members,
+            zip_bytes=len(data),
+            max_ratio=max_compression_ratio,
+            exempt_bytes=ratio_exempt_bytes,
         )
         return tuple(_read_member(archive, info) for info in members)
 
@@ -116,8 +141,15 @@ def _path_problem(name: str) -> str | None:
         return "contains a backslash; use '/' between folders"
     if _DRIVE_LETTER.match(name):
         return "starts with a drive letter"
-    if any(ord(char) < 32 or char == "\x7f" for char in name):
+    if any(unicodedata.category(char) in _CONTROL_CATEGORIES for char in name):
         return "contains control characters"
+    if has_hidden(name):
+        return (
+            "contains characters that display as nothing or reorder the text (bidi "
+            "controls, zero-width or tag characters), so it reads as another name"
+        )
+    if ":" in name:
+        return "contains ':', which names an alternate data stream on Windows"
     segments = name.removesuffix("/").split("/")
     if ".." in segments:
         return "climbs out of the package with '..'"
@@ -125,7 +157,40 @@ def _path_problem(name: str) -> str | None:
     # content hash must see one name per file.
     if any(segment in ("", ".") for segment in segments):
         return "contains an empty or '.' path segment"
+    for segment in segments:
+        if segment.endswith((".", " ")):
+            return f"has {segment!r}, ending in a dot or space that Windows drops"
+        if segment.split(".", 1)[0].rstrip(" ").casefold() in _WINDOWS_DEVICES:
+            return f"has {segment!r}, a device name on Windows"
     return None
+
+
+def _caseless(name: str) -> str:
+    # Unicode's canonical caseless match: what case-insensitive, normalising
+    # file systems (Windows, macOS) treat as one name.
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def _check_one_spelling_per_file(names: Iterable[str]) -> None:
+    """Refuse two spellings of one file or folder (`Run.sh`/`run.sh`, NFC/NFD).
+
+    Extracted where names fold, one would overwrite the other, so the files an
+    agent runs would not be the files that were reviewed.
+    """
+    spellings: dict[str, str] = {}
+    for name in names:
+        segments = name.removesuffix("/").split("/")
+        for depth in range(1, len(segments) + 1):
+            spelling = "/".join(segments[:depth])
+            first = spellings.setdefault(_caseless(spelling), spelling)
+            if first != spelling:
+                raise PackageError(
+                    code="path_unsafe",
+                    detail=f"The zip entries {first!r} and {spelling!r} differ only in case "
+                    "or Unicode normalisation, so they are one file on Windows and macOS. "
+                    "Rename one of them.",
+                    path=name,
+                )
 
 
 def _require_root_skill_md(paths: list[str]) -> None:
@@ -171,6 +236,34 @@ def _check_declared_sizes(
         raise PackageError(
             code="package_too_large",
             detail=f"The package unpacks to {total} bytes; the limit is {max_total_bytes} bytes.",
+        )
+
+
+def _check_compression(
+    members: list[zipfile.ZipInfo], *, zip_bytes: int, max_ratio: int, exempt_bytes: int
+) -> None:
+    """Refuse a file, or a package, that unpacks to more than `max_ratio` times its
+    compressed size, once it unpacks to more than `exempt_bytes`.
+
+    Text compresses tenfold, rarely a hundredfold; beyond that the zip is built to
+    cost memdesk far more to read than it cost to send. The package is measured
+    against the bytes uploaded, so entries that share compressed data count once.
+    """
+    for info in members:
+        if info.file_size > exempt_bytes and info.file_size > max_ratio * info.compress_size:
+            raise PackageError(
+                code="compression_ratio_exceeded",
+                detail=f"{info.filename} unpacks to {info.file_size} bytes from "
+                f"{info.compress_size}; above {exempt_bytes} bytes a file may unpack to at "
+                f"most {max_ratio} times its compressed size.",
+                path=info.filename,
+            )
+    total = sum(info.file_size for info in members)
+    if total > exempt_bytes and total > max_ratio * zip_bytes:
+        raise PackageError(
+            code="compression_ratio_exceeded",
+            detail=f"The package unpacks to {total} bytes from a {zip_bytes}-byte zip; above "
+            f"{exempt_bytes} bytes a package may unpack to at most {max_ratio} times its size.",
         )
 
 

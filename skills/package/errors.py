@@ -10,6 +10,7 @@ ERROR_CODES = frozenset(
         "skill_md_missing",
         "file_not_allowed",
         "file_too_large",
+        "compression_ratio_exceeded",
         "secret_detected",
         "frontmatter_invalid",
         "name_mismatch",

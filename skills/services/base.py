@@ -40,6 +40,8 @@ def package_limits() -> dict[str, int]:
         "max_file_bytes": settings.SKILL_PACKAGE_MAX_FILE_BYTES,
         "max_total_bytes": settings.SKILL_PACKAGE_MAX_TOTAL_BYTES,
         "max_files": settings.SKILL_PACKAGE_MAX_FILES,
+        "max_compression_ratio": settings.SKILL_PACKAGE_MAX_COMPRESSION_RATIO,
+        "ratio_exempt_bytes": settings.SKILL_PACKAGE_RATIO_EXEMPT_BYTES,
     }
 
 

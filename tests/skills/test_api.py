@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import uuid
 import zipfile
 from pathlib import Path
@@ -241,6 +242,115 @@ def test_it_refuses_an_upload_without_a_package(writer, skill):
     response = writer.post(f"{BASE}/{SLUG}/versions", {}, format="multipart")
     assert (response.status_code, response.json()["code"]) == (400, "validation_error")
     assert "package" in response.json()["errors"]
+
+
+# --- names that mean another file somewhere, and zip bombs -----------------------------------
+
+
+def post_package(client, data: bytes):
+    return client.post(
+        f"{BASE}/{SLUG}/versions", {"package": upload_file(data)}, format="multipart"
+    )
+
+
+def deflated_zip(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for path, content in files.items():
+            archive.writestr(path, content)
+    return buffer.getvalue()
+
+
+def assert_refused_and_nothing_stored(response, code: str) -> dict:
+    assert response.status_code == 400, response.content[:300]
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == code
+    assert not SkillVersion.objects.exists()
+    assert not SkillFile.objects.exists()
+    return body
+
+
+# Each pair is one file once extracted where case and Unicode normalisation fold.
+COLLIDING = {
+    "case": ("scripts/Run.sh", "scripts/run.sh"),
+    "case-of-a-folder": ("references/Notes/a.md", "references/notes/b.md"),
+    "nfc-nfd": ("references/caf\u00e9.md", "references/cafe\u0301.md"),
+}
+
+
+@pytest.mark.parametrize("first, second", COLLIDING.values(), ids=COLLIDING.keys())
+def test_it_refuses_two_names_for_one_file(writer, skill, first, second):
+    data = build_zip({"SKILL.md": skill_md(), first: "echo one\n", second: "echo two\n"})
+    body = assert_refused_and_nothing_stored(post_package(writer, data), "path_unsafe")
+    assert body["path"] in (first, second)
+    assert "case or Unicode normalisation" in body["detail"]
+
+
+UNSAFE_NAMES = {
+    "con": "scripts/CON",
+    "nul-with-extension": "references/nul.txt",
+    "com1": "scripts/COM1",
+    "lpt-superscript": "assets/lpt\u00b9.bin",
+    "device-folder": "references/aux/notes.md",
+    "trailing-dot": "scripts/run.sh.",
+    "trailing-space": "scripts/run.sh ",
+    "alternate-stream": "scripts/a.sh:stream",
+    "colon": "references/a:b.md",
+    "right-to-left-override": "scripts/\u202ehs.exe",
+    "bidi-isolate": "references/\u2067notes.md",
+    "zero-width": "scripts/run\u200b.sh",
+    "tag-character": "references/a\U000e0041.md",
+    "c0-control": "references/a\x01b.md",
+    "c1-control": "references/a\x85b.md",
+    "delete": "references/a\x7fb.md",
+    "line-separator": "references/a\u2028b.md",
+}
+
+
+@pytest.mark.parametrize("name", UNSAFE_NAMES.values(), ids=UNSAFE_NAMES.keys())
+def test_it_refuses_names_that_mean_something_else_elsewhere(writer, skill, name):
+    data = build_zip({"SKILL.md": skill_md(), name: "echo hi\n"})
+    body = assert_refused_and_nothing_stored(post_package(writer, data), "path_unsafe")
+    assert body["path"] == name
+
+
+def test_it_refuses_a_file_that_unpacks_to_over_a_hundred_times_its_size(writer, skill):
+    files = {f"references/{n}.md": "a" * 990_000 for n in range(10)}
+    data = deflated_zip({"SKILL.md": skill_md(), **files})
+    assert len(data) < 15_000  # 9.9 MB in a few kilobytes, within every size limit
+    body = assert_refused_and_nothing_stored(
+        post_package(writer, data), "compression_ratio_exceeded"
+    )
+    assert body["path"] == "references/0.md"
+
+
+def test_it_refuses_a_package_that_unpacks_to_over_a_hundred_times_its_size(writer, skill):
+    # Each file is small enough to be exempt; together they are a bomb.
+    files = {f"references/{n}.md": "a" * 220_000 for n in range(45)}
+    data = deflated_zip({"SKILL.md": skill_md(), **files})
+    body = assert_refused_and_nothing_stored(
+        post_package(writer, data), "compression_ratio_exceeded"
+    )
+    assert "path" not in body
+    assert "100 times" in body["detail"]
+
+
+def test_a_package_with_unusual_but_harmless_names_and_a_large_file_is_accepted(writer, skill):
+    words = [f"w{n:x}" for n in range(4096)]
+    picker = random.Random(7)
+    prose = "".join(" ".join(picker.choice(words) for _ in range(16)) + "\n" for _ in range(4_000))
+    assert len(prose) > 300_000  # over the exempt size: the ratio is judged, and passes
+    files = {
+        "references/caf\u00e9.md": "accents are fine\n",
+        "references/console.md": "a device name only as a whole name\n",
+        "references/com10.md": "and COM10 is no device\n",
+        "references/notes/prose.md": prose,
+        "scripts/run.sh": "echo hi\n",
+    }
+    response = post_package(writer, deflated_zip({"SKILL.md": skill_md(), **files}))
+    assert response.status_code == 201, response.content[:300]
+    assert SkillFile.objects.filter(path="references/caf\u00e9.md").exists()
 
 
 # --- evaluations, version detail, files, diff -------------------------------------------------

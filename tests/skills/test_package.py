@@ -956,6 +956,7 @@ def test_error_codes_are_the_documented_set():
         "skill_md_missing",
         "file_not_allowed",
         "file_too_large",
+        "compression_ratio_exceeded",
         "secret_detected",
         "frontmatter_invalid",
         "name_mismatch",
