@@ -25,6 +25,7 @@ from memdesk_client.errors import (
     ServerError,
     SourceRequired,
     SubjectRequired,
+    TimeInFuture,
     UnsafePathSegment,
 )
 
@@ -154,6 +155,14 @@ def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_t
 
     with pytest.raises(SubjectRequired):
         desk.recall("", "anything")
+
+    with pytest.raises(TimeInFuture) as future:
+        desk.log_event("user:alice", "user_statement", "hi", observed_at="9999-12-31T00:00:00Z")
+    assert (future.value.code, list(future.value.problem["errors"])) == (
+        "time_in_future",
+        ["observed_at"],
+    )
+    assert isinstance(future.value, InvalidRequest)
 
     with pytest.raises(NotFoundError) as missing:
         desk.get_claim(str(uuid.uuid4()))

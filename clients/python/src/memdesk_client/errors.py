@@ -130,6 +130,11 @@ class SourceRequired(InvalidRequest):
     """A claim named no source."""
 
 
+class TimeInFuture(InvalidRequest):
+    """A time the event or claim was observed, became known or became valid lies ahead of
+    memdesk's clock by more than its skew; `problem["errors"]` names the field."""
+
+
 class SubjectRequired(InvalidRequest):
     """Recall named no subject: there is no cross-subject recall."""
 
@@ -212,6 +217,7 @@ _FAMILIES: dict[int, type[ProblemError]] = {
 _BY_CODE: dict[str, type[ProblemError]] = {
     "source_required": SourceRequired,
     "subject_required": SubjectRequired,
+    "time_in_future": TimeInFuture,
     "capability_required": CapabilityRequired,
     "person_required": PersonRequired,
     "illegal_transition": IllegalTransition,
