@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, overload
 
+from common.screen.normalize import INVISIBLE_LETTERS
 from common.screen.strings import strings_in
 
-# Letters (category Lo or So) that draw nothing, so a Cf test alone misses them.
-INVISIBLE_LETTERS = frozenset({0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0})
 # The tag block, unassigned code points included: none of them draws anything.
 TAG_FIRST, TAG_LAST = 0xE0000, 0xE007F
 

@@ -24,8 +24,9 @@ from functools import cache, lru_cache
 from confusable_homoglyphs.confusables import confusables_data
 
 # Letters that render as nothing; category Lo or So, so the format-character
-# strip below does not remove them.
-_INVISIBLE_LETTERS = (0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0)
+# strip below does not remove them. The console's badges (common.hidden_chars) read
+# the same set.
+INVISIBLE_LETTERS = frozenset({0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0})
 # Lower-case Cyrillic and Greek letters that look like a Latin letter only in
 # their capital form (Cyrillic Ve, En, Ka; Greek Tau...). The Unicode confusables table maps the
 # capitals; we compare lower-cased text, so the small letters are added here.
@@ -102,7 +103,7 @@ def _is_cjk(char: str) -> bool:
 def _strip_table() -> dict[int, None]:
     """Format characters (Cf: zero-width, soft hyphen, bidi, tags) and invisible letters."""
     codes = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
-    return dict.fromkeys([*codes, *_INVISIBLE_LETTERS])
+    return dict.fromkeys([*codes, *sorted(INVISIBLE_LETTERS)])
 
 
 @cache
