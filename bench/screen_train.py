@@ -241,7 +241,7 @@ def model_card(
         "",
         "**Limits.** A head of n-grams learns the words and pieces of words of orders in the "
         "languages it saw; a language it never saw, or an order phrased like a plain fact, can "
-        "pass. The rules (`injection.py`) stay beside it for the crisp cases, and editors' "
+        "pass. The rules (`injection_signals.py`) stay beside it for the crisp cases, and editors' "
         "decisions on screened items are kept as labelled examples for recalibration.",
         "",
     ]

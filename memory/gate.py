@@ -19,7 +19,8 @@ from common.screen import (
     judge_injection,
     strings_in,
 )
-from common.screen.injection import SIGNALS, THRESHOLD, InjectionResult, InjectionSignal
+from common.screen.injection import InjectionResult
+from common.screen.injection_signals import SIGNALS, THRESHOLD, InjectionSignal
 from common.screen.learned import REVIEW, Bands
 from memory.models.claims import (
     AUTHORITY_RANK,

@@ -26,7 +26,7 @@ from common.screen.decode import (
     text_of_file,
     word_score,
 )
-from common.screen.injection import SIGNALS, THRESHOLD
+from common.screen.injection_signals import SIGNALS, THRESHOLD
 from common.screen.needles import Haystack, Needles, alternatives, needles, needles_required
 from common.screen.normalize import canonical, canonical_joined, fold_leet, strip_invisible
 from tests.common.corpus import labelled, plain
