@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint format migrations check-deploy bench demo-agent clean
+.PHONY: install run test test-fast lint docs format migrations check-deploy bench demo-agent clean
 
 # Compiled modules are kept (in __pycache__, which git ignores) even where the environment
 # says not to: otherwise every test worker, Celery worker and command the suite starts
@@ -33,6 +33,11 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(MYPY)
 
+# The documentation site (mkdocs.yml, docs/): a broken link or a page missing from the
+# navigation fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # The suite runs in TEST_WORKERS processes (pytest-xdist), each with its own test database
 # and Redis key prefix; most of its time is spent waiting on workers, browsers and leases.
 TEST_WORKERS ?= 2
@@ -41,7 +46,7 @@ TEST_WORKERS ?= 2
 # fresh clone) checking while the suite runs rather than before it, at the lowest priority:
 # it takes the CPU the suite leaves idle while it waits, not the CPU the suite needs. Its
 # report is printed after the suite's; either failing fails the target.
-test: install
+test: install docs
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@typed=$$(mktemp); nice -n 19 $(MYPY) >"$$typed" 2>&1 & mypy=$$!; \

@@ -1,4 +1,4 @@
-"""The README's configuration is the settings' configuration: neither may drift from the other."""
+"""The documented configuration is the settings' configuration: neither may drift from the other."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
 # Every way the settings and the stack read an environment variable.
 READS = re.compile(
     r'(?:env_int|env_bool|env_list|env_float|os\.environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"'
@@ -19,13 +19,13 @@ def _variables_read() -> set[str]:
 
 
 def _configuration_table() -> set[str]:
-    section = README.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    section = CONFIGURATION.split("# Configuration", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
 
 
-def test_every_variable_the_settings_read_is_documented_in_the_readme():
-    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", README))
+def test_every_variable_the_settings_read_is_documented():
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", CONFIGURATION))
     assert _variables_read() - documented == set()
 
 

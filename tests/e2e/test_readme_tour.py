@@ -1,5 +1,5 @@
-"""The README's console tour: each picture taken again from the demo on every run. They land
-in test-artifacts/tour/; with `UPDATE_TOUR=1` they replace the README's own in docs/tour/
+"""The console tour (docs/console.md): each picture taken again from the demo on every run. They
+land in test-artifacts/tour/; with `UPDATE_TOUR=1` they replace the docs' own in docs/tour/
 (so an ordinary test run leaves the work tree clean). Small viewport shots (not full pages)
 keep the PNGs light."""
 
@@ -45,6 +45,6 @@ def test_the_tour_pictures(sign_in):
         page.screenshot(path=str(target))
         # Kept small: the README's pictures together stay well under a megabyte.
         assert target.stat().st_size < 200_000, (name, target.stat().st_size)
-    readme = (ROOT / "README.md").read_text()
-    assert all(f"docs/tour/{name}.png" in readme for *_, name in shots)
+    tour = (ROOT / "docs" / "console.md").read_text()
+    assert all(f"](tour/{name}.png)" in tour for *_, name in shots)
     assert all((ROOT / "docs" / "tour" / f"{name}.png").exists() for *_, name in shots)
