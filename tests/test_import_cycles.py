@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APPS = ("accounts", "common", "config", "memory", "reviews", "skills")
 
 
-def _modules() -> dict[str, Path]:
+def module_paths() -> dict[str, Path]:
     found = {}
     for app in APPS:
         for path in (ROOT / app).rglob("*.py"):
@@ -25,7 +25,7 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         imported: set[str] = set()
@@ -74,11 +74,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_module_imports_itself_round_a_loop():
-    assert cycles(_graph(_modules())) == []
+    assert cycles(import_graph(module_paths())) == []
 
 
 def test_the_check_sees_the_real_imports_and_would_see_a_loop():
-    graph = _graph(_modules())
+    graph = import_graph(module_paths())
     # Read from the files, including an import made inside a function.
     assert "memory.services.claims" in graph["memory.services.corrections"]
     assert "memory.decisions.claims" in graph["memory.apps"]
@@ -88,7 +88,7 @@ def test_the_check_sees_the_real_imports_and_would_see_a_loop():
 def test_no_module_imports_another_modules_private_names():
     # A leading underscore says "only this module uses it"; a name another module needs
     # is part of its owner's interface and is named as such.
-    modules = _modules()
+    modules = module_paths()
     private = sorted(
         f"{name} imports {node.module}.{alias.name}"
         for name, path in modules.items()
