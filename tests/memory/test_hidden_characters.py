@@ -176,3 +176,36 @@ def test_the_toast_after_approving_shows_the_badge_too(editor, login, smuggled):
     html = response.content.decode()
     assert 'Approved “Alice drinks tea<span class="hidden-char tag"' in html
     assert_no_hidden_html(html)
+
+
+def test_reading_a_claim_back_hands_the_agent_no_hidden_characters(agent, smuggled):
+    # The claim as the agent reads it back, one by one and in the list.
+    one = agent.get(f"/api/v1/claims/{smuggled['id']}")
+    assert one.status_code == 200, one.json()
+    listed = agent.get("/api/v1/claims", {"subject": "user:alice"})
+    assert listed.status_code == 200, listed.json()
+    [from_list] = [row for row in listed.json()["results"] if row["id"] == smuggled["id"]]
+    for claim in (one.json(), from_list):
+        assert claim["text"] == "Alice drinks tea"
+        assert claim["value"] == {"likes": "tea", "notes": ["hot"]}
+
+
+def test_a_recall_trace_and_its_replay_hand_the_agent_no_hidden_characters(
+    agent, editor, session_api, smuggled
+):
+    approve(session_api, editor, smuggled)
+    answer = recall(agent, query="tea")
+
+    trace = agent.get(f"/api/v1/recall/traces/{answer['trace_id']}")
+    assert trace.status_code == 200, trace.json()
+    assert [row["text"] for row in trace.json()["returned"]] == ["Alice drinks tea"]
+    replay = agent.post(
+        f"/api/v1/recall/traces/{answer['trace_id']}/counterfactual",
+        {"claim": smuggled["id"], "change": "stale"},
+        format="json",
+    )
+    assert replay.status_code == 200, replay.json()
+    [item] = replay.json()["baseline"]["items"]
+    assert item["text"] == "Alice drinks tea"
+    assert_no_hidden_html(replay.content.decode())
+    assert_no_hidden_html(trace.content.decode())

@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.hidden_chars import for_agent
 from memory.models import Authority, Basis, Claim, ClaimKind, ClaimSource, Event, Sensitivity
 from memory.services.claims import CandidateInput, SourceInput
 
@@ -228,6 +229,11 @@ class ClaimOutput(serializers.ModelSerializer):
             "reasons": claim.gate_reasons,
             "screen": claim.screen,
         }
+
+    def to_representation(self, instance: Claim) -> dict[str, Any]:
+        # An agent reading a claim back gets what recall would hand it: the stored claim
+        # keeps any hidden characters as evidence for the console, the answer has none.
+        return for_agent(super().to_representation(instance))
 
 
 class ClaimValueOut(serializers.Serializer):

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import CONSOLE_READERS, agent_or_people, api_context, capability_required
+from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.problems import Problem, not_found
 from common.schema import NOT_FOUND, VALIDATION_ERROR
@@ -49,7 +50,9 @@ class RecallTraceView(APIView):
         )
         if trace is None:
             raise not_found("trace")
-        return Response(TraceOut(recall_trace_detail(tenant=context.tenant, trace=trace)).data)
+        # Claims' texts as they stand now, without the hidden characters an agent never gets.
+        detail = TraceOut(recall_trace_detail(tenant=context.tenant, trace=trace)).data
+        return Response(for_agent(detail))
 
 
 class RecallTraceUsedView(APIView):
@@ -183,4 +186,4 @@ class RecallCounterfactualView(APIView):
             change=values["change"],
             correction=(values.get("text", ""), values.get("value")),
         )
-        return Response(CounterfactualOut(counterfactual_data(trace, found)).data)
+        return Response(for_agent(CounterfactualOut(counterfactual_data(trace, found)).data))
