@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, overload
 
+from common.screen.decode import SELECTOR_RUN, selector_text
 from common.screen.normalize import INVISIBLE_LETTERS
 from common.screen.strings import strings_in
 
@@ -63,6 +64,8 @@ KIND_BIDI = "bidi"
 KIND_ZERO_WIDTH = "zero_width"
 KIND_LETTER = "invisible_letter"
 KIND_FORMAT = "format"
+# Two or more variation selectors in a row: bytes riding on the character before them.
+KIND_SELECTORS = "variation_selectors"
 
 
 @dataclass(frozen=True)
@@ -74,13 +77,18 @@ class Hidden:
 
     @property
     def spelled(self) -> str:
-        """The ASCII a run of tag characters mirrors; a language or cancel tag by name."""
+        """The ASCII a run of tag characters mirrors (a language or cancel tag by name), or
+        the text a run of variation selectors carries."""
+        if self.kind == KIND_SELECTORS:
+            return selector_text("".join(map(chr, self.code_points)))
         return "".join(_tag_letter(code) for code in self.code_points)
 
     @property
     def label(self) -> str:
         if self.kind == KIND_TAG:
             return f"TAG: {self.spelled}"
+        if self.kind == KIND_SELECTORS:
+            return f"VS: {self.spelled}"
         code = self.code_points[0]
         short = BIDI_CONTROLS.get(code) or ZERO_WIDTH.get(code) or _LETTER_LABELS.get(code)
         return short or f"U+{code:04X}"
@@ -91,6 +99,8 @@ class Hidden:
         code = self.code_points[0]
         if self.kind == KIND_TAG:
             return f"{len(self.code_points)} tag characters from U+{code:04X}"
+        if self.kind == KIND_SELECTORS:
+            return f"{len(self.code_points)} variation selectors in a row"
         return f"U+{code:04X} {unicodedata.name(chr(code), 'UNASSIGNED')}"
 
 
@@ -144,7 +154,7 @@ def _span(first: int, last: int) -> str:
 
 @cache
 def _pattern() -> re.Pattern[str]:
-    """A run of tag characters, or one other hidden character."""
+    """A run of tag characters, a run of variation selectors, or one other hidden character."""
     # Planes 3 to 13 hold ideographs or nothing, and plane 15 and 16 private use: no
     # format characters; skipping them makes this a fifth of a full walk.
     planes = itertools.chain(range(0x30000), range(TAG_LAST + 1, 0xF0000))
@@ -154,7 +164,8 @@ def _pattern() -> re.Pattern[str]:
         if code in INVISIBLE_LETTERS or unicodedata.category(chr(code)) == "Cf"
     )
     tags = _span(TAG_FIRST, TAG_LAST)
-    return re.compile(f"(?P<tags>[{tags}]+)|[{_ranges(others)}]")
+    selectors = SELECTOR_RUN.pattern
+    return re.compile(f"(?P<tags>[{tags}]+)|(?P<selectors>{selectors})|[{_ranges(others)}]")
 
 
 def has_hidden(text: str) -> bool:
@@ -168,7 +179,13 @@ def hidden_parts(text: str) -> Iterator[str | Hidden]:
         if match.start() > end:
             yield text[end : match.start()]
         codes = tuple(ord(char) for char in match.group())
-        yield Hidden(kind=KIND_TAG if match.group("tags") else _kind(codes[0]), code_points=codes)
+        if match.group("tags"):
+            kind = KIND_TAG
+        elif match.group("selectors"):
+            kind = KIND_SELECTORS
+        else:
+            kind = _kind(codes[0])
+        yield Hidden(kind=kind, code_points=codes)
         end = match.end()
     if end < len(text):
         yield text[end:]
@@ -185,7 +202,7 @@ def hidden_summary(values: Iterable[Any]) -> HiddenSummary:
             if isinstance(part, str):
                 continue
             count += len(part.code_points)
-            if part.kind == KIND_TAG:
+            if part.kind in (KIND_TAG, KIND_SELECTORS):
                 spelled.append(part.spelled)
             else:
                 name = unicodedata.name(chr(part.code_points[0]), part.label)

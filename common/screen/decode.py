@@ -3,7 +3,8 @@
 An instruction or a key can be sent encoded (base64, base32, base85, hex with
 or without separators, `\\x..` and `\\u....` escapes, HTML entities, URL or
 quoted-printable escapes), spelled in Unicode tag characters (U+E0020-U+E007E
-mirror ASCII and render as nothing), shifted (rot13 or another Caesar shift),
+mirror ASCII and render as nothing) or in a run of variation selectors (one byte
+each, riding on a visible character), shifted (rot13 or another Caesar shift),
 or written backwards. `hidden_readings` recovers each payload that decodes to
 readable text, with the name of the decoding that found it, so the screens
 judge it as well as the string around it, and say which reading fired.
@@ -48,6 +49,24 @@ _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]
 _QP_BYTE = re.compile(r"=[0-9A-F]{2}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _TAGS = re.compile("[\U000e0020-\U000e007e]+")
+# Two or more variation selectors in a row select nothing: they are bytes. VS1-VS16
+# (U+FE00-U+FE0F) carry 0-15 and VS17-VS256 (U+E0100-U+E01EF) 16-255, so a message
+# can ride invisibly on one emoji. A single selector after a character is ordinary.
+SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+
+def selector_bytes(run: str) -> bytes:
+    """The bytes a run of variation selectors carries."""
+    return bytes(
+        ord(char) - 0xFE00 if ord(char) <= 0xFE0F else ord(char) - 0xE0100 + 16 for char in run
+    )
+
+
+def selector_text(run: str) -> str:
+    """What a run of variation selectors spells, as UTF-8 (undecodable bytes replaced)."""
+    return selector_bytes(run).decode("utf-8", errors="replace")
+
+
 _BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
 _WORD = re.compile(r"[a-z]+")
 
@@ -375,6 +394,7 @@ def _decoded_once(text: str) -> list[tuple[str, str]]:
     tags = "".join(chr(ord(c) - 0xE0000) for run in _TAGS.findall(text) for c in run)
     if tags:
         found.append(("tags", tags))
+    found += [("selectors", selector_text(run)) for run in SELECTOR_RUN.findall(text[:MAX_RUN])]
     found += [("hex", d) for d in _runs(_HEX_RUN, _from_hex, text)]
     if " " in text or ":" in text or "\\x" in text or "0x" in text:
         found += [

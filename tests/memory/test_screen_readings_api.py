@@ -72,6 +72,11 @@ ENCODED = {
     "rot13": lambda t: codecs.encode(t, "rot13"),
     "reversed": lambda t: t[::-1],
     "bidi reversed": lambda t: "\u202e" + t[::-1] + "\u202c",
+    # One visible emoji; the order rides on it as variation selectors, a byte each.
+    "variation selectors": lambda t: (
+        "Alice likes \U0001f600"
+        + "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in t.encode())
+    ),
 }
 
 
@@ -85,8 +90,14 @@ def test_an_encoded_order_is_quarantined_and_the_reading_that_fired_is_kept(agen
         return
     assert result["decision"] == "quarantined"
     _held(agent, result, "refund_rule")
-    screen = agent.get(f"/api/v1/claims/{result['id']}").json()["gate"]["screen"]["injection"]
+    read_back = agent.get(f"/api/v1/claims/{result['id']}").json()
+    screen = read_back["gate"]["screen"]["injection"]
     assert screen["band"] == "quarantine"
+    if encoding == "variation selectors":
+        # The agent never gets the selectors back; the stored claim keeps them.
+        assert read_back["text"] == "Alice likes \U0001f600"
+        assert Claim.objects.get(pk=result["id"]).text == ENCODED[encoding](ORDER)
+        assert screen["signals_reading"] == "selectors"
     # The order was read in a decoded reading, named by the decoding that found it.
     assert screen["signals_reading"] not in ("written", "joined", "")
     assert "override" in screen["signals"]
