@@ -29,6 +29,7 @@ from common.screen.decode import (
 from common.screen.injection_signals import SIGNALS, THRESHOLD
 from common.screen.needles import Haystack, Needles, alternatives, needles, needles_required
 from common.screen.normalize import canonical, canonical_joined, fold_leet, strip_invisible
+from common.screen.secret_detectors import own_detectors
 from tests.common.corpus import labelled, plain
 
 ATTACKS = labelled("injection_attacks.txt")
@@ -275,11 +276,11 @@ def test_file_bytes_are_read_as_utf8_utf16_or_latin1():
 
 def test_the_detectors_are_configured_once_per_process():
     find_secrets_in_text("warm up the detectors once")
-    plugins, own = secrets._plugins(), secrets._own_detectors()
+    plugins, own = secrets._plugins(), own_detectors()
     for text in BENIGN_NOTES[:20] + [t for _, t in SECRETS[:20]]:
         find_secrets_in_text(text)
     # The same plugin instances and compiled detectors serve every string.
-    assert secrets._plugins() is plugins and secrets._own_detectors() is own
+    assert secrets._plugins() is plugins and own_detectors() is own
     assert secrets._plugins.cache_info().currsize == 1
 
 
