@@ -354,7 +354,7 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "drf_spectacular.hooks.postprocess_schema_enums",
     "common.schema.document_limits",
-    "common.openapi_examples.attach_examples",
+    "config.openapi.attach_examples",
 ]
 
 # Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).
