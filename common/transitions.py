@@ -29,6 +29,26 @@ def _pairs(table: Mapping[str, Iterable[str]]) -> str:
     return ", ".join(f"'{pair}'" for pair in pairs) or "NULL"
 
 
+# A table whose moves name the roles allowed to make them: source -> {target: roles}.
+RoleTable = Mapping[str, Mapping[str, Iterable[str]]]
+
+
+def moves_of_any_role_but(table: RoleTable, role: str) -> dict[str, set[str]]:
+    """The moves some role other than `role` may make: the trigger's plain table."""
+    return {
+        source: {target for target, roles in moves.items() if set(roles) - {role}}
+        for source, moves in table.items()
+    }
+
+
+def moves_only_of(table: RoleTable, role: str) -> dict[str, set[str]]:
+    """The moves `role` alone may make: the trigger's `role_only` moves."""
+    return {
+        source: {target for target, roles in moves.items() if set(roles) == {role}}
+        for source, moves in table.items()
+    }
+
+
 def status_transition_trigger(
     *,
     name: str,

@@ -10,7 +10,11 @@ from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
 from common.append_only import Rewrite, only_rewrites
-from common.transitions import status_transition_trigger
+from common.transitions import (
+    moves_of_any_role_but,
+    moves_only_of,
+    status_transition_trigger,
+)
 from memory.models.platforms import Platform
 
 
@@ -74,12 +78,15 @@ def allowed_receipt_targets(state: str, role: str | None) -> list[str]:
 
 
 # Generated from the table, so no UPDATE (raw SQL included) can make a move no role may
-# make. Which role makes a listed move is checked by `receipt_move`.
+# make. A settlement by hand (out of `manual_review`) passes only while `receipt_move`
+# makes it for an editor (`common.transitions.role_gated`); which of the agent and the
+# worker makes the other moves is checked by `receipt_move`.
 @pgtrigger.register(
     status_transition_trigger(
         name="receipt_state_transition",
         label="receipt",
-        table=RECEIPT_TRANSITIONS,
+        table=moves_of_any_role_but(RECEIPT_TRANSITIONS, _R.EDITOR),
+        role_only=(_R.EDITOR, moves_only_of(RECEIPT_TRANSITIONS, _R.EDITOR)),
         column="state",
     )
 )

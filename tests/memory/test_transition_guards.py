@@ -1,6 +1,7 @@
 """The receipt and deletion state machines are guarded in the database too: an UPDATE
 their transition table does not list is refused with `check_violation`, raw SQL
-included, while the moves the services make still go through."""
+included, while the moves the services make still go through. A receipt is settled
+by hand only through the editor's service."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from django.db import IntegrityError, connection, transaction
 from accounts.actors import Actor
 from memory.models import DeletionRequest, DeletionStatus, Receipt, ReceiptState, Subject
 from memory.models.lifecycle import DELETION_TRANSITIONS
-from memory.models.receipts import RECEIPT_TRANSITIONS
+from memory.models.receipts import RECEIPT_TRANSITIONS, TransitionRole
 from memory.services.deletion import deletion_request_create, deletion_run
+from tests.memory.conftest import move_as
 from tests.memory.helpers import post_event
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +57,24 @@ def test_a_succeeded_receipt_cannot_be_planned_again_by_hand(make_receipt):
         cursor.execute("UPDATE memory_receipt SET agent = 'renamed' WHERE id = %s", [receipt.pk])
     stored = Receipt.objects.get(pk=receipt.pk)
     assert (stored.state, stored.agent) == (ReceiptState.SUCCEEDED, "renamed")
+
+
+def test_only_an_editor_settles_a_receipt_by_hand(make_receipt, actors):
+    waiting, other = (
+        make_receipt(ReceiptState.MANUAL_REVIEW),
+        make_receipt(ReceiptState.MANUAL_REVIEW),
+    )
+    for target in RECEIPT_TRANSITIONS[ReceiptState.MANUAL_REVIEW]:
+        refused_by_database(
+            "UPDATE memory_receipt SET state = %s WHERE id = %s", target, waiting.pk
+        )
+
+    settled = move_as(waiting, TransitionRole.EDITOR, ReceiptState.SUCCEEDED, actors)
+
+    assert Receipt.objects.get(pk=settled.pk).state == ReceiptState.SUCCEEDED
+    # The editor's role lasted only for the editor's own move.
+    refused_by_database("UPDATE memory_receipt SET state = 'rejected' WHERE id = %s", other.pk)
+    assert Receipt.objects.get(pk=other.pk).state == ReceiptState.MANUAL_REVIEW
 
 
 def test_a_completed_deletion_cannot_be_put_back_to_work(acme, agent):
