@@ -6,6 +6,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models.functions import Now
 
+from common.append_only import Rewrite, only_rewrites
+
 
 class Tenant(models.Model):
     slug = models.SlugField(max_length=63, unique=True)
@@ -137,16 +139,15 @@ class ActorKind(models.TextChoices):
     SYSTEM = "system"
 
 
+# What a deletion may take out of an audit row (`memory.held_content` scrubs these).
+AUDIT_SCRUB = Rewrite(stamp="scrubbed_at", clears=("reason", "data"))
+
+
 @pgtrigger.register(
     pgtrigger.Protect(name="audit_no_delete", operation=pgtrigger.Delete),
     # Append-only; the one permitted change is a deletion scrubbing the words of
     # erased content out of `reason` and `data`, once, stamping `scrubbed_at`.
-    pgtrigger.Protect(
-        name="audit_only_scrub",
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
-        | pgtrigger.Q(old__scrubbed_at__isnull=False),
-    ),
+    only_rewrites(name="audit_only_scrub", rewrites=[AUDIT_SCRUB]),
 )
 class AuditEvent(models.Model):
     """Who did what to which object, when and why. The database refuses UPDATE and DELETE.

@@ -1,7 +1,7 @@
 """A database trigger generated from a state machine's transition table.
 
 Each state machine keeps its table beside its model; the trigger built here
-refuses any status UPDATE the table does not list, raw SQL included. Because
+refuses any UPDATE of the state column the table does not list, raw SQL included. Because
 it is generated from the table, a change to the table shows up in
 `makemigrations` as a new trigger, so the two cannot drift apart.
 """
@@ -29,36 +29,61 @@ def _pairs(table: Mapping[str, Iterable[str]]) -> str:
     return ", ".join(f"'{pair}'" for pair in pairs) or "NULL"
 
 
+# A table whose moves name the roles allowed to make them: source -> {target: roles}.
+RoleTable = Mapping[str, Mapping[str, Iterable[str]]]
+
+
+def moves_of_any_role_but(table: RoleTable, role: str) -> dict[str, set[str]]:
+    """The moves some role other than `role` may make: the trigger's plain table."""
+    return {
+        source: {target for target, roles in moves.items() if set(roles) - {role}}
+        for source, moves in table.items()
+    }
+
+
+def moves_only_of(table: RoleTable, role: str) -> dict[str, set[str]]:
+    """The moves `role` alone may make: the trigger's `role_only` moves."""
+    return {
+        source: {target for target, roles in moves.items() if set(roles) == {role}}
+        for source, moves in table.items()
+    }
+
+
 def status_transition_trigger(
     *,
     name: str,
     label: str,
     table: Mapping[str, Iterable[str]],
     role_only: tuple[str, Mapping[str, Iterable[str]]] | None = None,
+    column: str = "status",
 ) -> pgtrigger.Trigger:
-    """Refuse `OLD.status -> NEW.status` unless `table[OLD.status]` lists it.
+    """Refuse `OLD.<column> -> NEW.<column>` unless `table[OLD.<column>]` lists it.
 
     `role_only = (role, moves)` adds moves that pass only while the transaction's
     `memdesk.transition_role` setting names that role: a service that may make them
     sets it around its update, and raw SQL without it is refused like any illegal move.
-    Same-status updates pass, so rows can change everything but their state.
+    Same-state updates pass, so rows can change everything but their state.
+    The refusal is a `check_violation` (an `IntegrityError` to Django).
     """
+    if not column.isidentifier():
+        raise ValueError(f"not a column name: {column!r}")
+    move = f"(OLD.{column} || '>' || NEW.{column})"
     listed = _pairs(table)
     gated = ""
     if role_only is not None:
         role, moves = role_only
         gated = (
             f" OR (coalesce(current_setting('{ROLE_SETTING}', true), '') = '{role}'"
-            f" AND (OLD.status || '>' || NEW.status) = ANY (ARRAY[{_pairs(moves)}]))"
+            f" AND {move} = ANY (ARRAY[{_pairs(moves)}]))"
         )
     return pgtrigger.Trigger(
         name=name,
         when=pgtrigger.Before,
         operation=pgtrigger.Update,
-        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
+        condition=pgtrigger.Condition(f"OLD.{column} IS DISTINCT FROM NEW.{column}"),
         func=f"""
-            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{listed}]){gated}) THEN
-                RAISE EXCEPTION 'illegal {label} transition: % -> %', OLD.status, NEW.status
+            IF NOT ({move} = ANY (ARRAY[{listed}]){gated}) THEN
+                RAISE EXCEPTION 'illegal {label} transition: % -> %', OLD.{column}, NEW.{column}
                     USING ERRCODE = 'check_violation';
             END IF;
             RETURN NEW;

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from django.db import models
 
-from accounts.models import AuditEvent
+from accounts.models import AUDIT_SCRUB, AuditEvent
+from common.append_only import Rewrite
 from common.fingerprints import ERASED_PREFIX
 from common.models import IdempotencyRecord
 from memory.models import (
@@ -26,8 +27,9 @@ from memory.models import (
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.models.receipts import TERMINAL_RECEIPT_STATES
-from reviews.models import Decision, ReviewItem, SavedFilter
+from memory.models.ledger import EVENT_SCRUB
+from memory.models.receipts import RECEIPT_TRANSITION_SCRUB, TERMINAL_RECEIPT_STATES
+from reviews.models import DECISION_SCRUB, Decision, ReviewItem, SavedFilter
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,11 @@ class QuotedContent:
         return self.model._meta.db_table
 
 
-_ONCE = "scrubbed_at IS NULL"
+# Rows an append-only table still lets a deletion scrub (its trigger allows it once).
+def _scrubbable(rewrite: Rewrite) -> str:
+    return " AND ".join(f"{stamp} IS NULL" for stamp in (*rewrite.only_before, rewrite.stamp))
+
+
 # Receipts nothing will look up in the outside world any more.
 SETTLED_RECEIPTS = "state IN ({})".format(
     ", ".join(f"'{state}'" for state in sorted(TERMINAL_RECEIPT_STATES))
@@ -160,10 +166,21 @@ QUOTED_CONTENT = (
     QuotedContent(ReviewItem, ("topic",), whole=True),
     # An editor's saved queue view may name a subject or a topic in its name or filters.
     QuotedContent(SavedFilter, ("name", "query"), whole=True),
+    # The append-only records: what their trigger lets a scrub change, and nothing else.
     QuotedContent(
-        Decision, ("note", "payload", "undo_state"), whole=True, pending=_ONCE, stamp="scrubbed_at"
+        Decision,
+        DECISION_SCRUB.clears,
+        whole=True,
+        pending=_scrubbable(DECISION_SCRUB),
+        stamp=DECISION_SCRUB.stamp,
     ),
-    QuotedContent(AuditEvent, ("reason", "data"), whole=True, pending=_ONCE, stamp="scrubbed_at"),
+    QuotedContent(
+        AuditEvent,
+        AUDIT_SCRUB.clears,
+        whole=True,
+        pending=_scrubbable(AUDIT_SCRUB),
+        stamp=AUDIT_SCRUB.stamp,
+    ),
     QuotedContent(
         Receipt,
         ("operation", "target", "intent", "run_id", "agent", "external_id", "error_code"),
@@ -175,7 +192,11 @@ QUOTED_CONTENT = (
     # original key still finds the receipt instead of making a second effect.
     QuotedContent(Receipt, ("idempotency_key", "reconciler"), whole=True, pending=SETTLED_RECEIPTS),
     QuotedContent(
-        ReceiptTransition, ("reason", "evidence"), whole=True, pending=_ONCE, stamp="scrubbed_at"
+        ReceiptTransition,
+        RECEIPT_TRANSITION_SCRUB.clears,
+        whole=True,
+        pending=_scrubbable(RECEIPT_TRANSITION_SCRUB),
+        stamp=RECEIPT_TRANSITION_SCRUB.stamp,
     ),
     # Found again by the original key: the replay of an `Idempotency-Key`, the recovery
     # of a task. A reply quoting the words was erased before (`redact_replies_quoting`).
@@ -185,9 +206,9 @@ QUOTED_CONTENT = (
     # words only. The subject's own events are redacted whole by the deletion.
     QuotedContent(
         Event,
-        ("kind", "run_id", "agent", "text", "body", "source_uri"),
+        EVENT_SCRUB.clears,
         whole=False,
-        pending=f"redacted_at IS NULL AND {_ONCE}",
-        stamp="scrubbed_at",
+        pending=_scrubbable(EVENT_SCRUB),
+        stamp=EVENT_SCRUB.stamp,
     ),
 )

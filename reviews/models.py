@@ -8,6 +8,8 @@ from django.db.models import F
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
+from common.append_only import Rewrite, only_rewrites
+from common.transitions import status_transition_trigger
 
 
 class Queue(models.TextChoices):
@@ -28,7 +30,28 @@ class ItemStatus(models.TextChoices):
 
 OPEN_STATUSES = (ItemStatus.OPEN, ItemStatus.CLAIMED)
 
+_I = ItemStatus
+# The review item state machine, and the only place it is written down. A claimed
+# item is claimed again (the lease renewed or taken over) without moving; an item
+# whose target went away is cancelled whoever holds it.
+ITEM_TRANSITIONS: dict[str, frozenset[str]] = {
+    _I.OPEN: frozenset({_I.CLAIMED, _I.DECIDED, _I.CANCELLED}),
+    _I.CLAIMED: frozenset({_I.DECIDED, _I.CANCELLED}),
+}
+# The role of the one move back: an undo reopens its decided item, held by the person
+# undoing (`review_undo`). Raw SQL without the role cannot reopen a decided item.
+ITEM_UNDO_ROLE = "undo"
+ITEM_UNDO_TRANSITIONS: dict[str, frozenset[str]] = {_I.DECIDED: frozenset({_I.CLAIMED})}
 
+
+@pgtrigger.register(
+    status_transition_trigger(
+        name="review_item_status_transition",
+        label="review item",
+        table=ITEM_TRANSITIONS,
+        role_only=(ITEM_UNDO_ROLE, ITEM_UNDO_TRANSITIONS),
+    )
+)
 class ReviewItem(models.Model):
     """Something a person must look at. Queues know targets only by type and id."""
 
@@ -94,16 +117,15 @@ class ReviewItem(models.Model):
         return f"{self.queue} {self.target_type}:{self.target_id} ({self.status})"
 
 
+# What a deletion may take out of a decision (`memory.held_content` scrubs these).
+DECISION_SCRUB = Rewrite(stamp="scrubbed_at", clears=("note", "payload", "undo_state"))
+
+
 @pgtrigger.register(
     pgtrigger.Protect(name="decision_no_delete", operation=pgtrigger.Delete),
     # Append-only; the one permitted change is a deletion scrubbing the words of
-    # erased content out of `note` and `payload`, once, stamping `scrubbed_at`.
-    pgtrigger.Protect(
-        name="decision_only_scrub",
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
-        | pgtrigger.Q(old__scrubbed_at__isnull=False),
-    ),
+    # erased content out of `note`, `payload` and `undo_state`, once, stamping `scrubbed_at`.
+    only_rewrites(name="decision_only_scrub", rewrites=[DECISION_SCRUB]),
 )
 class Decision(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")

@@ -15,8 +15,10 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
+from common.transitions import role_gated
 from reviews.filters import ReviewItemFilter
 from reviews.models import (
+    ITEM_UNDO_ROLE,
     OPEN_STATUSES,
     Decision,
     DecisionUndo,
@@ -308,7 +310,8 @@ def review_undo(*, tenant: Tenant, decision_id: int, actor: Actor, user: Any) ->
         # The target is as the decision found it; deciding again compares with that.
         item.target_version = handler.current_version(item=item)
         try:
-            with transaction.atomic():
+            # Reopening a decided item passes the database trigger only inside this role.
+            with role_gated(ITEM_UNDO_ROLE), transaction.atomic():
                 item.save(
                     update_fields=[
                         "status",

@@ -10,7 +10,11 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
-from common.transitions import status_transition_trigger
+from common.transitions import (
+    moves_of_any_role_but,
+    moves_only_of,
+    status_transition_trigger,
+)
 from memory.models.ledger import Event, Sensitivity, Subject
 
 
@@ -204,20 +208,6 @@ class GateDecision(models.TextChoices):
     REJECTED = "rejected"
 
 
-def _moves_of_any_role_but(role: str) -> dict[str, set[str]]:
-    return {
-        source: {to for to, roles in moves.items() if roles - {role}}
-        for source, moves in CLAIM_TRANSITIONS.items()
-    }
-
-
-def _moves_only_of(role: str) -> dict[str, set[str]]:
-    return {
-        source: {to for to, roles in moves.items() if roles == {role}}
-        for source, moves in CLAIM_TRANSITIONS.items()
-    }
-
-
 # Generated from the table so the database and the services cannot disagree.
 # Moves only an undo may make (a decision taken back) pass only while the undo
 # service says so (`common.transitions.role_gated`), so raw SQL cannot make them.
@@ -225,8 +215,8 @@ def _moves_only_of(role: str) -> dict[str, set[str]]:
     status_transition_trigger(
         name="claim_status_transition",
         label="claim",
-        table=_moves_of_any_role_but(ClaimRole.UNDO),
-        role_only=(ClaimRole.UNDO, _moves_only_of(ClaimRole.UNDO)),
+        table=moves_of_any_role_but(CLAIM_TRANSITIONS, ClaimRole.UNDO),
+        role_only=(ClaimRole.UNDO, moves_only_of(CLAIM_TRANSITIONS, ClaimRole.UNDO)),
     )
 )
 class Claim(models.Model):

@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from common.transitions import status_transition_trigger
 from memory.models.lifecycle import DeletionRequest
 
 
@@ -45,26 +46,10 @@ UNFINISHED_EXPORT_STATUSES = (_E.PENDING, _E.RUNNING)
 CONTENT_EXPORT_STATUSES = (_E.PENDING, _E.RUNNING, _E.READY, _E.FAILED)
 
 
-def _transition_pairs() -> str:
-    pairs = sorted(
-        f"{source}>{target}" for source, targets in EXPORT_TRANSITIONS.items() for target in targets
-    )
-    return ", ".join(f"'{pair}'" for pair in pairs)
-
-
+# Generated from the table, like every state machine's guard.
 @pgtrigger.register(
-    pgtrigger.Trigger(
-        name="export_status_transition",
-        when=pgtrigger.Before,
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Condition("OLD.status IS DISTINCT FROM NEW.status"),
-        func=f"""
-            IF NOT ((OLD.status || '>' || NEW.status) = ANY (ARRAY[{_transition_pairs()}])) THEN
-                RAISE EXCEPTION 'illegal export transition: % -> %', OLD.status, NEW.status
-                    USING ERRCODE = 'check_violation';
-            END IF;
-            RETURN NEW;
-        """,
+    status_transition_trigger(
+        name="export_status_transition", label="export", table=EXPORT_TRANSITIONS
     )
 )
 class DataExport(models.Model):

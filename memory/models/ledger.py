@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from common.append_only import Rewrite, only_rewrites
 
 
 class Subject(models.Model):
@@ -57,23 +58,19 @@ class Sensitivity(models.TextChoices):
     CRIMINAL_RECORD = "criminal_record", "Criminal record"
 
 
+# The columns that hold what the agent wrote (or chose to call it): all that
+# erasure or a scrub may change in an event. Ids, digests and times stay.
+EVENT_WORDS = ("kind", "run_id", "agent", "text", "body", "source_uri")
+EVENT_REDACTION = Rewrite(stamp="redacted_at", clears=EVENT_WORDS)
+EVENT_SCRUB = Rewrite(stamp="scrubbed_at", clears=EVENT_WORDS, only_before=("redacted_at",))
+
+
 @pgtrigger.register(
     pgtrigger.Protect(name="event_no_delete", operation=pgtrigger.Delete),
     # The ledger is append-only; the permitted changes are erasure, which
     # redacts the content once and keeps the row as a tombstone, and, before
     # that, one scrub of the words another subject's deletion found quoted here.
-    pgtrigger.Protect(
-        name="event_only_redaction",
-        operation=pgtrigger.Update,
-        condition=(
-            pgtrigger.Q(new__redacted_at__isnull=True) | pgtrigger.Q(old__redacted_at__isnull=False)
-        )
-        & (
-            pgtrigger.Q(new__scrubbed_at__isnull=True)
-            | pgtrigger.Q(old__scrubbed_at__isnull=False)
-            | pgtrigger.Q(new__redacted_at__isnull=False)
-        ),
-    ),
+    only_rewrites(name="event_only_redaction", rewrites=[EVENT_REDACTION, EVENT_SCRUB]),
     # An event's vector encodes its words: when redaction or a scrub changes them, the
     # vector goes in the same statement (the embedding worker makes a new one of a
     # scrubbed text). One statement-level trigger, so a deletion that redacts ten

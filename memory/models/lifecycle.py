@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
+from common.transitions import status_transition_trigger
 from memory.models.claims import Claim
 from memory.models.ledger import Subject
 
@@ -58,6 +59,12 @@ UNFINISHED_DELETION_STATUSES = (
 )
 
 
+# Generated from the table: a finished deletion is never put back to work, raw SQL included.
+@pgtrigger.register(
+    status_transition_trigger(
+        name="deletion_status_transition", label="deletion", table=DELETION_TRANSITIONS
+    )
+)
 class DeletionRequest(models.Model):
     """A request to forget one memory or everything about a subject, and its report.
 

@@ -9,6 +9,12 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
+from common.append_only import Rewrite, only_rewrites
+from common.transitions import (
+    moves_of_any_role_but,
+    moves_only_of,
+    status_transition_trigger,
+)
 from memory.models.platforms import Platform
 
 
@@ -71,6 +77,19 @@ def allowed_receipt_targets(state: str, role: str | None) -> list[str]:
     return [target for target in _S.values if role in moves.get(target, frozenset())]
 
 
+# Generated from the table, so no UPDATE (raw SQL included) can make a move no role may
+# make. A settlement by hand (out of `manual_review`) passes only while `receipt_move`
+# makes it for an editor (`common.transitions.role_gated`); which of the agent and the
+# worker makes the other moves is checked by `receipt_move`.
+@pgtrigger.register(
+    status_transition_trigger(
+        name="receipt_state_transition",
+        label="receipt",
+        table=moves_of_any_role_but(RECEIPT_TRANSITIONS, _R.EDITOR),
+        role_only=(_R.EDITOR, moves_only_of(RECEIPT_TRANSITIONS, _R.EDITOR)),
+        column="state",
+    )
+)
 class Receipt(models.Model):
     """An external side effect, written before the call and settled by evidence."""
 
@@ -141,16 +160,15 @@ class Receipt(models.Model):
         return f"{self.state}:{changed}"
 
 
+# What a deletion may take out of a receipt transition (`memory.held_content` scrubs these).
+RECEIPT_TRANSITION_SCRUB = Rewrite(stamp="scrubbed_at", clears=("reason", "evidence"))
+
+
 @pgtrigger.register(
     pgtrigger.Protect(name="receipt_transition_no_delete", operation=pgtrigger.Delete),
     # Append-only; the one permitted change is a deletion scrubbing the words of
     # erased content out of `reason` and `evidence`, once, stamping `scrubbed_at`.
-    pgtrigger.Protect(
-        name="receipt_transition_only_scrub",
-        operation=pgtrigger.Update,
-        condition=pgtrigger.Q(new__scrubbed_at__isnull=True)
-        | pgtrigger.Q(old__scrubbed_at__isnull=False),
-    ),
+    only_rewrites(name="receipt_transition_only_scrub", rewrites=[RECEIPT_TRANSITION_SCRUB]),
 )
 class ReceiptTransition(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

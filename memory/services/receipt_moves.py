@@ -9,6 +9,7 @@ and an audit row in the same transaction, with the actor; a move into
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -21,6 +22,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
+from common.transitions import role_gated
 from memory.models.receipts import (
     Receipt,
     ReceiptState,
@@ -176,7 +178,9 @@ def receipt_move(
     elif to != ReceiptState.RECONCILING:
         receipt.next_reconcile_at = None
         receipt.reconcile_lease_expires_at = None
-    receipt.save(update_fields=MOVE_FIELDS)
+    # A settlement by hand passes the database trigger only inside the editor's role.
+    with role_gated(role) if role == TransitionRole.EDITOR else nullcontext():
+        receipt.save(update_fields=MOVE_FIELDS)
     transition = receipt_transition_append(
         receipt, from_state=from_state, actor=actor, at=now, reason=reason, evidence=evidence
     )
