@@ -56,7 +56,8 @@ class ReceiptListCreateView(ListAPIView):
             return Receipt.objects.none()
         filters = ReceiptListInput(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
-        return receipts_list(tenant=api_context(self.request).tenant, **filters.validated_data)
+        context = api_context(self.request)
+        return receipts_list(tenant=context.tenant, actor=context.actor, **filters.validated_data)
 
     @extend_schema(
         parameters=[ReceiptListInput],
@@ -130,7 +131,8 @@ class ReceiptDetailView(APIView):
         summary="Read a receipt with its transitions and reconciliation reads",
     )
     def get(self, request: Request, receipt_id: UUID) -> Response:
-        receipt = receipt_detail(tenant=api_context(request).tenant, receipt_id=receipt_id)
+        context = api_context(request)
+        receipt = receipt_detail(tenant=context.tenant, actor=context.actor, receipt_id=receipt_id)
         if receipt is None:
             raise not_found("receipt")
         return Response(ReceiptDetailOutput(receipt).data)
@@ -219,7 +221,8 @@ class CheckpointView(APIView):
         summary="Read a task's checkpoint",
     )
     def get(self, request: Request, task_key: str) -> Response:
-        checkpoint = checkpoint_get(tenant=api_context(request).tenant, task_key=task_key)
+        context = api_context(request)
+        checkpoint = checkpoint_get(tenant=context.tenant, actor=context.actor, task_key=task_key)
         if checkpoint is None:
             raise not_found("checkpoint")
         return Response(CheckpointOutput(checkpoint).data)
@@ -254,7 +257,8 @@ class RecoveryView(APIView):
     def post(self, request: Request) -> Response:
         data = RecoveryInput(data=request.data)
         data.is_valid(raise_exception=True)
-        answer = recovery_decide(tenant=api_context(request).tenant, **data.validated_data)
+        context = api_context(request)
+        answer = recovery_decide(tenant=context.tenant, actor=context.actor, **data.validated_data)
         return Response(
             RecoveryOutput(
                 {
