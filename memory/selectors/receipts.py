@@ -8,9 +8,10 @@ colleague's effect is as missing as another tenant's.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.actors import Actor
 from accounts.models import ActorKind, Capability, Tenant
@@ -71,6 +72,47 @@ def receipts_by_ids(*, tenant: Tenant, receipt_ids: Iterable[UUID | str]) -> lis
     ids = [str(receipt_id) for receipt_id in receipt_ids]
     found = {str(r.pk): r for r in Receipt.objects.filter(tenant=tenant, pk__in=ids)}
     return [found[receipt_id] for receipt_id in ids if receipt_id in found]
+
+
+@dataclass(frozen=True)
+class ReceiptOutcome:
+    """What a receipt shows as an experience's evidence: its state, and whether the
+    one citing it is who reported that state (then it is no independent evidence)."""
+
+    state: str
+    self_reported: bool
+
+
+def receipt_outcomes(
+    *, tenant: Tenant, actor: Actor, receipt_ids: Iterable[UUID]
+) -> dict[UUID, ReceiptOutcome]:
+    """The outcome of each receipt among `receipt_ids` that `actor` reaches.
+
+    A state counts as reported by `actor` when the transition into it was made by
+    the same token (or person). A reconciler's read, a platform or someone else
+    settling it is evidence the agent did not write about itself.
+    """
+    ids = list(receipt_ids)
+    if not ids:
+        return {}
+    settling = ReceiptTransition.objects.filter(
+        receipt=OuterRef("pk"), to_state=OuterRef("state")
+    ).order_by("-at", "-id")
+    rows = (
+        Receipt.objects.filter(reach(actor), tenant=tenant, pk__in=ids)
+        .annotate(
+            settled_by_kind=Subquery(settling.values("actor_kind")[:1]),
+            settled_by_id=Subquery(settling.values("actor_id")[:1]),
+        )
+        .values_list("pk", "state", "settled_by_kind", "settled_by_id")
+    )
+    return {
+        pk: ReceiptOutcome(
+            state=state,
+            self_reported=kind != ActorKind.SYSTEM and (kind, by) == (actor.kind, actor.id),
+        )
+        for pk, state, kind, by in rows
+    }
 
 
 def checkpoint_stored(*, tenant: Tenant, task_key: str, lock: bool = False) -> Checkpoint | None:
