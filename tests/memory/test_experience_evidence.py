@@ -86,6 +86,8 @@ def test_an_experience_citing_its_own_reported_success_waits_for_an_editor(deplo
 
     card = login(editor).get(f"/review/candidates/?item={item.pk}").content.decode()
     assert "self_reported_outcome" in card
+    # The chip says what the code means, for the editor deciding it.
+    assert "the same token reported that the effect succeeded" in card
     rules = {r["code"]: r for r in deployer.get("/api/v1/gate/rules").json()["results"]}
     assert rules["self_reported_outcome"]["decision"] == "needs_review"
 
