@@ -50,6 +50,11 @@ class Actor:
         return self.allowed_subjects is None or subject_key in self.allowed_subjects
 
     @property
+    def token_id(self) -> int | None:
+        """The agent token acting, as rows that record their owner store it."""
+        return int(self.id) if self.kind == ActorKind.AGENT and self.id else None
+
+    @property
     def is_admin(self) -> bool:
         return self.kind == ActorKind.USER and self.role == Role.ADMIN
 

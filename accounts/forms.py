@@ -20,7 +20,8 @@ class AgentTokenCreateForm(forms.Form):
         # Shown as the API spells them, the way agents' docs and errors name them.
         choices=[(value, value) for value in Capability.values],
         widget=forms.CheckboxSelectMultiple,
-        help_text="Give only what the agent needs.",
+        help_text="Give only what the agent needs. receipts:operate reaches every agent's "
+        "receipts and checkpoints, not only the token's own.",
         error_messages={"required": "Choose at least one capability."},
     )
     subjects = forms.CharField(

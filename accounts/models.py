@@ -78,9 +78,17 @@ class Capability(models.TextChoices):
     RECALL = "recall"
     RECEIPTS_WRITE = "receipts:write"
     CHECKPOINTS_WRITE = "checkpoints:write"
+    # Reach every receipt and checkpoint of the tenant, not only the token's own:
+    # for an agent that supervises others' effects. Never granted by default.
+    RECEIPTS_OPERATE = "receipts:operate"
     SKILLS_READ = "skills:read"
     SKILLS_WRITE = "skills:write"
     EVALUATIONS_WRITE = "evaluations:write"
+
+
+# What a token gets when nobody named its capabilities: everything an agent
+# needs for its own work. Reaching other tokens' effects is always asked for.
+DEFAULT_CAPABILITIES = frozenset(Capability.values) - {Capability.RECEIPTS_OPERATE}
 
 
 class AuthorityCeiling(models.TextChoices):

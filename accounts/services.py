@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import (
+    DEFAULT_CAPABILITIES,
     AgentToken,
     AuditEvent,
     AuthorityCeiling,
@@ -138,7 +139,7 @@ def agent_token_create(
     actor: Actor | None = None,
 ) -> IssuedToken:
     """Issue a token. The secret is returned once and never stored."""
-    caps = sorted(set(capabilities or Capability.values))
+    caps = sorted(set(capabilities or DEFAULT_CAPABILITIES))
     unknown = set(caps) - set(Capability.values)
     if unknown:
         raise ValueError(f"unknown capabilities: {', '.join(sorted(unknown))}")

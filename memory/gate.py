@@ -45,7 +45,7 @@ TOOL_RESULT_KINDS: frozenset[str] = frozenset({"tool_result"})
 # Seed 003: an experience may shape future work only once its result was
 # observed, so its outcome is one of a fixed vocabulary, and it carries evidence
 # of that outcome: a tool result in its sources, or a receipt (`value.receipt`)
-# whose settled state shows it.
+# whose settled state shows it, settled by someone other than the agent itself.
 EXPERIENCE_OUTCOMES: frozenset[str] = frozenset({"success", "failure", "partial"})
 OUTCOME_RECEIPT_STATES: dict[str, frozenset[str]] = {
     "success": frozenset({"succeeded"}),
@@ -161,8 +161,16 @@ GATE_RULES: tuple[GateRule, ...] = (
         "experience_without_evidence",
         GateDecision.NEEDS_REVIEW,
         "An experience's outcome needs evidence: a tool result among its sources, or "
-        "`value.receipt` naming a receipt of this tenant that settled that way "
+        "`value.receipt` naming a receipt the token may see that settled that way "
         "(`succeeded` for success or partial, `rejected` for failure).",
+    ),
+    GateRule(
+        "self_reported_outcome",
+        GateDecision.NEEDS_REVIEW,
+        "The receipt the experience cites shows its outcome only on the word of whoever "
+        "cites it: the same token reported that the effect succeeded (or was rejected). An "
+        "editor decides; a reconciler's read, a platform or someone else settling the "
+        "receipt is independent evidence.",
     ),
     GateRule(
         "supersedes_stronger",
@@ -251,8 +259,10 @@ class Candidate:
     ceiling: str = Authority.AGENT_INFERRED
     user_channel_source: bool = False
     tool_source: bool = False
-    # The state of the receipt named in an experience's `value.receipt`, if any.
+    # The state of the receipt named in an experience's `value.receipt`, if any, and
+    # whether someone other than the candidate's author settled it there.
     outcome_receipt_state: str | None = None
+    outcome_independent: bool = False
     # Identity fields, judged for injection with the content.
     subject: str = ""
     scope: dict[str, str] = field(default_factory=dict)
@@ -439,9 +449,11 @@ def _experience_rules(candidate: Candidate) -> Verdict:
     if outcome is None:
         return _verdict("experience_without_outcome")
     receipt_shows_it = candidate.outcome_receipt_state in OUTCOME_RECEIPT_STATES[outcome]
-    if not (candidate.tool_source or receipt_shows_it):
-        return _verdict("experience_without_evidence")
-    return _verdict("experience_with_outcome")
+    if candidate.tool_source or (receipt_shows_it and candidate.outcome_independent):
+        return _verdict("experience_with_outcome")
+    if receipt_shows_it:
+        return _verdict("self_reported_outcome")
+    return _verdict("experience_without_evidence")
 
 
 def effective_authority(candidate: Candidate) -> tuple[str, str, tuple[str, ...]]:

@@ -3,6 +3,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from accounts.actors import Actor
 from accounts.models import AgentToken, Membership
 from common.fingerprints import erased_marker
 from memory.models import (
@@ -90,7 +91,10 @@ def test_the_demo_deletions_one_clean_and_one_waiting_for_an_in_flight_receipt()
     # and recovery by the original key still finds it.
     checkpoint = Checkpoint.objects.get(tenant__slug="demo", task_key__startswith="erased:")
     assert checkpoint.task_key == erased_marker("remind-alice-locker-quokka-2291")
-    found = checkpoint_get(tenant=checkpoint.tenant, task_key="remind-alice-locker-quokka-2291")
+    demo_agent = Actor.for_token(AgentToken.objects.get(tenant__slug="demo", name="demo-agent"))
+    found = checkpoint_get(
+        tenant=checkpoint.tenant, actor=demo_agent, task_key="remind-alice-locker-quokka-2291"
+    )
     assert found == checkpoint
     assert not Checkpoint.objects.filter(task_key__contains="quokka").exists()
     # The cat's name is still the key of a booking being settled: that deletion waits

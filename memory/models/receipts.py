@@ -113,6 +113,8 @@ class Receipt(models.Model):
     )
     run_id = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=100, blank=True)
+    # The agent token that planned it: its owner (see selectors/receipts.py). Null
+    # when a person or memdesk planned it; then only operators and editors see it.
     token_id = models.BigIntegerField(null=True, blank=True)
     # When the agent said it was about to call out; an outside system's key
     # retention window is counted from here.
@@ -249,6 +251,9 @@ class Checkpoint(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     task_key = models.CharField(max_length=255)
+    # The agent token that first saved it, like `Receipt.token_id`: only that
+    # token (or one holding `receipts:operate`) sees, replaces or recovers it.
+    token_id = models.BigIntegerField(null=True, blank=True)
     run_id = models.CharField(max_length=200, blank=True)
     input_fingerprint = models.CharField(max_length=200)
     stage = models.CharField(max_length=100)

@@ -36,13 +36,13 @@ from memory.models import (
     ClaimStatus,
     Event,
     GateDecision,
-    Receipt,
     Sensitivity,
     Subject,
     allowed_claim_targets,
 )
 from memory.search import ngrams, searchable_text
 from memory.selectors.consent import consented_classes
+from memory.selectors.receipts import ReceiptOutcome, receipt_outcomes
 from memory.selectors.screening import screen_bands
 from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.lineage import claims_invalidate_derived
@@ -241,14 +241,6 @@ def outcome_receipt_id(*, kind: str, value: Any) -> uuid.UUID | None:
         return uuid.UUID(str(value.get("receipt")))
     except ValueError:
         return None
-
-
-def receipt_states(*, tenant: Tenant, receipt_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
-    if not receipt_ids:
-        return {}
-    return dict(
-        Receipt.objects.filter(tenant=tenant, pk__in=receipt_ids).values_list("pk", "state")
-    )
 
 
 def ceiling_of(actor: Actor) -> str:
@@ -591,7 +583,7 @@ def judge(
     sources: list[Event | SourceInput],
     active: Claim | None,
     available_at: datetime,
-    receipt_state: str | None,
+    outcome_receipt: ReceiptOutcome | None,
     consented: frozenset[str] = frozenset(),
     in_context: bool = False,
 ) -> gate.Verdict:
@@ -620,7 +612,8 @@ def judge(
             ceiling=ceiling_of(actor),
             user_channel_source=evidence.user_channel,
             tool_source=evidence.tool_result,
-            outcome_receipt_state=receipt_state,
+            outcome_receipt_state=outcome_receipt.state if outcome_receipt else None,
+            outcome_independent=outcome_receipt is not None and not outcome_receipt.self_reported,
             subject=candidate.subject,
             scope=screened.scope,
             sensitivity=screened.classification.sensitivity,
@@ -806,7 +799,9 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         state = identity_states(tenant=tenant, identities=[identity])[identity]
         active = state.active
         receipt_id = outcome_receipt_id(kind=candidate.kind, value=candidate.value)
-        receipts = receipt_states(tenant=tenant, receipt_ids=[receipt_id] if receipt_id else [])
+        receipts = receipt_outcomes(
+            tenant=tenant, actor=actor, receipt_ids=[receipt_id] if receipt_id else []
+        )
         consents = (
             consented_classes(tenant=tenant, subject_ids=[subject.pk])
             if consent_to_read(screened)
@@ -818,7 +813,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
             sources=sources,
             active=active,
             available_at=available_at,
-            receipt_state=receipts.get(receipt_id) if receipt_id else None,
+            outcome_receipt=receipts.get(receipt_id) if receipt_id else None,
             consented=consents.get(subject.pk, frozenset()),
             in_context=injection_in_context(
                 tenant=tenant, subject=subject, screened=screened, bands=bands

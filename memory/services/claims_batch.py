@@ -43,6 +43,7 @@ from memory import gate
 from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
 from memory.search import searchable_text
 from memory.selectors.consent import consented_classes
+from memory.selectors.receipts import receipt_outcomes
 from memory.selectors.screening import screen_bands
 from memory.services.claims import (
     CandidateInput,
@@ -61,7 +62,6 @@ from memory.services.claims import (
     identity_states,
     judge,
     outcome_receipt_id,
-    receipt_states,
     resolve_sources,
     review_queue_for,
     screen_candidate,
@@ -154,8 +154,10 @@ def claims_submit_batch(
             )
             for i in live
         }
-        receipts = receipt_states(
-            tenant=tenant, receipt_ids=[r for r in receipt_ids.values() if r is not None]
+        receipts = receipt_outcomes(
+            tenant=tenant,
+            actor=actor,
+            receipt_ids=[r for r in receipt_ids.values() if r is not None],
         )
         consents = consented_classes(
             tenant=tenant,
@@ -178,7 +180,7 @@ def claims_submit_batch(
                 sources=sources[i],
                 active=state.active,
                 available_at=available_at,
-                receipt_state=receipts.get(receipt_id) if receipt_id else None,
+                outcome_receipt=receipts.get(receipt_id) if receipt_id else None,
                 consented=consents.get(identity_of[i][0], frozenset()),
             )
             planned.append(

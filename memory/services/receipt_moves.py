@@ -30,6 +30,7 @@ from memory.models.receipts import (
     TransitionRole,
     allowed_receipt_targets,
 )
+from memory.selectors.receipts import reach
 from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 
@@ -58,11 +59,12 @@ def transition_role(actor: Actor) -> str | None:
     return None
 
 
-def receipt_locked(*, tenant: Tenant, receipt_id: UUID | str) -> Receipt:
+def receipt_locked(*, tenant: Tenant, actor: Actor, receipt_id: UUID | str) -> Receipt:
+    """The receipt, locked for a move by `actor`; `not_found` if `actor` does not reach it."""
     receipt = (
         Receipt.objects.select_for_update(of=("self",))
         .select_related("tenant")
-        .filter(tenant=tenant, pk=receipt_id)
+        .filter(reach(actor), tenant=tenant, pk=receipt_id)
         .first()
     )
     if receipt is None:

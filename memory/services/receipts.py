@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import ActorKind, Tenant
+from accounts.models import Tenant
 from accounts.services import audit_record
 from common.fingerprints import fingerprint, identifier_forms
 from common.problems import Problem
@@ -29,7 +29,7 @@ from memory.reconcilers import ReconcilerConfigError, reconciler_config_validate
 from memory.reconcilers.http import PLATFORM_NOT_REGISTERED, HttpReconciler, lookup_url_probe
 from memory.reconcilers.urls import URLRefused, parse_platform_url
 from memory.selectors.platforms import operation_policy_for, platform_for_url, platform_get
-from memory.selectors.receipts import receipt_by_key
+from memory.selectors.receipts import reach, receipt_by_key
 from memory.services.receipt_moves import (
     RECEIPT_TARGET_TYPE,
     receipt_locked,
@@ -110,7 +110,7 @@ def receipt_create(
     intent_fingerprint = fingerprint(intent)
     existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
     if existing is not None:
-        return _same_request(existing, operation, target, intent_fingerprint), False
+        return _same_request(existing, actor, operation, target, intent_fingerprint), False
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -125,7 +125,7 @@ def receipt_create(
                 platform=platform,
                 run_id=run_id,
                 agent=agent or actor.label[:100],
-                token_id=int(actor.id) if actor.kind == ActorKind.AGENT and actor.id else None,
+                token_id=actor.token_id,
                 state=ReceiptState.PLANNED,
                 created_at=now,
                 updated_at=now,
@@ -151,7 +151,7 @@ def receipt_create(
         existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
         if existing is None:
             raise
-        return _same_request(existing, operation, target, intent_fingerprint), False
+        return _same_request(existing, actor, operation, target, intent_fingerprint), False
     return receipt, True
 
 
@@ -199,7 +199,17 @@ def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platfor
     return platform, {**config, "platform": platform.name}
 
 
-def _same_request(existing: Receipt, operation: str, target: str, intent_fp: str) -> Receipt:
+def _same_request(
+    existing: Receipt, actor: Actor, operation: str, target: str, intent_fp: str
+) -> Receipt:
+    if not Receipt.objects.filter(reach(actor), pk=existing.pk).exists():
+        # Keys are unique in the tenant, so another token's key cannot name a second
+        # effect; refuse it as reused, and say nothing of the receipt behind it.
+        raise Problem(
+            "idempotency_key_reused",
+            "This idempotency_key already names another effect. Use a new key for a new effect.",
+            status_code=409,
+        )
     # A deletion may have replaced the operation or target by its digest; the intent
     # is compared by fingerprint, which a deletion keeps.
     if (
@@ -287,7 +297,7 @@ def _transition(
         submit_lease = timedelta(seconds=lease_seconds)
     now = timezone.now()
     with transaction.atomic():
-        receipt = receipt_locked(tenant=tenant, receipt_id=receipt_id)
+        receipt = receipt_locked(tenant=tenant, actor=actor, receipt_id=receipt_id)
         # Under the lock, so the policy judges the receipt as it is when it moves.
         screened = agent_success_screened(
             policy=operation_policy_for(tenant=tenant, operation=receipt.operation),

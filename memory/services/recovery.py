@@ -12,16 +12,17 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from django.core.cache import cache
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
-from common.problems import Problem
+from common.problems import Problem, not_found
 from common.redis import cache_redis
 from common.screen import find_secrets_in_strings
 from memory.models.receipts import (
@@ -30,7 +31,7 @@ from memory.models.receipts import (
     Receipt,
     ReceiptState,
 )
-from memory.selectors.receipts import checkpoint_get, receipts_by_ids
+from memory.selectors.receipts import checkpoint_get, checkpoint_stored, reach, receipts_by_ids
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ def recovery_rule(
 def recovery_decide(
     *,
     tenant: Tenant,
+    actor: Actor,
     task_key: str,
     input_fingerprint: str,
     triggered_at: datetime | None = None,
@@ -119,11 +121,12 @@ def recovery_decide(
 
     `triggered_at` is when the agent's run was triggered: the decision's latency
     is counted from it (seed 000: from trigger to a safe next step); without it,
-    from when memdesk started deciding.
+    from when memdesk started deciding. A checkpoint `actor` does not reach is
+    answered as no checkpoint, exactly like another tenant's.
     """
     started = time.perf_counter()
     now = now or timezone.now()
-    checkpoint = checkpoint_get(tenant=tenant, task_key=task_key)
+    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
     effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
     decision, reason = recovery_rule(
         checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
@@ -223,6 +226,39 @@ def _refuse_secrets(fields: dict[str, list[str]]) -> None:
         )
 
 
+def _checkpoint_written(
+    *, tenant: Tenant, actor: Actor, task_key: str, fields: dict[str, Any]
+) -> tuple[Checkpoint, bool]:
+    """Replace the checkpoint of `task_key` with `fields`, or make it, owned by `actor`'s
+    token; `not_found` if it belongs to a token `actor` does not reach."""
+    # Once a deletion replaced the key by its digest, the task's checkpoint is
+    # still the one row saved under it (and keeps the digest).
+    stored = checkpoint_stored(tenant=tenant, task_key=task_key, lock=True)
+    if stored is None:
+        try:
+            with transaction.atomic():
+                made = Checkpoint.objects.create(
+                    tenant=tenant,
+                    task_key=task_key,
+                    token_id=actor.token_id,
+                    created_at=fields["updated_at"],
+                    **fields,
+                )
+            return made, True
+        except IntegrityError:
+            # Another save of the same key won the race; judge it as already there.
+            stored = checkpoint_stored(tenant=tenant, task_key=task_key, lock=True)
+            if stored is None:
+                raise
+    # A replacement keeps the first saver as owner, also when an operator saves it.
+    if not Checkpoint.objects.filter(reach(actor), pk=stored.pk).exists():
+        raise not_found("checkpoint")
+    for name, value in fields.items():
+        setattr(stored, name, value)
+    stored.save(update_fields=list(fields))
+    return stored, False
+
+
 def checkpoint_save(
     *,
     tenant: Tenant,
@@ -238,7 +274,12 @@ def checkpoint_save(
     effects: Iterable[UUID | str] = (),
     expires_at: datetime | None = None,
 ) -> tuple[Checkpoint, bool]:
-    """Create or replace the checkpoint of `task_key`. Effects must be this tenant's receipts."""
+    """Create or replace the checkpoint of `task_key`. Effects must be receipts `actor` reaches.
+
+    The checkpoint belongs to the token that first saved it. Another token that
+    does not hold `receipts:operate` gets 404 `not_found`, as for a checkpoint of
+    another tenant: it can neither replace it nor learn that it exists.
+    """
     allowed_next_stages = list(allowed_next_stages)
     _refuse_secrets(
         {
@@ -251,7 +292,9 @@ def checkpoint_save(
     )
     effect_ids = list(dict.fromkeys(UUID(str(effect)) for effect in effects))
     known = set(
-        Receipt.objects.filter(tenant=tenant, pk__in=effect_ids).values_list("pk", flat=True)
+        Receipt.objects.filter(reach(actor), tenant=tenant, pk__in=effect_ids).values_list(
+            "pk", flat=True
+        )
     )
     missing = [str(effect) for effect in effect_ids if effect not in known]
     if missing:
@@ -274,14 +317,8 @@ def checkpoint_save(
         "updated_at": now,
     }
     with transaction.atomic():
-        # Once a deletion replaced the key by its digest, the task's checkpoint is
-        # still the one row saved under it (and keeps the digest).
-        stored = checkpoint_get(tenant=tenant, task_key=task_key)
-        checkpoint, created = Checkpoint.objects.update_or_create(
-            tenant=tenant,
-            task_key=stored.task_key if stored is not None else task_key,
-            defaults=fields,
-            create_defaults={**fields, "created_at": now},
+        checkpoint, created = _checkpoint_written(
+            tenant=tenant, actor=actor, task_key=task_key, fields=fields
         )
         audit_record(
             tenant=tenant,

@@ -4,7 +4,15 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from accounts.models import AgentToken, AuditEvent, Capability, Membership, SubjectOwnership, Tenant
+from accounts.models import (
+    DEFAULT_CAPABILITIES,
+    AgentToken,
+    AuditEvent,
+    Capability,
+    Membership,
+    SubjectOwnership,
+    Tenant,
+)
 from accounts.services import hash_token_secret
 
 
@@ -72,7 +80,9 @@ def test_create_agent_token_prints_secret_last_and_stores_only_its_hash():
     assert secret.startswith("mdk_")
     token = AgentToken.objects.get(name="bot")
     assert token.secret_hash == hash_token_secret(secret)
-    assert sorted(token.capabilities) == sorted(Capability.values)
+    # Every capability but reaching other tokens' receipts, which is always asked for.
+    assert sorted(token.capabilities) == sorted(DEFAULT_CAPABILITIES)
+    assert set(Capability.values) - set(token.capabilities) == {"receipts:operate"}
     assert not AgentToken.objects.filter(secret_hash=secret).exists()
     assert secret not in str(list(AgentToken.objects.values()))
 

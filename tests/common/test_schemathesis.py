@@ -31,7 +31,7 @@ from schemathesis.checks import (
     response_schema_conformance,
 )
 
-from accounts.models import Role
+from accounts.models import Capability, Role
 from accounts.services import agent_token_create, member_create, subject_link, tenant_create
 from config.wsgi import application
 from reviews.models import ReviewItem
@@ -85,7 +85,12 @@ def in_process_app() -> Iterator[None]:
 @pytest.fixture
 def callers() -> dict[str, dict[str, Any]]:
     tenant = tenant_create(slug="fuzz", name="Fuzz")[0]
-    token = agent_token_create(tenant=tenant, name="fuzzer", max_authority="user_explicit")
+    token = agent_token_create(
+        tenant=tenant,
+        name="fuzzer",
+        capabilities=Capability.values,
+        max_authority="user_explicit",
+    )
     admin = member_create(
         tenant=tenant, username="fuzz-admin", password="correct horse battery", role=Role.ADMIN
     ).user

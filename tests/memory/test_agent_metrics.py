@@ -181,6 +181,7 @@ def test_recovery_latency_is_counted_from_the_trigger_and_changes_no_row(acme, g
     for index, wait in enumerate(waits):
         recovery_decide(
             tenant=acme,
+            actor=Actor.system(),
             task_key=f"t-{index}",
             input_fingerprint="sha256:x",
             triggered_at=now - timedelta(seconds=wait),

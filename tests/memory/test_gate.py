@@ -158,12 +158,41 @@ def test_without_a_tool_result_only_a_settled_receipt_shows_the_outcome(
             value={"outcome": outcome},
             tool_source=False,
             outcome_receipt_state=receipt_state,
+            outcome_independent=True,
         ),
         active=None,
     )
     assert verdict.decision == decision
     if decision == GateDecision.NEEDS_REVIEW:
         assert verdict.reasons == ("experience_without_evidence",)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "receipt_state"), [("success", "succeeded"), ("failure", "rejected")]
+)
+def test_a_receipt_settled_on_the_authors_own_word_waits_for_an_editor(outcome, receipt_state):
+    def judged(**extra):
+        return gate.evaluate(
+            make(
+                kind="experience",
+                authority="agent_inferred",
+                basis="reported",
+                value={"outcome": outcome},
+                outcome_receipt_state=receipt_state,
+                **extra,
+            ),
+            active=None,
+        )
+
+    # Unsaid is the weakest reading: the author settled it.
+    for verdict in (
+        judged(tool_source=False),
+        judged(tool_source=False, outcome_independent=False),
+    ):
+        assert verdict.decision == GateDecision.NEEDS_REVIEW
+        assert verdict.reasons == ("self_reported_outcome",)
+    # A tool result the author could not write itself still shows the outcome.
+    assert judged(tool_source=True).reasons == ("experience_with_outcome",)
 
 
 def test_exact_duplicate_merges():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.actors import Actor
 from accounts.models import AuditEvent
 from common.fingerprints import fingerprint
 from common.models import IdempotencyRecord
@@ -559,7 +560,7 @@ def test_metrics_show_receipts_reconciliation_and_recovery(client, make_receipt,
     make_receipt(ReceiptState.SUBMITTED)
     make_receipt(ReceiptState.SAFE_TO_RETRY)
     make_receipt(ReceiptState.MANUAL_REVIEW)
-    recovery_decide(tenant=acme, task_key="never-saved", input_fingerprint="f")
+    recovery_decide(tenant=acme, actor=actors.agent, task_key="never-saved", input_fingerprint="f")
     body = client.get("/metrics").content.decode()
     assert 'memdesk_receipts{state="submitted"} 2.0' in body
     assert 'memdesk_receipts{state="planned"} 0.0' in body
@@ -596,6 +597,7 @@ def test_the_demo_has_receipts_in_several_states_and_one_waiting_for_a_person(ac
     assert (
         recovery_decide(
             tenant=acme,
+            actor=Actor.system(),
             task_key="thread-reply:t-881",
             input_fingerprint=fingerprint({"thread": "t-881"}),
         ).decision

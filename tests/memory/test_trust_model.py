@@ -253,12 +253,14 @@ def test_an_experience_outcome_needs_evidence(plain, tools, globex_agent):
         "experience_without_evidence"
     ]
 
-    by_receipt = post(
+    # A receipt the token settled itself is its own word: an editor decides
+    # (receipts settled by others: test_experience_evidence.py).
+    by_own_receipt = post(
         plain, experience(outcome="success", receipt=settled_receipt(plain, "succeeded"))
     )
-    assert (by_receipt["decision"], by_receipt["reasons"]) == (
-        "accepted",
-        ["experience_with_outcome"],
+    assert (by_own_receipt["decision"], by_own_receipt["reasons"]) == (
+        "needs_review",
+        ["self_reported_outcome"],
     )
     by_tool = post(
         tools,

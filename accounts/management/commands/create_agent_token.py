@@ -21,7 +21,7 @@ class Command(BaseCommand):
             action="append",
             choices=Capability.values,
             dest="capabilities",
-            help="Repeat for several; none means every capability.",
+            help="Repeat for several; none means every capability but receipts:operate.",
         )
         parser.add_argument(
             "--subject",

@@ -56,7 +56,8 @@ class ReceiptListCreateView(ListAPIView):
             return Receipt.objects.none()
         filters = ReceiptListInput(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
-        return receipts_list(tenant=api_context(self.request).tenant, **filters.validated_data)
+        context = api_context(self.request)
+        return receipts_list(tenant=context.tenant, actor=context.actor, **filters.validated_data)
 
     @extend_schema(
         parameters=[ReceiptListInput],
@@ -66,6 +67,10 @@ class ReceiptListCreateView(ListAPIView):
             **AGENT_AUTH,
         },
         summary="List receipts (cursor pagination, newest first)",
+        description=(
+            "Only the calling token's own receipts, unless it holds `receipts:operate` "
+            "(then every receipt of the tenant)."
+        ),
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
@@ -100,7 +105,8 @@ class ReceiptListCreateView(ListAPIView):
             "`idempotency_key_reused`, "
             "`validation_error`. The Idempotency-Key header is honoured too (a replay "
             "returns the original response) and stands in for a missing body "
-            "`idempotency_key`."
+            "`idempotency_key`. The receipt belongs to the calling token; a key another "
+            "token's receipt holds is `idempotency_key_reused`, naming no receipt."
         ),
     )
     @idempotent
@@ -128,9 +134,14 @@ class ReceiptDetailView(APIView):
     @extend_schema(
         responses={200: ReceiptDetailOutput, 404: NOT_FOUND, **AGENT_AUTH},
         summary="Read a receipt with its transitions and reconciliation reads",
+        description=(
+            "Another token's receipt is `404 not_found`, as another tenant's is, unless "
+            "the caller holds `receipts:operate`."
+        ),
     )
     def get(self, request: Request, receipt_id: UUID) -> Response:
-        receipt = receipt_detail(tenant=api_context(request).tenant, receipt_id=receipt_id)
+        context = api_context(request)
+        receipt = receipt_detail(tenant=context.tenant, actor=context.actor, receipt_id=receipt_id)
         if receipt is None:
             raise not_found("receipt")
         return Response(ReceiptDetailOutput(receipt).data)
@@ -166,7 +177,8 @@ class ReceiptTransitionView(APIView):
             "it requires (else `409 evidence_required`); a policy requiring a verifying read "
             "answers `200` with the receipt in `outcome_unknown` (its transition's reason "
             "`verifying_read_required`): memdesk reads the platform, and only that read "
-            "makes it `succeeded`."
+            "makes it `succeeded`. Only the token that planned the receipt (or one holding "
+            "`receipts:operate`) moves it; for others it is `404 not_found`."
         ),
     )
     @idempotent
@@ -196,12 +208,16 @@ class CheckpointView(APIView):
         responses={
             200: CheckpointOutput,
             400: OpenApiResponse(description="Problem details: validation_error, unknown_effect"),
+            404: NOT_FOUND,
             **AGENT_AUTH,
         },
         summary="Save where a task stands (create or replace)",
         description=(
-            "`effects` are receipt ids of this tenant (`unknown_effect` otherwise). Recovery "
-            "reads the checkpoint together with the current state of those receipts."
+            "`effects` are receipt ids the token may see (`unknown_effect` otherwise). "
+            "Recovery reads the checkpoint together with the current state of those "
+            "receipts. The checkpoint belongs to the token that first saved it: another "
+            "token's save of the same key is `404 not_found` and changes nothing, unless it "
+            "holds `receipts:operate` (the owner stays)."
         ),
     )
     def put(self, request: Request, task_key: str) -> Response:
@@ -217,9 +233,14 @@ class CheckpointView(APIView):
     @extend_schema(
         responses={200: CheckpointOutput, 404: NOT_FOUND, **AGENT_AUTH},
         summary="Read a task's checkpoint",
+        description=(
+            "Another token's checkpoint is `404 not_found` unless the caller holds "
+            "`receipts:operate`."
+        ),
     )
     def get(self, request: Request, task_key: str) -> Response:
-        checkpoint = checkpoint_get(tenant=api_context(request).tenant, task_key=task_key)
+        context = api_context(request)
+        checkpoint = checkpoint_get(tenant=context.tenant, actor=context.actor, task_key=task_key)
         if checkpoint is None:
             raise not_found("checkpoint")
         return Response(CheckpointOutput(checkpoint).data)
@@ -245,6 +266,8 @@ class RecoveryView(APIView):
             "succeeded → `no_op`/`already_verified`, or `resume`/`next_stage` when "
             "`allowed_next_stages` is not empty; retries spent → "
             "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
+            "Another token's checkpoint (unless the caller holds `receipts:operate`) is "
+            "answered like no checkpoint. "
             "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
             "the call creates nothing. Send `triggered_at` (when the run was triggered) and "
             "the decision's latency, for the p50/p95 on the dashboard and /metrics, is "
@@ -254,7 +277,8 @@ class RecoveryView(APIView):
     def post(self, request: Request) -> Response:
         data = RecoveryInput(data=request.data)
         data.is_valid(raise_exception=True)
-        answer = recovery_decide(tenant=api_context(request).tenant, **data.validated_data)
+        context = api_context(request)
+        answer = recovery_decide(tenant=context.tenant, actor=context.actor, **data.validated_data)
         return Response(
             RecoveryOutput(
                 {
