@@ -1,4 +1,4 @@
-"""Reads behind the dashboard: the governance metrics of DESIGN.md over the last days."""
+"""Reads behind the dashboard: the governance metrics (docs/reliability.md) over the last days."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def recovery_decisions(*, tenant: Tenant) -> list[tuple[str, int]]:
 
 
 def reliability(*, tenant: Tenant) -> AgentReliability:
-    """Seed 000's figures for the tenant, from the same definition /metrics uses."""
+    """The agent reliability figures for the tenant, from the same definition /metrics uses."""
     return agent_reliability(tenant=tenant)[tenant.pk]
 
 

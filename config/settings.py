@@ -357,7 +357,7 @@ SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "config.openapi.attach_examples",
 ]
 
-# Celery: Redis wakes workers up; PostgreSQL holds the work (see DESIGN.md).
+# Celery: Redis wakes workers up; PostgreSQL holds the work (docs/architecture.md).
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

@@ -71,7 +71,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 def reliability_charts(figures: AgentReliability) -> list[SafeString]:
-    """Seed 000's figures as charts: how often agents' effects and memories went wrong."""
+    """The reliability figures as charts: how often agents' effects and memories went wrong."""
     rates = [
         ("duplicate side effects", figures.duplicate_side_effect_rate),
         ("unverified completions", figures.unverified_completion_rate),

@@ -33,7 +33,7 @@ from memory.models.claims import (
 from memory.models.ledger import Sensitivity
 from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES
 
-# Where evidence comes from (DESIGN.md, trust model). An agent chooses an
+# Where evidence comes from (docs/trust.md). An agent chooses an
 # event's `kind` freely, so a kind counts only together with who recorded the
 # event: a person in the console, or a token whose ceiling reaches that far.
 # `user_correction` is what the console writes when an end user corrects a memory.
@@ -42,7 +42,7 @@ USER_CHANNEL_KINDS: frozenset[str] = frozenset(
 )
 TOOL_RESULT_KINDS: frozenset[str] = frozenset({"tool_result"})
 
-# Seed 003: an experience may shape future work only once its result was
+# An experience may shape future work only once its result was
 # observed, so its outcome is one of a fixed vocabulary, and it carries evidence
 # of that outcome: a tool result in its sources, or a receipt (`value.receipt`)
 # whose settled state shows it, settled by someone other than the agent itself.

@@ -1,6 +1,6 @@
 """What memory tells the apps that build on it, without knowing them.
 
-`memory` never imports `skills` (DESIGN.md, dependency direction); apps that
+`memory` never imports `skills` (docs/architecture.md, "Layers"); apps that
 keep something derived from claims connect here instead.
 """
 

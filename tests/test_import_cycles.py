@@ -1,4 +1,4 @@
-"""No two memdesk modules import each other, directly or round a loop (STYLE.md, rule 13).
+"""No two memdesk modules import each other, directly or round a loop (docs/architecture.md).
 
 Every import counts, including one inside a function: moving an import into a
 function only hides a cycle from Python, not from the reader. Tasks are enqueued

@@ -23,7 +23,7 @@ from memory.services.recovery import checkpoint_save
 
 @dataclass(frozen=True)
 class DemoTokens:
-    """The demo's speakers (DESIGN.md, trust model): a plain agent, the chat front-end that
+    """The demo's speakers (docs/trust.md): a plain agent, the chat front-end that
     talks to Alice (ceiling `user_explicit`) and a tool runner (ceiling `tool_verified`)."""
 
     agent: AgentToken

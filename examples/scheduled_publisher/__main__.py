@@ -3,7 +3,7 @@
 Sets up a tenant of its own (so the figures are the demo's alone) with an agent
 token, the fake blog registered as a platform and a policy for
 `articles.create` (external id and the article's URL), all through memdesk's
-management commands; then runs the driver and prints seed 000's metrics beside
+management commands; then runs the driver and prints the agent reliability metrics beside
 memdesk's /metrics. The driver cannot kill `make run`'s worker, so that fault is
 replaced by a dropped connection and reported as skipped.
 """

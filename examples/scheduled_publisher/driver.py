@@ -1,5 +1,5 @@
 """The fault-injection driver: N scheduled runs of the publisher, each with one fault,
-then seed 000's metrics as the driver observed them beside memdesk's /metrics.
+then the agent reliability metrics as the driver observed them beside memdesk's /metrics.
 
 Faults, one per scheduled run in turn: none; a crash after the platform call
 returned (the next trigger must verify, not publish again); a call that times
@@ -49,7 +49,7 @@ class WorkerControl(Protocol):
 
 @dataclass
 class MemdeskFigures:
-    """Seed 000's figures for one tenant, as memdesk's /metrics shows them."""
+    """The agent reliability figures for one tenant, as memdesk's /metrics shows them."""
 
     completions: float = 0
     duplicate_side_effects: float = 0
@@ -138,7 +138,7 @@ class DriverReport:
 
 
 def read_metrics(base_url: str, tenant: str, token: str = "") -> MemdeskFigures:
-    """memdesk's seed 000 figures for `tenant` from its Prometheus endpoint."""
+    """memdesk's agent reliability figures for `tenant` from its Prometheus endpoint."""
     request = urllib.request.Request(base_url.rstrip("/") + "/metrics")  # noqa: S310
     if token:
         request.add_header("Authorization", f"Bearer {token}")

@@ -1,4 +1,4 @@
-"""How reliably agents act, per tenant: seed 000's metrics, computed from the database.
+"""How reliably agents act, per tenant (docs/reliability.md), computed from the database.
 
 One definition serves `/metrics` (every tenant, labelled by slug) and the
 dashboard (the viewer's tenant only), so the two always show the same figures:
@@ -178,7 +178,7 @@ def _reconciliations(tenant: Tenant | None) -> list[tuple]:
 
 
 def agent_reliability(*, tenant: Tenant | None) -> dict[int, AgentReliability]:
-    """Seed 000's figures by tenant id: one tenant's, or (None) every tenant's."""
+    """The agent reliability figures by tenant id: one tenant's, or (None) every tenant's."""
     tenants = [tenant] if tenant is not None else list(Tenant.objects.order_by("slug"))
     figures = {t.pk: AgentReliability(tenant_id=t.pk, tenant_slug=t.slug) for t in tenants}
     for tenant_id, completions, duplicates, unverified in _completions(tenant):

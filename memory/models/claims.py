@@ -83,7 +83,7 @@ _W = ClaimRole
 # A deletion (or retention) may erase a claim in any state; nothing comes back.
 _ERASE: dict[str, frozenset[str]] = {_C.ERASED: frozenset({_W.DELETION})}
 
-# The claim state machine (DESIGN.md, "Claim") and the only place it is written
+# The claim state machine (docs/design.md) and the only place it is written
 # down: from-state → {to-state: roles allowed to make that move}. The service
 # guard (`claim_move`), the bulk SQL moves (`claim_sources_for`) and the
 # database trigger on `Claim` all read it. Moves the design's diagram does not

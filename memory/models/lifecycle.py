@@ -42,7 +42,7 @@ class DeletionStatus(models.TextChoices):
     FAILED = "failed"
 
 
-# The deletion state machine (DESIGN.md), and the only place it is written down.
+# The deletion state machine (docs/design.md), and the only place it is written down.
 DELETION_TRANSITIONS: dict[str, frozenset[str]] = {
     DeletionStatus.PENDING: frozenset({DeletionStatus.PROPAGATING, DeletionStatus.FAILED}),
     DeletionStatus.PROPAGATING: frozenset({DeletionStatus.VERIFYING, DeletionStatus.FAILED}),

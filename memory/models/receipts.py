@@ -40,7 +40,7 @@ class TransitionRole(models.TextChoices):
 _S = ReceiptState
 _R = TransitionRole
 
-# The receipt state machine (DESIGN.md, seed 001), and the only place it is
+# The receipt state machine (docs/design.md), and the only place it is
 # written down: from-state → {to-state: roles allowed to make that move}.
 # Services, the API's `allowed` lists, metrics and the tests all read this.
 RECEIPT_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {

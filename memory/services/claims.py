@@ -868,7 +868,7 @@ def claim_submit(*, tenant: Tenant, actor: Actor, candidate: CandidateInput) -> 
         if parents:
             claim.derived_from.set(parents)
         if superseded is not None:
-            # What was derived from the old revision restates it (seed 004).
+            # What was derived from the old revision restates it.
             claims_invalidate_derived(
                 tenant=tenant, actor=actor, parent_ids=[superseded.id], reason="source_superseded"
             )

@@ -3,7 +3,7 @@
 A correction is the user's own statement: it enters the ledger as an event
 and becomes a `user_explicit` revision through the write gate, superseding
 the claim it corrects. What was derived from the old revision is invalidated
-at once (seed 004: a new global preference ends the old one and invalidates
+at once (a new global preference ends the old one and invalidates
 what was built on it), and the subject's cached hot memory is purged after
 commit. If the gate will not accept the correction (injection, secret), the
 whole correction is refused and nothing changes.

@@ -1,4 +1,4 @@
-"""Forgetting that provably propagates (DESIGN.md principle 7, seed 004).
+"""Forgetting that provably propagates (docs/design.md, principle 7; docs/privacy.md).
 
 A deletion request names one memory or everything about a subject. A worker
 takes the request with a lease and, in one transaction, erases the claims

@@ -1,4 +1,4 @@
-"""Lineage: what was derived from a claim stops standing when the claim does (seed 004).
+"""Lineage: what was derived from a claim stops standing when the claim does.
 
 Below both the claim writes and consolidation: a correction or a supersede in
 `claims` and the periodic pass in `consolidation` invalidate derivations the

@@ -1,7 +1,7 @@
 """Checkpoints, and the read-only answer to "what do I do now?" after a crash or re-trigger.
 
 The decision is a pure function of the checkpoint and the receipts it names
-(DESIGN.md, "Recovery decision"): asking it any number of times changes no
+(docs/design.md, "State machines"): asking it any number of times changes no
 row, so an agent may ask on every start without fear.
 """
 
@@ -120,7 +120,7 @@ def recovery_decide(
     """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis.
 
     `triggered_at` is when the agent's run was triggered: the decision's latency
-    is counted from it (seed 000: from trigger to a safe next step); without it,
+    is counted from it (from trigger to a safe next step); without it,
     from when memdesk started deciding. A checkpoint `actor` does not reach is
     answered as no checkpoint, exactly like another tenant's.
     """
@@ -138,7 +138,7 @@ def recovery_decide(
     return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
 
 
-# Recovery must change no row (DESIGN.md principle 9), so its counter cannot
+# Recovery must change no row (docs/design.md, principle 9), so its counter cannot
 # live in PostgreSQL. A prometheus_client Counter would be per process: every
 # web worker would answer a scrape with its own partial count. One Redis key
 # per (decision, reason) is shared by all processes, for /metrics, and one per

@@ -1,5 +1,5 @@
 """The reference agent against a live memdesk and real Celery workers: every fault of the
-driver, and seed 000's figures as the driver saw them, on /metrics and on the dashboard."""
+driver, and the reliability figures as the driver saw them, on /metrics and the dashboard."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Seed 000's metrics per tenant: the figures from constructed data, and the same figures on
-/metrics and on the dashboard."""
+"""The agent reliability metrics per tenant: the figures from constructed data, and the same
+figures on /metrics and on the dashboard."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ def _moves(claim: Claim) -> list[AuditEvent]:
 
 
 def test_the_table_is_the_design_state_machine():
-    # DESIGN.md, "Claim", plus the moves the table marks as beyond the diagram,
+    # docs/design.md, "State machines", plus the moves the table marks as beyond the diagram,
     # written out once more by hand so a silent edit of the table fails here.
     moves = {
         (source, target, role)

@@ -1,4 +1,4 @@
-"""Seed 004's preference trace, step by step, asking recall the agent's question each time.
+"""A preference's trace, step by step, asking recall the agent's question each time.
 
 1. Alice prefers email reminders (global).
 2. For project CRM she wants in-app notifications only: a project-scoped preference

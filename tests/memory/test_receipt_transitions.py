@@ -56,7 +56,7 @@ ROLES = list(TransitionRole.values)
 
 
 def test_the_table_is_the_design_state_machine():
-    # DESIGN.md, "Receipt": the moves and who makes them, written out once more
+    # docs/design.md, "State machines": the moves and who makes them, written out once more
     # by hand so a silent edit of the table fails here.
     moves = {
         (source, target, role)

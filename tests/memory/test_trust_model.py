@@ -1,5 +1,5 @@
 """The trust model through the real API: authority comes from who speaks, not from what a
-candidate says about itself (DESIGN.md, principle 10 and the trust model table)."""
+candidate says about itself (docs/design.md, principle 10, and docs/trust.md)."""
 
 from __future__ import annotations
 

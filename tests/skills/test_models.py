@@ -90,7 +90,7 @@ def test_it_refuses_an_approver_who_is_the_author(upload, ada):
 
 
 def test_the_version_table_is_the_design_lifecycle():
-    # DESIGN.md, "Skill version", written out once more by hand.
+    # docs/design.md, "State machines", written out once more by hand.
     assert {(s, t) for s, targets in VERSION_TRANSITIONS.items() for t in targets} == {
         ("draft", "in_review"),
         ("in_review", "approved"),
@@ -98,7 +98,7 @@ def test_the_version_table_is_the_design_lifecycle():
         ("approved", "published"),
         ("published", "deprecated"),
         *((s, "revoked") for s in ("draft", "in_review", "approved", "published", "deprecated")),
-        # A retired tool (seed 004 §5.3) makes any version not yet final incompatible.
+        # A retired tool makes any version not yet final incompatible.
         *(
             (s, "incompatible")
             for s in ("draft", "in_review", "approved", "published", "deprecated")

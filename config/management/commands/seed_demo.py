@@ -26,7 +26,7 @@ DEMO_PEOPLE = [
 ]
 DEMO_AGENT = "demo-agent"
 # A chat front-end that talks to the user and a tool runner: an admin gives such
-# tokens their ceiling when making them (DESIGN.md, trust model).
+# tokens their ceiling when making them (docs/trust.md).
 DEMO_CHAT = "demo-chat-frontend"
 DEMO_TOOLS = "demo-tool-runner"
 

@@ -2,7 +2,7 @@
 
 A `Call` describes one API request and how to read its answer; `Desk` and
 `AsyncDesk` only send it. Whether a failed attempt may be sent again is decided
-here, once, from the contract (API.md):
+here, once, from the agent API contract:
 
 - `Retry.SAFE` — reads, `PUT` checkpoints, recovery (read-only) and creating
   POSTs sent with an `Idempotency-Key`: memdesk answers a replay with the
