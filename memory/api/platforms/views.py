@@ -53,11 +53,13 @@ class PlatformListCreateView(APIView):
                 description="Problem details: validation_error, invalid_platform_name, "
                 "invalid_base_url, platform_address_refused (the host resolves to a "
                 "loopback, private, link-local, multicast or reserved address and "
-                "allow_private is off)"
+                "allow_private is off), lookup_template_without_key, "
+                "invalid_lookup_template, invalid_absence_proof, "
+                "invalid_key_retention_seconds, invalid_consistency_delay_seconds"
             ),
             409: OpenApiResponse(
                 description="Problem details: platform_name_taken (the name is registered "
-                "with another base URL or address policy)"
+                "with another base URL, address policy or proof of absence)"
             ),
             **ADMIN_AUTH,
         },
