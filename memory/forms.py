@@ -9,25 +9,9 @@ from django import forms
 from memory.models.platforms import KEY_PLACEHOLDER, PLATFORM_NAME_PATTERN, AbsenceProof
 
 
-class PlatformRegisterForm(forms.Form):
-    name = forms.RegexField(
-        regex=PLATFORM_NAME_PATTERN,
-        max_length=63,
-        help_text="Lower-case letters, digits, `.`, `_` and `-`, e.g. blog.",
-        error_messages={"invalid": "Use lower-case letters, digits, `.`, `_` and `-`."},
-    )
-    base_url = forms.CharField(
-        label="Base URL",
-        max_length=1000,
-        help_text="Every lookup URL of this platform must start with it, e.g. "
-        "https://blog.example/api/.",
-    )
-    allow_private = forms.BooleanField(
-        required=False,
-        label="Allow private networks",
-        help_text="Only for a platform on your own network: lookups may then read "
-        "loopback, private, link-local and reserved addresses.",
-    )
+class AbsenceProofFields(forms.Form):
+    """How a platform proves absence: asked at registration and when it changes."""
+
     absence_proof = forms.ChoiceField(
         required=False,
         label="Proof of absence",
@@ -75,6 +59,37 @@ class PlatformRegisterForm(forms.Form):
 
     def clean_consistency_delay_seconds(self) -> int:
         return self.cleaned_data.get("consistency_delay_seconds") or 0
+
+
+class PlatformRegisterForm(AbsenceProofFields):
+    name = forms.RegexField(
+        regex=PLATFORM_NAME_PATTERN,
+        max_length=63,
+        help_text="Lower-case letters, digits, `.`, `_` and `-`, e.g. blog.",
+        error_messages={"invalid": "Use lower-case letters, digits, `.`, `_` and `-`."},
+    )
+    base_url = forms.CharField(
+        label="Base URL",
+        max_length=1000,
+        help_text="Every lookup URL of this platform must start with it, e.g. "
+        "https://blog.example/api/.",
+    )
+    allow_private = forms.BooleanField(
+        required=False,
+        label="Allow private networks",
+        help_text="Only for a platform on your own network: lookups may then read "
+        "loopback, private, link-local and reserved addresses.",
+    )
+
+
+class PlatformAbsenceProofForm(AbsenceProofFields):
+    platform = forms.ChoiceField(help_text="The registered platform whose proof changes.")
+
+    def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        platform = self.fields["platform"]
+        assert isinstance(platform, forms.ChoiceField)
+        platform.choices = [(name, name) for name in platforms]
 
 
 class OperationPolicyForm(forms.Form):

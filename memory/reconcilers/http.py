@@ -354,7 +354,7 @@ class HttpReconciler(Reconciler):
                 ReadOutcome.UNDETERMINED, error_code="response_too_large", evidence=evidence
             )
         proof = registered_proof(url, target)
-        evidence["absence_proof"] = proof
+        evidence["absence_proof"] = proof or AbsenceProof.NONE
         return self._interpret(status, body, proof, target, evidence)
 
     @staticmethod

@@ -241,16 +241,19 @@ def platform_register(
     return platform, True
 
 
+def _absence_of(platform: Platform) -> AbsenceRegistration:
+    return AbsenceRegistration(
+        absence_proof=platform.absence_proof,
+        lookup_template=platform.lookup_template,
+        key_retention_seconds=platform.key_retention_seconds,
+        consistency_delay_seconds=platform.consistency_delay_seconds,
+    )
+
+
 def _same_platform(
     existing: Platform, base_url: str, allow_private: bool, absence: AbsenceRegistration
 ) -> Platform:
-    registered = AbsenceRegistration(
-        absence_proof=existing.absence_proof,
-        lookup_template=existing.lookup_template,
-        key_retention_seconds=existing.key_retention_seconds,
-        consistency_delay_seconds=existing.consistency_delay_seconds,
-    )
-    if (existing.base_url, existing.allow_private, registered) != (
+    if (existing.base_url, existing.allow_private, _absence_of(existing)) != (
         base_url,
         allow_private,
         absence,
@@ -263,6 +266,53 @@ def _same_platform(
             errors={"name": ["Already registered."]},
         )
     return existing
+
+
+def platform_absence_proof_set(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    name: str,
+    absence_proof: str = AbsenceProof.NONE,
+    lookup_template: str = "",
+    key_retention_seconds: int | None = None,
+    consistency_delay_seconds: int = 0,
+) -> Platform:
+    """Change how a registered platform proves absence; audited with what it said before.
+
+    Where the platform is (base URL, address policy) stays as registered. Every
+    read claimed from now on is judged by the new settings, including reads of
+    receipts planned before the change: the platform's word is the one that counts.
+    """
+    with transaction.atomic():
+        platform = Platform.objects.select_for_update().filter(tenant=tenant, name=name).first()
+        if platform is None:
+            raise Problem(
+                PLATFORM_NOT_REGISTERED,
+                f"No platform named `{name}` is registered; register it first.",
+                status_code=404,
+                errors={"platform": ["Not a registered platform."]},
+            )
+        absence = absence_registration_checked(
+            base_url=platform.base_url,
+            absence_proof=absence_proof,
+            lookup_template=lookup_template,
+            key_retention_seconds=key_retention_seconds,
+            consistency_delay_seconds=consistency_delay_seconds,
+        )
+        before = _absence_of(platform)
+        for field, value in asdict(absence).items():
+            setattr(platform, field, value)
+        platform.save(update_fields=list(asdict(absence)))
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="platform.absence_proof_set",
+            target_type=PLATFORM_TARGET_TYPE,
+            target_id=platform.pk,
+            data={"name": name, "before": asdict(before), "after": asdict(absence)},
+        )
+    return platform
 
 
 def operation_policy_set(

@@ -170,9 +170,11 @@ def _platform_access(platform: Platform | None) -> PlatformAccess | None:
 # The platform's registration decides both windows, never the receipt's own
 # `key_retention_seconds`: an agent cannot widen what counts as proof.
 def _past_key_retention(receipt: Receipt, now: datetime) -> bool:
-    retention = receipt.platform.key_retention_seconds if receipt.platform else None
+    platform = receipt.platform
+    if platform is None or not platform.key_retention_seconds:
+        return False
     started = receipt.submitted_at or receipt.created_at
-    return bool(retention) and now > started + timedelta(seconds=retention or 0)
+    return now > started + timedelta(seconds=platform.key_retention_seconds)
 
 
 def absence_trusted_from(receipt: Receipt) -> datetime:
@@ -256,15 +258,13 @@ def receipt_settlement(
     if _past_key_retention(receipt, now):
         # The platform may have forgotten the key, so not finding it proves nothing.
         return ReceiptState.MANUAL_REVIEW, "key_retention_expired"
-    if result.outcome == ReadOutcome.ABSENT:
-        if now >= absence_trusted_from(receipt):
-            return ReceiptState.SAFE_TO_RETRY, "absence_proven"
-        # The platform may not show the write yet: read again after the delay.
-        if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
-            return ReceiptState.MANUAL_REVIEW, "attempts_exhausted"
-        return None, ABSENCE_TOO_EARLY
+    if result.outcome == ReadOutcome.ABSENT and now >= absence_trusted_from(receipt):
+        return ReceiptState.SAFE_TO_RETRY, "absence_proven"
     if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
         return ReceiptState.MANUAL_REVIEW, "attempts_exhausted"
+    if result.outcome == ReadOutcome.ABSENT:
+        # The platform may not show the write yet: read again once the delay has passed.
+        return None, ABSENCE_TOO_EARLY
     return None, result.error_code or "inconclusive"
 
 

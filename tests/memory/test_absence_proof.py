@@ -16,8 +16,11 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from accounts.actors import Actor
+from accounts.models import AuditEvent
 from memory.models.platforms import Platform
 from memory.models.receipts import Receipt, ReceiptState
+from memory.services.platforms import platform_register
 from memory.services.receipt_reads import (
     receipt_read,
     receipt_reconcile_claim,
@@ -119,7 +122,7 @@ def test_a_404_from_a_lookup_without_the_key_proves_nothing(agent, platform, act
     assert read["state"] == "reconciling"
     assert read["reads"][0]["error_code"] == "not_found_unproven"
     assert read["reads"][0]["evidence"]["status_code"] == 404
-    assert read["reads"][0]["evidence"]["absence_proof"] == ""
+    assert read["reads"][0]["evidence"]["absence_proof"] == "none"
     assert platform.reads_by_key[""] == 1  # the key was never in the URL
 
 
@@ -318,3 +321,96 @@ def test_the_api_refuses_a_lookup_without_the_key(login, admin_user, dns):
     assert body["code"] == "lookup_template_without_key"
     assert "lookup_template" in body["errors"]
     assert not Platform.objects.filter(name="blog").exists()
+
+
+def test_an_admin_gives_a_registered_platform_a_proof_and_older_receipts_use_it(
+    agent, platform, actors, login, admin_user
+):
+    # Planned while the platform proved nothing: the agent's own claim did not count.
+    receipt = plan_and_submit(
+        agent, platform, http_reconciler(platform, absence_proof="status_404")
+    )
+    write_then_lose_the_answer(agent, platform, receipt, WRITE_DROP_BEFORE_COMMIT)
+    receipts_reconcile(receipt_ids=[receipt["id"]], worker=actors.worker)
+    assert state_of(agent, receipt)["state"] == "reconciling"
+
+    client = login(admin_user)
+    client.get("/platforms/")
+    token = client.cookies["csrftoken"].value
+    refused = client.post(
+        "/platforms/absence-proof/",
+        {
+            "platform": "fake",
+            "absence_proof": "status_lookup",
+            "lookup_template": "articles",
+            "key_retention_seconds": "86400",
+            "csrfmiddlewaretoken": token,
+        },
+    )
+    assert refused.status_code == 400
+    assert "The lookup must contain {idempotency_key}" in refused.content.decode()
+    assert Platform.objects.get(pk=platform.registered.pk).absence_proof == "none"
+
+    changed = client.post(
+        "/platforms/absence-proof/",
+        {
+            "platform": "fake",
+            "absence_proof": "status_lookup",
+            "lookup_template": "articles?key={idempotency_key}",
+            "key_retention_seconds": "86400",
+            "csrfmiddlewaretoken": token,
+        },
+    )
+    assert changed.status_code == 302
+    audit = AuditEvent.objects.get(verb="platform.absence_proof_set")
+    assert audit.actor_label == "ada"
+    assert audit.data["before"]["absence_proof"] == "none"
+    assert audit.data["after"]["lookup_template"] == "articles?key={idempotency_key}"
+
+    Receipt.objects.filter(pk=receipt["id"]).update(next_reconcile_at=None)
+    receipts_reconcile(receipt_ids=[receipt["id"]], worker=actors.worker)
+    settled = state_of(agent, receipt)
+    assert settled["state"] == "safe_to_retry"
+    assert settled["transitions"][-1]["evidence"]["absence_proof"] == "status_lookup"
+
+
+def test_the_api_changes_a_platforms_proof_and_hides_other_tenants(
+    login, admin_user, acme, globex, dns
+):
+    dns.answer("blog.example", [PUBLIC_ADDRESS])
+    theirs, _ = platform_register(
+        tenant=globex,
+        actor=Actor.system("test setup"),
+        name="theirs",
+        base_url="https://blog.example/api/",
+    )
+    ours, _ = platform_register(
+        tenant=acme, actor=Actor.system("test setup"), name="blog", base_url=theirs.base_url
+    )
+    client = login(admin_user)
+    client.get("/platforms/")
+    csrf = client.cookies["csrftoken"].value
+    body = {
+        "absence_proof": "search_by_key",
+        "lookup_template": "search?key={idempotency_key}",
+        "key_retention_seconds": 3600,
+        "consistency_delay_seconds": 20,
+    }
+    hidden = client.put(
+        "/api/v1/platforms/theirs/absence-proof",
+        body,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=csrf,
+    )
+    assert hidden.status_code == 404
+    assert Platform.objects.get(pk=theirs.pk).absence_proof == "none"
+    changed = client.put(
+        "/api/v1/platforms/blog/absence-proof",
+        body,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=csrf,
+    )
+    assert changed.status_code == 200, changed.json()
+    assert {key: changed.json()[key] for key in body} == body
+    ours.refresh_from_db()
+    assert (ours.absence_proof, ours.consistency_delay_seconds) == ("search_by_key", 20)

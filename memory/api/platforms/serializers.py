@@ -7,20 +7,9 @@ from rest_framework import serializers
 from memory.models.platforms import KEY_PLACEHOLDER, AbsenceProof, OperationPolicy, Platform
 
 
-class PlatformRegisterInput(serializers.Serializer):
-    name = serializers.CharField(
-        max_length=63, help_text="Lower-case letters, digits, `.`, `_`, `-`; unique per tenant."
-    )
-    base_url = serializers.CharField(
-        max_length=1000,
-        help_text="An absolute http(s) URL without credentials, query or fragment; every "
-        "lookup URL of this platform must start with it.",
-    )
-    allow_private = serializers.BooleanField(
-        default=False,
-        help_text="Let lookups read loopback, private, link-local and reserved addresses "
-        "(a platform on your own network). Off: such addresses are refused.",
-    )
+class AbsenceProofInput(serializers.Serializer):
+    """How a platform proves absence: at registration, and when an admin changes it."""
+
     absence_proof = serializers.ChoiceField(
         choices=AbsenceProof.choices,
         default=AbsenceProof.NONE,
@@ -52,6 +41,22 @@ class PlatformRegisterInput(serializers.Serializer):
         min_value=0,
         help_text="How long after submission a negative answer is not yet trusted; the "
         "receipt is read again once it has passed.",
+    )
+
+
+class PlatformRegisterInput(AbsenceProofInput):
+    name = serializers.CharField(
+        max_length=63, help_text="Lower-case letters, digits, `.`, `_`, `-`; unique per tenant."
+    )
+    base_url = serializers.CharField(
+        max_length=1000,
+        help_text="An absolute http(s) URL without credentials, query or fragment; every "
+        "lookup URL of this platform must start with it.",
+    )
+    allow_private = serializers.BooleanField(
+        default=False,
+        help_text="Let lookups read loopback, private, link-local and reserved addresses "
+        "(a platform on your own network). Off: such addresses are refused.",
     )
 
 
