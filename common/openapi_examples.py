@@ -314,11 +314,18 @@ REVIEW_ITEM = {
     "lease_expires_at": "2026-08-16T01:35:30Z",
     "decided_at": None,
 }
+ABSENCE_PROOF = {
+    "absence_proof": "status_lookup",
+    "lookup_template": "articles?key={idempotency_key}",
+    "key_retention_seconds": 86400,
+    "consistency_delay_seconds": 30,
+}
 PLATFORM = {
     "id": 1,
     "name": "blog",
     "base_url": "https://blog.example/api/",
     "allow_private": False,
+    **ABSENCE_PROOF,
     "created_by": "ada",
     "created_at": NOW,
 }
@@ -1009,8 +1016,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {"201": OPERATION_POLICY, "200": OPERATION_POLICY},
     },
     "platforms_create": {
-        "request": {"name": "blog", "base_url": "https://blog.example/api/"},
+        "request": {"name": "blog", "base_url": "https://blog.example/api/", **ABSENCE_PROOF},
         "responses": {"201": PLATFORM, "200": PLATFORM},
+    },
+    "platforms_absence_proof_update": {
+        "request": ABSENCE_PROOF,
+        "responses": {"200": PLATFORM},
     },
     "reviews_list": {"responses": {"200": _page(REVIEW_ITEM)}},
     "reviews_claim_create": {"responses": {"200": REVIEW_ITEM}},
