@@ -16,7 +16,8 @@ from accounts.models import ActorKind, Tenant
 PLATFORM_NAME_PATTERN = r"^[a-z0-9](?:[a-z0-9._-]{0,62})$"
 # What a registered lookup template must contain: absence is only ever proven
 # for the receipt's own key, never for whatever a URL without it answers.
-KEY_PLACEHOLDER = "{idempotency_key}"
+KEY_NAME = "idempotency_key"
+KEY_PLACEHOLDER = f"{{{KEY_NAME}}}"
 
 
 class AbsenceProof(models.TextChoices):

@@ -35,7 +35,7 @@ import httpx
 from django.conf import settings
 
 from common.fingerprints import fingerprint, sha256_hex
-from memory.models.platforms import KEY_PLACEHOLDER, AbsenceProof
+from memory.models.platforms import KEY_NAME, AbsenceProof
 from memory.models.receipts import ReadOutcome
 from memory.reconcilers.addresses import (
     AddressRefused,
@@ -47,7 +47,7 @@ from memory.reconcilers.addresses import (
 from memory.reconcilers.base import LookupResult, LookupTarget, Reconciler
 from memory.reconcilers.urls import PlatformURL, URLRefused, parse_platform_url
 
-PLACEHOLDERS = ("idempotency_key", "external_id", "operation_id")
+PLACEHOLDERS = (KEY_NAME, "external_id", "operation_id")
 # What older agents send as the receipt's own `absence_proof`. Still accepted,
 # so their requests keep working, and kept on the receipt, but it proves
 # nothing: the platform's registration decides (AbsenceProof).
@@ -160,11 +160,12 @@ def registered_proof(url: str, target: LookupTarget) -> str:
     if (
         platform is None
         or platform.absence_proof not in (AbsenceProof.STATUS_LOOKUP, AbsenceProof.SEARCH_BY_KEY)
-        or KEY_PLACEHOLDER not in platform.lookup_template
         or not target.idempotency_key
     ):
         return ""
     try:
+        if KEY_NAME not in lookup_url_placeholders(platform.lookup_template):
+            return ""
         registered = lookup_url_render(platform.base_url + platform.lookup_template, target)
         read, proving = parse_platform_url(url), parse_platform_url(registered)
     except (LookupValueMissing, ValueError):

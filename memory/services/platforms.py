@@ -28,6 +28,7 @@ from accounts.services import audit_record
 from common.problems import Problem
 from memory.models.platforms import (
     EVIDENCE_FIELD_PATTERN,
+    KEY_NAME,
     KEY_PLACEHOLDER,
     PLATFORM_NAME_PATTERN,
     AbsenceProof,
@@ -92,10 +93,11 @@ def absence_registration_checked(
                 f"Give at most {MAX_LOOKUP_LENGTH} characters.",
             )
         try:
-            lookup_url_placeholders(template)
+            placeholders = lookup_url_placeholders(template)
         except ValueError as exc:
             raise _absence_problem("invalid_lookup_template", "lookup_template", str(exc)) from None
-        if KEY_PLACEHOLDER not in template:
+        # Parsed, not searched for: `{{idempotency_key}}` is the literal text, not the key.
+        if KEY_NAME not in placeholders:
             raise _absence_problem(
                 "lookup_template_without_key",
                 "lookup_template",

@@ -272,6 +272,10 @@ def test_the_platform_form_refuses_a_lookup_without_the_key(login, admin_user, d
     html = refused.content.decode()
     assert "The lookup must contain {idempotency_key}" in html
     assert not Platform.objects.filter(name="blog").exists()
+    # Doubled braces are the literal text `{idempotency_key}`, not the receipt's key.
+    escaped = _form(client, lookup_template="articles?key={{idempotency_key}}")
+    assert escaped.status_code == 400
+    assert "The lookup must contain {idempotency_key}" in escaped.content.decode()
     missing = _form(client, lookup_template="")
     assert missing.status_code == 400
     assert "A proof of absence needs the lookup by key" in missing.content.decode()
