@@ -79,10 +79,14 @@ class Platform(models.Model):
                 | models.Q(lookup_template__contains=KEY_PLACEHOLDER),
                 name="platform_lookup_template_has_key",
             ),
-            # A proof holds only for a lookup by key and only while the key is remembered.
+            # A proof holds only for a lookup by key and only while the key is remembered
+            # (NULL spelled out: a CHECK passes when its comparison is unknown).
             models.CheckConstraint(
                 condition=models.Q(absence_proof=AbsenceProof.NONE)
-                | (~models.Q(lookup_template="") & models.Q(key_retention_seconds__gt=0)),
+                | (
+                    ~models.Q(lookup_template="")
+                    & models.Q(key_retention_seconds__isnull=False, key_retention_seconds__gt=0)
+                ),
                 name="platform_absence_proof_complete",
             ),
         ]

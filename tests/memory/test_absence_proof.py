@@ -9,11 +9,15 @@ record, because the platform had not caught up yet, or after it forgot the key.
 
 from __future__ import annotations
 
+import io
 import uuid
 from datetime import timedelta
 
 import httpx
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -418,3 +422,43 @@ def test_the_api_changes_a_platforms_proof_and_hides_other_tenants(
     assert {key: changed.json()[key] for key in body} == body
     ours.refresh_from_db()
     assert (ours.absence_proof, ours.consistency_delay_seconds) == ("search_by_key", 20)
+
+
+def test_the_database_refuses_a_proof_without_a_lookup_by_key_or_a_retention(platform):
+    rows = Platform.objects.filter(pk=platform.registered.pk)
+    for fields in (
+        {"absence_proof": "status_lookup", "key_retention_seconds": 60},
+        {"absence_proof": "status_lookup", "lookup_template": "articles?key={idempotency_key}"},
+        {"lookup_template": "articles?key=fixed"},
+        {"absence_proof": "trust_me"},
+    ):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            rows.update(**fields)
+    assert rows.get().absence_proof == "none"
+
+
+def test_the_command_registers_a_proof_and_refuses_one_without_the_key(acme, dns):
+    dns.answer("blog.example", [PUBLIC_ADDRESS])
+    common = ["--tenant", acme.slug, "--name", "blog", "--base-url", "https://blog.example/api/"]
+    with pytest.raises(CommandError, match="lookup_template_without_key"):
+        call_command(
+            "register_platform",
+            *common,
+            "--absence-proof=status_lookup",
+            "--lookup-template=articles",
+            "--key-retention-seconds=60",
+            stdout=io.StringIO(),
+        )
+    assert not Platform.objects.filter(tenant=acme, name="blog").exists()
+    call_command(
+        "register_platform",
+        *common,
+        "--absence-proof=search_by_key",
+        "--lookup-template=search?key={idempotency_key}",
+        "--key-retention-seconds=60",
+        "--consistency-delay-seconds=5",
+        stdout=io.StringIO(),
+    )
+    registered = Platform.objects.get(tenant=acme, name="blog")
+    assert (registered.absence_proof, registered.key_retention_seconds) == ("search_by_key", 60)
+    assert registered.consistency_delay_seconds == 5
