@@ -43,7 +43,7 @@ from django.utils import timezone  # noqa: E402
 from accounts.actors import Actor  # noqa: E402
 from accounts.models import Tenant  # noqa: E402
 from accounts.services import tenant_create  # noqa: E402
-from memory.models.platforms import Platform  # noqa: E402
+from memory.models.platforms import AbsenceProof, Platform  # noqa: E402
 from memory.models.receipts import Receipt, ReceiptState  # noqa: E402
 from memory.reconcilers.http import lookup_clients  # noqa: E402
 from memory.reconcilers.urls import parse_platform_url  # noqa: E402
@@ -163,7 +163,6 @@ def _seed(tenant: Tenant, platform: Platform, fake: FakePlatform, receipts: int)
             reconciler={
                 "adapter": "http",
                 "lookup_url": fake.lookup_url(),
-                "absence_proof": "status_404",
                 "external_id_field": "id",
                 "platform": platform.name,
             },
@@ -254,6 +253,9 @@ def measure(size: Size, in_flight: tuple[int, ...] = IN_FLIGHT) -> Reconciliatio
             name="bench-platform",
             base_url=fake.url,
             allow_private=True,
+            absence_proof=AbsenceProof.STATUS_LOOKUP,
+            lookup_template="articles?key={idempotency_key}",
+            key_retention_seconds=86400,
         )
         for path, reads in paths if size.warm_up else ():
             _sample(path, reads, tenant, platform, fake, WORKERS * 2)

@@ -6,10 +6,62 @@ from typing import Any
 
 from django import forms
 
-from memory.models.platforms import PLATFORM_NAME_PATTERN
+from memory.models.platforms import KEY_PLACEHOLDER, PLATFORM_NAME_PATTERN, AbsenceProof
 
 
-class PlatformRegisterForm(forms.Form):
+class AbsenceProofFields(forms.Form):
+    """How a platform proves absence: asked at registration and when it changes."""
+
+    absence_proof = forms.ChoiceField(
+        required=False,
+        label="Proof of absence",
+        choices=AbsenceProof.choices,
+        initial=AbsenceProof.NONE,
+        help_text="What the platform guarantees a negative answer of its lookup means. "
+        "Without a proof, every outcome a read cannot confirm goes to a person.",
+    )
+    lookup_template = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Lookup by key",
+        help_text=f"Path and query under the base URL, with {KEY_PLACEHOLDER}, e.g. "
+        f"articles?key={KEY_PLACEHOLDER}. Only this lookup can prove absence.",
+    )
+    key_retention_seconds = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Key retention (seconds)",
+        help_text="How long the platform remembers an idempotency key. Past it, not "
+        "finding the key proves nothing and a person decides.",
+    )
+    consistency_delay_seconds = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Consistency delay (seconds)",
+        help_text="How long after submission the platform may not show a write yet: an "
+        "earlier negative answer is read again after it.",
+    )
+
+    # Shown together on the page, under one legend.
+    ABSENCE_FIELDS = (
+        "absence_proof",
+        "lookup_template",
+        "key_retention_seconds",
+        "consistency_delay_seconds",
+    )
+
+    def absence_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.ABSENCE_FIELDS]
+
+    def clean_absence_proof(self) -> str:
+        return self.cleaned_data.get("absence_proof") or AbsenceProof.NONE
+
+    def clean_consistency_delay_seconds(self) -> int:
+        return self.cleaned_data.get("consistency_delay_seconds") or 0
+
+
+class PlatformRegisterForm(AbsenceProofFields):
     name = forms.RegexField(
         regex=PLATFORM_NAME_PATTERN,
         max_length=63,
@@ -28,6 +80,16 @@ class PlatformRegisterForm(forms.Form):
         help_text="Only for a platform on your own network: lookups may then read "
         "loopback, private, link-local and reserved addresses.",
     )
+
+
+class PlatformAbsenceProofForm(AbsenceProofFields):
+    platform = forms.ChoiceField(help_text="The registered platform whose proof changes.")
+
+    def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        platform = self.fields["platform"]
+        assert isinstance(platform, forms.ChoiceField)
+        platform.choices = [(name, name) for name in platforms]
 
 
 class OperationPolicyForm(forms.Form):

@@ -20,26 +20,42 @@ from accounts.actors import Actor
 from accounts.models import Membership, Role
 from common.htmx import render_page
 from common.problems import Problem
-from memory.forms import OperationPolicyForm, PlatformRegisterForm
+from memory.forms import OperationPolicyForm, PlatformAbsenceProofForm, PlatformRegisterForm
 from memory.selectors.platforms import operation_policies_list, platforms_list
-from memory.services.platforms import operation_policy_set, platform_register
+from memory.services.platforms import (
+    operation_policy_set,
+    platform_absence_proof_set,
+    platform_register,
+)
+
+
+def _platform_names(membership: Membership) -> list[str]:
+    return [platform.name for platform in platforms_list(tenant=membership.tenant)]
 
 
 def _policy_form(membership: Membership, data: Any = None) -> OperationPolicyForm:
-    names = [platform.name for platform in platforms_list(tenant=membership.tenant)]
-    return OperationPolicyForm(data, platforms=names)
+    return OperationPolicyForm(data, platforms=_platform_names(membership))
+
+
+def _absence_form(membership: Membership, data: Any = None) -> PlatformAbsenceProofForm:
+    # Its fields share names with the register form's on the same page; ids must not.
+    return PlatformAbsenceProofForm(
+        data, platforms=_platform_names(membership), auto_id="id_change_%s"
+    )
 
 
 def _context(
     membership: Membership,
     form: PlatformRegisterForm | None = None,
     policy_form: OperationPolicyForm | None = None,
+    absence_form: PlatformAbsenceProofForm | None = None,
 ) -> dict[str, Any]:
     return {
         "platforms": list(platforms_list(tenant=membership.tenant)),
         "policies": list(operation_policies_list(tenant=membership.tenant)),
         "form": form or PlatformRegisterForm(),
         "policy_form": policy_form or _policy_form(membership),
+        "absence_form": absence_form or _absence_form(membership),
     }
 
 
@@ -101,4 +117,30 @@ def policy_set(request: HttpRequest) -> HttpResponse:
             return redirect("platforms:index")
     return render_page(
         request, "memory/platforms.html", _context(membership, policy_form=form), status=400
+    )
+
+
+@login_required
+@require_http_methods(["POST"])
+def absence_proof_set(request: HttpRequest) -> HttpResponse:
+    """Change how a platform proves absence (the same service as the API)."""
+    membership = console_context(request, roles=[Role.ADMIN])
+    form = _absence_form(membership, request.POST)
+    if form.is_valid():
+        try:
+            platform = platform_absence_proof_set(
+                tenant=membership.tenant,
+                actor=Actor.for_user(request.user, membership.role),
+                name=form.cleaned_data.pop("platform"),
+                **form.cleaned_data,
+            )
+        except Problem as problem:
+            _show_problem(form, problem)
+        else:
+            messages.success(
+                request, f"{platform.name} now proves absence by: {platform.absence_proof}."
+            )
+            return redirect("platforms:index")
+    return render_page(
+        request, "memory/platforms.html", _context(membership, absence_form=form), status=400
     )

@@ -63,6 +63,10 @@ def main() -> int:
             "--name=blog",
             f"--base-url={blog.base_url}",
             "--allow-private",
+            # The blog guarantees that a 404 for a key means it never stored that write.
+            "--absence-proof=status_lookup",
+            "--lookup-template=articles?key={idempotency_key}",
+            "--key-retention-seconds=86400",
         )
         manage(
             "set_operation_policy",

@@ -131,7 +131,6 @@ class Publisher:
                 "adapter": "http",
                 "platform": self.platform,
                 "lookup_path": "articles?key={idempotency_key}",
-                "absence_proof": "status_404",
                 "external_id_field": "id",
             },
         )

@@ -35,7 +35,7 @@ from memory.models.lifecycle import (
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.models.platforms import OperationPolicy, Platform
+from memory.models.platforms import AbsenceProof, OperationPolicy, Platform
 from memory.models.privacy import CONSENT_CHOICES, Consent, RetainedRecord, RetentionPolicy
 from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 from memory.models.screening import ExampleLabel, ScreenCalibration, ScreenExample
@@ -47,6 +47,7 @@ __all__ = [
     "CONSENT_CHOICES",
     "DELETION_TRANSITIONS",
     "EXPORT_TRANSITIONS",
+    "AbsenceProof",
     "Authority",
     "Basis",
     "Checkpoint",

@@ -14,6 +14,22 @@ from django.db.models.functions import Now
 from accounts.models import ActorKind, Tenant
 
 PLATFORM_NAME_PATTERN = r"^[a-z0-9](?:[a-z0-9._-]{0,62})$"
+# What a registered lookup template must contain: absence is only ever proven
+# for the receipt's own key, never for whatever a URL without it answers.
+KEY_NAME = "idempotency_key"
+KEY_PLACEHOLDER = f"{{{KEY_NAME}}}"
+
+
+class AbsenceProof(models.TextChoices):
+    """How a platform proves that a write never happened, as its admin registered it."""
+
+    # A negative answer proves nothing: every unsettled outcome goes to a person.
+    NONE = "none", "None: a person decides"
+    # GET the registered lookup for the key; `404` means the key was never written.
+    STATUS_LOOKUP = "status_lookup", "Lookup by key: 404 means never written"
+    # GET the registered search for the key; `[]` means never written, and a hit
+    # must carry the receipt's intent to count as its effect.
+    SEARCH_BY_KEY = "search_by_key", "Search by key: [] means never written"
 
 
 class Platform(models.Model):
@@ -25,6 +41,20 @@ class Platform(models.Model):
     # Loopback, private, link-local and other internal addresses may be read
     # only for a platform registered with this set.
     allow_private = models.BooleanField(default=False)
+    # The admin's word on what a negative answer means; an agent's receipt
+    # never decides it (docs/receipts.md, "Proof of absence").
+    absence_proof = models.CharField(
+        max_length=16, choices=AbsenceProof.choices, default=AbsenceProof.NONE
+    )
+    # Path and query under `base_url` whose answer proves absence, with the
+    # receipt's key in it; only a read of exactly this lookup can prove absence.
+    lookup_template = models.CharField(max_length=2000, blank=True)
+    # How long the platform remembers an idempotency key after the write:
+    # past it, not finding the key proves nothing.
+    key_retention_seconds = models.PositiveIntegerField(null=True, blank=True)
+    # How long after submission a negative answer may still be the platform
+    # not having caught up with the write (eventual consistency).
+    consistency_delay_seconds = models.PositiveIntegerField(default=0)
     created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
     created_by_id = models.CharField(max_length=64, blank=True)
     created_by_label = models.CharField(max_length=150, blank=True)
@@ -39,6 +69,25 @@ class Platform(models.Model):
             models.CheckConstraint(
                 condition=models.Q(base_url__regex=r"^https?://[^/@\s]+/(.*/)?$"),
                 name="platform_base_url_normalised",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(absence_proof__in=AbsenceProof.values),
+                name="platform_absence_proof_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(lookup_template="")
+                | models.Q(lookup_template__contains=KEY_PLACEHOLDER),
+                name="platform_lookup_template_has_key",
+            ),
+            # A proof holds only for a lookup by key and only while the key is remembered
+            # (NULL spelled out: a CHECK passes when its comparison is unknown).
+            models.CheckConstraint(
+                condition=models.Q(absence_proof=AbsenceProof.NONE)
+                | (
+                    ~models.Q(lookup_template="")
+                    & models.Q(key_retention_seconds__isnull=False, key_retention_seconds__gt=0)
+                ),
+                name="platform_absence_proof_complete",
             ),
         ]
 

@@ -16,7 +16,8 @@ from uuid import UUID
 
 from memory.models.receipts import ReadOutcome
 
-# Settings every adapter accepts, on top of its own.
+# Settings every adapter accepts, on top of its own. `key_retention_seconds` is
+# kept for older clients and decides nothing: the platform's registration does.
 COMMON_FIELDS = frozenset({"adapter", "key_retention_seconds"})
 
 
@@ -35,6 +36,10 @@ class PlatformAccess:
     name: str
     base_url: str
     allow_private: bool
+    # How the platform proves absence, and the lookup by key that proves it
+    # (path and query under `base_url`), as its admin registered them.
+    absence_proof: str = "none"
+    lookup_template: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,10 @@ class LookupTarget:
     config: dict[str, Any]
     attempt: int
     platform: PlatformAccess | None = None
+    # What the agent said it would do, so a record found by a search can be
+    # told apart from another effect filed under the same key.
+    intent: Any = None
+    intent_fingerprint: str = ""
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,13 @@
 
 The receipt says where to look: `lookup_url` with `{idempotency_key}`,
 `{external_id}` or `{operation_id}` placeholders (or a registered `platform`
-and a `lookup_path` under its base URL), the JSON field holding the
-platform's id, and whether the platform can prove that a write never
-happened (`absence_proof`). Only a configured proof of absence allows a
-retry; anything the adapter cannot interpret is inconclusive, never "absent".
+and a `lookup_path` under its base URL), and the JSON field holding the
+platform's id. Whether a negative answer proves that the write never happened
+is the platform's registration, never the receipt's: only a read of the
+platform's registered lookup, filled with this receipt's key, can prove
+absence (a 404 for `status_lookup`, `[]` for `search_by_key`). Anything else
+the adapter cannot interpret is inconclusive, never "absent"; a search hit
+counts as this receipt's effect only if it carries the receipt's intent.
 
 Agents do not choose hosts: every read re-checks that the URL lies under the
 receipt's registered platform, resolves the host itself, refuses internal
@@ -31,7 +34,8 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
-from common.fingerprints import sha256_hex
+from common.fingerprints import fingerprint, sha256_hex
+from memory.models.platforms import KEY_NAME, AbsenceProof
 from memory.models.receipts import ReadOutcome
 from memory.reconcilers.addresses import (
     AddressRefused,
@@ -43,12 +47,11 @@ from memory.reconcilers.addresses import (
 from memory.reconcilers.base import LookupResult, LookupTarget, Reconciler
 from memory.reconcilers.urls import PlatformURL, URLRefused, parse_platform_url
 
-PLACEHOLDERS = ("idempotency_key", "external_id", "operation_id")
-# The platform guarantees a 404 from the lookup means "never written".
-STATUS_404 = "status_404"
-# The lookup is a search, and the platform guarantees `[]` means "never written".
-EMPTY_LIST = "empty_list"
-ABSENCE_PROOFS = (STATUS_404, EMPTY_LIST)
+PLACEHOLDERS = (KEY_NAME, "external_id", "operation_id")
+# What older agents send as the receipt's own `absence_proof`. Still accepted,
+# so their requests keep working, and kept on the receipt, but it proves
+# nothing: the platform's registration decides (AbsenceProof).
+ABSENCE_PROOFS = ("status_404", "empty_list")
 USER_AGENT = "memdesk-reconciler/1"
 # Longest lookup_url or lookup_path accepted; real lookups are far shorter.
 MAX_LOOKUP_LENGTH = 2000
@@ -148,6 +151,42 @@ class LookupClients:
 def lookup_clients() -> LookupClients:
     """One set of lookup clients per process: a TLS context takes tens of ms to build."""
     return LookupClients()
+
+
+def registered_proof(url: str, target: LookupTarget) -> str:
+    """The platform's proof of absence if `url` is its registered lookup filled with this
+    receipt's key; otherwise "" (a negative answer from `url` then proves nothing)."""
+    platform = target.platform
+    if (
+        platform is None
+        or platform.absence_proof not in (AbsenceProof.STATUS_LOOKUP, AbsenceProof.SEARCH_BY_KEY)
+        or not target.idempotency_key
+    ):
+        return ""
+    try:
+        if KEY_NAME not in lookup_url_placeholders(platform.lookup_template):
+            return ""
+        registered = lookup_url_render(platform.base_url + platform.lookup_template, target)
+        read, proving = parse_platform_url(url), parse_platform_url(registered)
+    except (LookupValueMissing, ValueError):
+        return ""
+    same = (read.origin, read.path, read.url.query) == (
+        proving.origin,
+        proving.path,
+        proving.url.query,
+    )
+    return platform.absence_proof if same else ""
+
+
+def record_fingerprint(record: Any, intent: Any) -> str:
+    """The fingerprint of `record` read as the intent it would carry: its values for the
+    intent's keys (all of them), fingerprinted as the receipt's intent was; "" when the
+    intent is not an object or the record lacks one of its keys."""
+    if not isinstance(intent, dict) or not intent or not isinstance(record, dict):
+        return ""
+    if any(key not in record for key in intent):
+        return ""
+    return fingerprint({key: record[key] for key in intent})
 
 
 def _dig(data: Any, path: str) -> Any:
@@ -315,7 +354,9 @@ class HttpReconciler(Reconciler):
             return LookupResult(
                 ReadOutcome.UNDETERMINED, error_code="response_too_large", evidence=evidence
             )
-        return self._interpret(status, body, config, evidence)
+        proof = registered_proof(url, target)
+        evidence["absence_proof"] = proof or AbsenceProof.NONE
+        return self._interpret(status, body, proof, target, evidence)
 
     @staticmethod
     def _get(url: PlatformURL, address: IPAddress, timeout: float) -> tuple[int, bytes, bool]:
@@ -363,11 +404,10 @@ class HttpReconciler(Reconciler):
 
     @staticmethod
     def _interpret(
-        status: int, body: bytes, config: dict[str, Any], evidence: dict[str, Any]
+        status: int, body: bytes, proof: str, target: LookupTarget, evidence: dict[str, Any]
     ) -> LookupResult:
-        proof = config.get("absence_proof", "")
         if status == 404:
-            if proof == STATUS_404:
+            if proof == AbsenceProof.STATUS_LOOKUP:
                 return LookupResult(ReadOutcome.ABSENT, evidence=evidence)
             return LookupResult(
                 ReadOutcome.UNDETERMINED, error_code="not_found_unproven", evidence=evidence
@@ -390,7 +430,7 @@ class HttpReconciler(Reconciler):
             )
         if isinstance(data, list):
             if not data:
-                if proof == EMPTY_LIST:
+                if proof == AbsenceProof.SEARCH_BY_KEY:
                     return LookupResult(ReadOutcome.ABSENT, evidence=evidence)
                 return LookupResult(
                     ReadOutcome.UNDETERMINED, error_code="empty_result_unproven", evidence=evidence
@@ -402,7 +442,18 @@ class HttpReconciler(Reconciler):
                     ReadOutcome.NEEDS_PERSON, error_code="ambiguous_match", evidence=evidence
                 )
             data = data[0]
-        value = _dig(data, config.get("external_id_field", "id"))
+            # A search matches on what the platform indexed, which may be shared
+            # with other effects: the hit must be the write this receipt planned.
+            found = record_fingerprint(data, target.intent)
+            evidence["intent_fingerprint"] = target.intent_fingerprint
+            evidence["record_fingerprint"] = found
+            if found != target.intent_fingerprint:
+                return LookupResult(
+                    ReadOutcome.NEEDS_PERSON,
+                    error_code="intent_fingerprint_mismatch",
+                    evidence=evidence,
+                )
+        value = _dig(data, target.config.get("external_id_field", "id"))
         if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
             return LookupResult(
                 ReadOutcome.UNDETERMINED, error_code="external_id_missing", evidence=evidence

@@ -6,11 +6,17 @@ is stored: a host that resolves to an internal address is refused unless the
 platform is registered with `allow_private`. The same check runs again on
 every read, because names can resolve differently later; a name that does
 not resolve yet is accepted for that reason (the read will resolve it).
+
+How a platform proves that a write never happened is the admin's registration
+too (docs/reconciliation.md): the kind of proof, the lookup by key that gives
+it, how long the platform remembers a key, and how long after submission a
+negative answer may still be the platform catching up.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,26 +28,147 @@ from accounts.services import audit_record
 from common.problems import Problem
 from memory.models.platforms import (
     EVIDENCE_FIELD_PATTERN,
+    KEY_NAME,
+    KEY_PLACEHOLDER,
     PLATFORM_NAME_PATTERN,
+    AbsenceProof,
     OperationPolicy,
     Platform,
 )
 from memory.reconcilers.addresses import AddressRefused, Unresolvable, resolve_checked
-from memory.reconcilers.http import PLATFORM_ADDRESS_REFUSED, PLATFORM_NOT_REGISTERED
+from memory.reconcilers.http import (
+    MAX_LOOKUP_LENGTH,
+    PLATFORM_ADDRESS_REFUSED,
+    PLATFORM_NOT_REGISTERED,
+    lookup_url_placeholders,
+    lookup_url_probe,
+)
 from memory.reconcilers.urls import URLRefused, normalise_base_url, parse_platform_url
 
 PLATFORM_TARGET_TYPE = "platform"
 OPERATION_POLICY_TARGET_TYPE = "operation_policy"
+# Longest key retention and consistency delay a registration accepts (ten years).
+MAX_PLATFORM_SECONDS = 10 * 366 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class AbsenceRegistration:
+    """What an admin says about proving absence on a platform, checked and normalised."""
+
+    absence_proof: str = AbsenceProof.NONE
+    lookup_template: str = ""
+    key_retention_seconds: int | None = None
+    consistency_delay_seconds: int = 0
+
+
+def _absence_problem(code: str, field: str, message: str) -> Problem:
+    return Problem(code, message, errors={field: [message]})
+
+
+def absence_registration_checked(
+    *,
+    base_url: str,
+    absence_proof: str = AbsenceProof.NONE,
+    lookup_template: str = "",
+    key_retention_seconds: int | None = None,
+    consistency_delay_seconds: int = 0,
+) -> AbsenceRegistration:
+    """The absence settings of a platform at the normalised `base_url`, or a `Problem`.
+
+    A lookup template must contain the receipt's key: a URL without it answers
+    the same for every receipt, so its 404 or `[]` says nothing about this one.
+    """
+    if absence_proof not in AbsenceProof.values:
+        raise _absence_problem(
+            "invalid_absence_proof",
+            "absence_proof",
+            f"Choose one of: {', '.join(AbsenceProof.values)}.",
+        )
+    template = (lookup_template or "").strip().lstrip("/")
+    if template:
+        if len(template) > MAX_LOOKUP_LENGTH:
+            raise _absence_problem(
+                "invalid_lookup_template",
+                "lookup_template",
+                f"Give at most {MAX_LOOKUP_LENGTH} characters.",
+            )
+        try:
+            placeholders = lookup_url_placeholders(template)
+        except ValueError as exc:
+            raise _absence_problem("invalid_lookup_template", "lookup_template", str(exc)) from None
+        # Parsed, not searched for: `{{idempotency_key}}` is the literal text, not the key.
+        if KEY_NAME not in placeholders:
+            raise _absence_problem(
+                "lookup_template_without_key",
+                "lookup_template",
+                f"The lookup must contain {KEY_PLACEHOLDER}: only a lookup of the receipt's "
+                "own key can prove that its write never happened.",
+            )
+        try:
+            probe = lookup_url_probe(base_url + template)
+        except URLRefused as exc:
+            raise _absence_problem("invalid_lookup_template", "lookup_template", str(exc)) from None
+        if not probe.is_under(parse_platform_url(base_url)):
+            raise _absence_problem(
+                "invalid_lookup_template",
+                "lookup_template",
+                "The lookup must stay under the platform's base URL.",
+            )
+    for field, value in (
+        ("key_retention_seconds", key_retention_seconds),
+        ("consistency_delay_seconds", consistency_delay_seconds),
+    ):
+        if value is None and field == "key_retention_seconds":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _absence_problem(f"invalid_{field}", field, "Give a whole number of seconds.")
+        low = 1 if field == "key_retention_seconds" else 0
+        if not low <= value <= MAX_PLATFORM_SECONDS:
+            raise _absence_problem(
+                f"invalid_{field}",
+                field,
+                f"Give between {low} and {MAX_PLATFORM_SECONDS} seconds.",
+            )
+    if absence_proof != AbsenceProof.NONE:
+        if not template:
+            raise _absence_problem(
+                "lookup_template_without_key",
+                "lookup_template",
+                "A proof of absence needs the lookup by key that gives it, with "
+                f"{KEY_PLACEHOLDER}.",
+            )
+        if key_retention_seconds is None:
+            raise _absence_problem(
+                "invalid_key_retention_seconds",
+                "key_retention_seconds",
+                "A proof of absence needs how long the platform remembers a key: past it, "
+                "not finding the key proves nothing.",
+            )
+    return AbsenceRegistration(
+        absence_proof=absence_proof,
+        lookup_template=template,
+        key_retention_seconds=key_retention_seconds,
+        consistency_delay_seconds=consistency_delay_seconds,
+    )
 
 
 def platform_register(
-    *, tenant: Tenant, actor: Actor, name: str, base_url: str, allow_private: bool = False
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    name: str,
+    base_url: str,
+    allow_private: bool = False,
+    absence_proof: str = AbsenceProof.NONE,
+    lookup_template: str = "",
+    key_retention_seconds: int | None = None,
+    consistency_delay_seconds: int = 0,
 ) -> tuple[Platform, bool]:
     """Register a platform, or return the identical one already registered.
 
-    Returns `(platform, created)`. The same name with another base URL or
-    address policy is refused (`409 platform_name_taken`): changing where
-    existing receipts read from is not a registration.
+    Returns `(platform, created)`. The same name with another base URL,
+    address policy or proof of absence is refused (`409 platform_name_taken`):
+    changing where and how existing receipts are settled is not a registration.
     """
     if not isinstance(name, str) or not re.match(PLATFORM_NAME_PATTERN, name):
         raise Problem(
@@ -53,6 +180,13 @@ def platform_register(
         normalised = normalise_base_url(base_url)
     except URLRefused as exc:
         raise Problem("invalid_base_url", str(exc), errors={"base_url": [str(exc)]}) from None
+    absence = absence_registration_checked(
+        base_url=normalised,
+        absence_proof=absence_proof,
+        lookup_template=lookup_template,
+        key_retention_seconds=key_retention_seconds,
+        consistency_delay_seconds=consistency_delay_seconds,
+    )
     parsed = parse_platform_url(normalised)
     try:
         resolve_checked(
@@ -74,7 +208,7 @@ def platform_register(
         pass
     existing = Platform.objects.filter(tenant=tenant, name=name).first()
     if existing is not None:
-        return _same_platform(existing, normalised, allow_private), False
+        return _same_platform(existing, normalised, allow_private, absence), False
     try:
         with transaction.atomic():
             platform = Platform.objects.create(
@@ -82,6 +216,7 @@ def platform_register(
                 name=name,
                 base_url=normalised,
                 allow_private=allow_private,
+                **asdict(absence),
                 created_by_kind=actor.kind,
                 created_by_id=actor.id,
                 created_by_label=actor.label[:150],
@@ -92,27 +227,94 @@ def platform_register(
                 verb="platform.registered",
                 target_type=PLATFORM_TARGET_TYPE,
                 target_id=platform.pk,
-                data={"name": name, "base_url": normalised, "allow_private": allow_private},
+                data={
+                    "name": name,
+                    "base_url": normalised,
+                    "allow_private": allow_private,
+                    **asdict(absence),
+                },
             )
     except IntegrityError:
         # A concurrent registration of the same name won the unique race.
         existing = Platform.objects.filter(tenant=tenant, name=name).first()
         if existing is None:
             raise
-        return _same_platform(existing, normalised, allow_private), False
+        return _same_platform(existing, normalised, allow_private, absence), False
     return platform, True
 
 
-def _same_platform(existing: Platform, base_url: str, allow_private: bool) -> Platform:
-    if (existing.base_url, existing.allow_private) != (base_url, allow_private):
+def _absence_of(platform: Platform) -> AbsenceRegistration:
+    return AbsenceRegistration(
+        absence_proof=platform.absence_proof,
+        lookup_template=platform.lookup_template,
+        key_retention_seconds=platform.key_retention_seconds,
+        consistency_delay_seconds=platform.consistency_delay_seconds,
+    )
+
+
+def _same_platform(
+    existing: Platform, base_url: str, allow_private: bool, absence: AbsenceRegistration
+) -> Platform:
+    if (existing.base_url, existing.allow_private, _absence_of(existing)) != (
+        base_url,
+        allow_private,
+        absence,
+    ):
         raise Problem(
             "platform_name_taken",
-            f"A platform named `{existing.name}` is already registered with another base URL "
-            "or address policy. Choose another name.",
+            f"A platform named `{existing.name}` is already registered with another base URL, "
+            "address policy or proof of absence. Choose another name.",
             status_code=409,
             errors={"name": ["Already registered."]},
         )
     return existing
+
+
+def platform_absence_proof_set(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    name: str,
+    absence_proof: str = AbsenceProof.NONE,
+    lookup_template: str = "",
+    key_retention_seconds: int | None = None,
+    consistency_delay_seconds: int = 0,
+) -> Platform:
+    """Change how a registered platform proves absence; audited with what it said before.
+
+    Where the platform is (base URL, address policy) stays as registered. Every
+    read claimed from now on is judged by the new settings, including reads of
+    receipts planned before the change: the platform's word is the one that counts.
+    """
+    with transaction.atomic():
+        platform = Platform.objects.select_for_update().filter(tenant=tenant, name=name).first()
+        if platform is None:
+            raise Problem(
+                PLATFORM_NOT_REGISTERED,
+                f"No platform named `{name}` is registered; register it first.",
+                status_code=404,
+                errors={"platform": ["Not a registered platform."]},
+            )
+        absence = absence_registration_checked(
+            base_url=platform.base_url,
+            absence_proof=absence_proof,
+            lookup_template=lookup_template,
+            key_retention_seconds=key_retention_seconds,
+            consistency_delay_seconds=consistency_delay_seconds,
+        )
+        before = _absence_of(platform)
+        for field, value in asdict(absence).items():
+            setattr(platform, field, value)
+        platform.save(update_fields=list(asdict(absence)))
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="platform.absence_proof_set",
+            target_type=PLATFORM_TARGET_TYPE,
+            target_id=platform.pk,
+            data={"name": name, "before": asdict(before), "after": asdict(absence)},
+        )
+    return platform
 
 
 def operation_policy_set(

@@ -33,6 +33,9 @@ from memory.services.receipt_moves import receipt_move
 
 logger = logging.getLogger(__name__)
 
+# Why a proven absence was not believed yet: it came within the platform's consistency delay.
+ABSENCE_TOO_EARLY = "absence_within_consistency_delay"
+
 
 @dataclass(frozen=True)
 class ReconcileClaim:
@@ -146,6 +149,8 @@ def reconcile_claim_of(receipt: Receipt) -> ReconcileClaim:
             config=receipt.reconciler,
             attempt=receipt.reconcile_attempts,
             platform=_platform_access(receipt.platform),
+            intent=receipt.intent,
+            intent_fingerprint=receipt.intent_fingerprint,
         ),
     )
 
@@ -154,14 +159,29 @@ def _platform_access(platform: Platform | None) -> PlatformAccess | None:
     if platform is None:
         return None
     return PlatformAccess(
-        name=platform.name, base_url=platform.base_url, allow_private=platform.allow_private
+        name=platform.name,
+        base_url=platform.base_url,
+        allow_private=platform.allow_private,
+        absence_proof=platform.absence_proof,
+        lookup_template=platform.lookup_template,
     )
 
 
+# The platform's registration decides both windows, never the receipt's own
+# `key_retention_seconds`: an agent cannot widen what counts as proof.
 def _past_key_retention(receipt: Receipt, now: datetime) -> bool:
-    retention = receipt.reconciler.get("key_retention_seconds")
+    platform = receipt.platform
+    if platform is None or not platform.key_retention_seconds:
+        return False
     started = receipt.submitted_at or receipt.created_at
-    return bool(retention) and now > started + timedelta(seconds=retention)
+    return now > started + timedelta(seconds=platform.key_retention_seconds)
+
+
+def absence_trusted_from(receipt: Receipt) -> datetime:
+    """When a negative answer may be believed: the platform's consistency delay after the
+    agent said it was about to call (before it, the write may not show up yet)."""
+    delay = receipt.platform.consistency_delay_seconds if receipt.platform else 0
+    return (receipt.submitted_at or receipt.created_at) + timedelta(seconds=delay)
 
 
 def is_fenced_out(receipt: Receipt | None, claim: ReconcileClaim) -> bool:
@@ -208,12 +228,20 @@ def read_record(
 
 
 def defer_after_failed_read(
-    *, receipt: Receipt, claim: ReconcileClaim, result: LookupResult, now: datetime
+    *, receipt: Receipt, claim: ReconcileClaim, result: LookupResult, reason: str, now: datetime
 ) -> None:
-    """A read that settled nothing: release the claim and try again after the backoff."""
-    receipt.next_reconcile_at = now + reconcile_backoff(claim.attempt)
+    """A read that settled nothing: release the claim and try again after the backoff, or,
+    for an absence too early to trust, once the platform's consistency delay has passed.
+
+    The next read is a time in the row, so the due-receipt sweep finds it
+    again whatever happens to the worker or the broker meanwhile.
+    """
+    retry_at = now + reconcile_backoff(claim.attempt)
+    if result.outcome == ReadOutcome.ABSENT:
+        retry_at = max(retry_at, absence_trusted_from(receipt))
+    receipt.next_reconcile_at = retry_at
     receipt.reconcile_lease_expires_at = None
-    receipt.error_code = result.error_code[:100]
+    receipt.error_code = (result.error_code or reason)[:100]
     receipt.updated_at = now
 
 
@@ -230,10 +258,13 @@ def receipt_settlement(
     if _past_key_retention(receipt, now):
         # The platform may have forgotten the key, so not finding it proves nothing.
         return ReceiptState.MANUAL_REVIEW, "key_retention_expired"
-    if result.outcome == ReadOutcome.ABSENT:
+    if result.outcome == ReadOutcome.ABSENT and now >= absence_trusted_from(receipt):
         return ReceiptState.SAFE_TO_RETRY, "absence_proven"
     if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
         return ReceiptState.MANUAL_REVIEW, "attempts_exhausted"
+    if result.outcome == ReadOutcome.ABSENT:
+        # The platform may not show the write yet: read again once the delay has passed.
+        return None, ABSENCE_TOO_EARLY
     return None, result.error_code or "inconclusive"
 
 
@@ -245,7 +276,7 @@ def receipt_reconcile_settle(
     with transaction.atomic():
         receipt = (
             Receipt.objects.select_for_update(of=("self",))
-            .select_related("tenant")
+            .select_related("tenant", "platform")
             .filter(pk=claim.receipt_id)
             .first()
         )
@@ -255,7 +286,9 @@ def receipt_reconcile_settle(
         read_record(receipt=receipt, claim=claim, result=result, worker=worker, now=now).save()
         to, reason = receipt_settlement(receipt, result, now)
         if to is None:
-            defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
+            defer_after_failed_read(
+                receipt=receipt, claim=claim, result=result, reason=reason, now=now
+            )
             receipt.save(
                 update_fields=[
                     "next_reconcile_at",

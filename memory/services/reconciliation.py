@@ -370,7 +370,7 @@ def _settle(
     receipts = {
         receipt.pk: receipt
         for receipt in Receipt.objects.select_for_update(of=("self",))
-        .select_related("tenant")
+        .select_related("tenant", "platform")
         .filter(pk__in=[claim.receipt_id for claim, _ in results])
         .order_by("pk")
     }
@@ -396,7 +396,9 @@ def _settle(
         )
         to, reason = receipt_settlement(receipt, result, now)
         if to is None:
-            defer_after_failed_read(receipt=receipt, claim=claim, result=result, now=now)
+            defer_after_failed_read(
+                receipt=receipt, claim=claim, result=result, reason=reason, now=now
+            )
             writes.changed(receipt)
         else:
             writes.move(

@@ -66,7 +66,14 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     try:
         setup = Actor.system("test setup")
         platform_register(
-            tenant=acme, actor=setup, name="blog", base_url=blog.base_url, allow_private=True
+            tenant=acme,
+            actor=setup,
+            name="blog",
+            base_url=blog.base_url,
+            allow_private=True,
+            absence_proof="status_lookup",
+            lookup_template="articles?key={idempotency_key}",
+            key_retention_seconds=86400,
         )
         operation_policy_set(
             tenant=acme,

@@ -24,7 +24,7 @@ from django.db import connection
 
 from accounts.actors import Actor
 from accounts.models import Role
-from memory.models.platforms import Platform
+from memory.models.platforms import AbsenceProof, Platform
 from memory.models.receipts import RECEIPT_TRANSITIONS, Receipt, ReceiptState, TransitionRole
 from memory.services.platforms import platform_register
 from memory.services.receipts import receipt_create, receipt_transition
@@ -170,8 +170,64 @@ def make_receipt(acme, actors) -> Callable[..., Receipt]:
     return make
 
 
-def http_reconciler(platform: FakePlatform, **extra: Any) -> dict[str, Any]:
-    return {"adapter": "http", "lookup_url": platform.lookup_url(), **extra}
+# The fake platform's lookups by key, as an admin registers them to prove absence.
+PROOF_LOOKUPS = {
+    AbsenceProof.STATUS_LOOKUP: "articles?key={idempotency_key}",
+    AbsenceProof.SEARCH_BY_KEY: "search?key={idempotency_key}",
+}
+
+
+def register_proving_platform(
+    fake: FakePlatform,
+    *,
+    proof: str,
+    key_retention_seconds: int = 86400,
+    consistency_delay_seconds: int = 0,
+    lookup_template: str | None = None,
+) -> Platform:
+    """The fake platform registered again for its tenant, with a proof of absence."""
+    name = f"{fake.registered.name}-{proof}-{key_retention_seconds}-{consistency_delay_seconds}"
+    platform, _ = platform_register(
+        tenant=fake.registered.tenant,
+        actor=Actor.system("test setup"),
+        name=name.replace("_", "-"),
+        base_url=fake.url,
+        allow_private=True,
+        absence_proof=proof,
+        lookup_template=PROOF_LOOKUPS[AbsenceProof(proof)]
+        if lookup_template is None
+        else lookup_template,
+        key_retention_seconds=key_retention_seconds,
+        consistency_delay_seconds=consistency_delay_seconds,
+    )
+    return platform
+
+
+def http_reconciler(
+    platform: FakePlatform,
+    *,
+    proven_by: str = "",
+    key_retention_seconds: int = 86400,
+    consistency_delay_seconds: int = 0,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A receipt's http reconciler reading the fake platform by key. With `proven_by`, it
+    names a registration of the platform that proves absence that way (the receipt's own
+    `absence_proof` proves nothing); the lookup is the registered one."""
+    if not proven_by:
+        return {"adapter": "http", "lookup_url": platform.lookup_url(), **extra}
+    registered = register_proving_platform(
+        platform,
+        proof=proven_by,
+        key_retention_seconds=key_retention_seconds,
+        consistency_delay_seconds=consistency_delay_seconds,
+    )
+    return {
+        "adapter": "http",
+        "platform": registered.name,
+        "lookup_url": f"{platform.url}/{registered.lookup_template}",
+        **extra,
+    }
 
 
 # -- real Celery workers -------------------------------------------------------------

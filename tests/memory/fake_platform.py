@@ -146,10 +146,11 @@ class FakePlatform:
         self._hold_after = self._release_at_in_flight = None
         self._released.set()
 
-    def seed(self, key: str, article_id: Any = None) -> str:
-        """An article the platform already holds, as if written in an earlier run."""
+    def seed(self, key: str, article_id: Any = None, body: dict[str, Any] | None = None) -> str:
+        """An article the platform already holds, as if written in an earlier run (with
+        `body` as what that write sent)."""
         with self._lock:
-            return self._store(key, {"seeded": True}, article_id)["id"]
+            return self._store(key, body or {"seeded": True}, article_id)["id"]
 
     def _store(self, key: str, body: dict[str, Any], article_id: Any = None) -> dict[str, Any]:
         self._next_id += 1

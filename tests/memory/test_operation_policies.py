@@ -220,7 +220,7 @@ def _submitted(agent, fake, key="pub-1", operation="articles.create"):
             "target": f"{fake.url}/articles",
             "intent": {"title": key},
             "idempotency_key": key,
-            "reconciler": http_reconciler(fake, absence_proof="status_404"),
+            "reconciler": http_reconciler(fake, proven_by="status_lookup"),
         },
         format="json",
     )
@@ -273,7 +273,7 @@ def test_other_operations_and_other_tenants_keep_todays_behaviour(
     # globex has no policy for articles.create: its agents' word is taken as it comes.
     from tests.memory.conftest import register_fake_platform
 
-    register_fake_platform(platform, tenant=globex)
+    platform.registered = register_fake_platform(platform, tenant=globex)
     theirs = _submitted(globex_agent, platform, key="theirs")
     assert _report(globex_agent, theirs).json()["state"] == "succeeded"
 

@@ -55,7 +55,12 @@ def test_an_admin_registers_a_platform_and_it_is_audited(admin_api, admin_user, 
         "name": "blog",
         "base_url": "https://blog.example/api/",
         "allow_private": False,
+        "absence_proof": "none",
+        "lookup_template": "",
+        "key_retention_seconds": None,
+        "consistency_delay_seconds": 0,
     }
+    assert body["absence_proof"] == "none"
     listed = admin_api.get("/api/v1/platforms").json()
     assert [p["name"] for p in listed] == ["blog"]
 

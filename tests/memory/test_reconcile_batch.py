@@ -38,31 +38,34 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_reconcile")]
 
 S = ReceiptState
 # Evidence that differs between two receipts read alike: their keys and timing.
-VARYING_EVIDENCE = {"url", "elapsed_ms", "response_sha256", "response_bytes"}
-
-
-def _search(platform: Any, **extra: Any) -> dict[str, Any]:
-    return {"adapter": "http", "lookup_url": platform.lookup_url("search"), **extra}
+VARYING_EVIDENCE = {
+    "url",
+    "elapsed_ms",
+    "response_sha256",
+    "response_bytes",
+    "intent_fingerprint",
+    "record_fingerprint",
+}
 
 
 # role → (reconciler, how the platform answers for the receipt's key)
 def corpus(platform: Any) -> dict[str, tuple[dict[str, Any], str]]:
     return {
-        "found": (http_reconciler(platform, absence_proof="status_404"), "seeded"),
-        "found_by_search": (_search(platform, absence_proof="empty_list"), "seeded"),
-        "absent_proven": (http_reconciler(platform, absence_proof="status_404"), ""),
-        "absent_by_search": (_search(platform, absence_proof="empty_list"), ""),
+        "found": (http_reconciler(platform, proven_by="status_lookup"), "seeded"),
+        "found_by_search": (http_reconciler(platform, proven_by="search_by_key"), "seeded"),
+        "absent_proven": (http_reconciler(platform, proven_by="status_lookup"), ""),
+        "absent_by_search": (http_reconciler(platform, proven_by="search_by_key"), ""),
         "absent_unproven": (http_reconciler(platform), ""),
-        "server_error": (http_reconciler(platform, absence_proof="status_404"), "503"),
-        "timeout": (http_reconciler(platform, absence_proof="status_404"), "stall"),
-        "ambiguous": (_search(platform, absence_proof="empty_list"), "duplicated"),
+        "server_error": (http_reconciler(platform, proven_by="status_lookup"), "503"),
+        "timeout": (http_reconciler(platform, proven_by="status_lookup"), "stall"),
+        "ambiguous": (http_reconciler(platform, proven_by="search_by_key"), "duplicated"),
         "manual": ({"adapter": "manual"}, ""),
         "value_missing": (
             {"adapter": "http", "lookup_url": f"{platform.url}/articles/{{external_id}}"},
             "",
         ),
         "key_forgotten": (
-            http_reconciler(platform, absence_proof="status_404", key_retention_seconds=60),
+            http_reconciler(platform, proven_by="status_lookup", key_retention_seconds=60),
             "old",
         ),
     }
@@ -73,7 +76,9 @@ def make_corpus(prefix: str, platform: Any, make_receipt: Any) -> dict[str, Rece
     for role, (reconciler, behaviour) in corpus(platform).items():
         key = f"{prefix}-{role}"
         if behaviour in ("seeded", "duplicated"):
-            platform.seed(key, article_id=f"art-{role}")
+            # As the agent's own write stored it: make_receipt's intent for this key.
+            body = {"title": "Receipts before calls", "nonce": key}
+            platform.seed(key, article_id=f"art-{role}", body=body)
         if behaviour == "duplicated":
             platform.duplicated_keys.add(key)
         if behaviour == "503":
@@ -186,7 +191,7 @@ def test_a_batch_claims_in_one_statement_and_settles_in_one_transaction(
     settings.RECONCILE_READS_IN_FLIGHT = 20
     receipts = [
         make_receipt(
-            S.OUTCOME_UNKNOWN, reconciler=http_reconciler(platform, absence_proof="status_404")
+            S.OUTCOME_UNKNOWN, reconciler=http_reconciler(platform, proven_by="status_lookup")
         )
         for _ in range(20)
     ]
@@ -205,7 +210,7 @@ def test_a_batch_claims_in_one_statement_and_settles_in_one_transaction(
 
 
 def test_a_stale_batch_is_fenced_off_receipt_by_receipt(platform, make_receipt, actors):
-    reconciler = http_reconciler(platform, absence_proof="status_404")
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
     retaken, kept = (make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(2))
     platform.seed(retaken.idempotency_key)
     slow, fast = actors.worker, type(actors.worker).system("fast worker")
@@ -255,7 +260,7 @@ def test_a_stale_batch_is_fenced_off_receipt_by_receipt(platform, make_receipt, 
 def test_reads_run_concurrently_within_the_platform_limit(platform, make_receipt, actors, settings):
     settings.RECONCILE_READS_IN_FLIGHT = 8
     platform.read_delay = 0.2
-    reconciler = http_reconciler(platform, absence_proof="status_404")
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
     receipts = [make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(8)]
     # Reads wait for one another (up to 60 s) until 8 are in flight, however slowly a busy
     # machine starts them; reads sent one after another would never get there.
@@ -275,7 +280,7 @@ def test_reads_run_concurrently_within_the_platform_limit(platform, make_receipt
 
 def test_read_starts_are_paced_per_platform(platform, make_receipt, actors, settings):
     settings.RECONCILE_PLATFORM_READS_PER_SECOND = 10
-    reconciler = http_reconciler(platform, absence_proof="status_404")
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
     receipts = [make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(5)]
     report = receipts_reconcile_batch(receipt_ids=[r.pk for r in receipts], worker=actors.worker)
     assert report.states == {S.SAFE_TO_RETRY: 5}
@@ -296,7 +301,7 @@ def test_a_read_that_cannot_start_within_the_lease_gives_its_claim_back(
     settings.RECONCILE_LEASE_SECONDS = 2
     settings.RECONCILE_PLATFORM_READS_PER_SECOND = 1
     settings.RECONCILE_READS_IN_FLIGHT = 3
-    reconciler = http_reconciler(platform, absence_proof="status_404")
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
     receipts = [make_receipt(S.OUTCOME_UNKNOWN, reconciler=reconciler) for _ in range(3)]
     report = receipts_reconcile_batch(receipt_ids=[r.pk for r in receipts], worker=actors.worker)
     assert report.claimed == 3 and report.states == {S.SAFE_TO_RETRY: 1}

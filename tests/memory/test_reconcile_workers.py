@@ -50,7 +50,7 @@ def test_an_unknown_outcome_is_reconciled_within_seconds(celery_workers, platfor
             "target": f"{platform.url}/articles",
             "intent": {"title": "Receipts before calls"},
             "idempotency_key": key,
-            "reconciler": http_reconciler(platform, absence_proof="status_404"),
+            "reconciler": http_reconciler(platform, proven_by="status_lookup"),
         },
         format="json",
     ).json()
@@ -95,7 +95,7 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_settles_nothing_twice(
     platform.read_delay = 0.15  # each read is slow enough to be killed in the middle of
     survivor = celery_workers.start()
     main_queue = celery_workers.queue
-    reconciler = http_reconciler(platform, absence_proof="status_404")
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
     settled_by_victims = 0
     taken_over = 0  # receipts whose claim died with a worker and was claimed again
 

@@ -106,7 +106,7 @@ def state_of(agent, receipt) -> dict:
 def test_a_write_committed_before_the_connection_dropped_is_found_by_key(
     agent, platform, eager_celery, django_capture_on_commit_callbacks
 ):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.write_mode = WRITE_COMMIT_THEN_DROP
     with pytest.raises(httpx.TransportError):
         call_platform(platform, receipt)
@@ -137,7 +137,7 @@ def test_a_write_committed_before_the_connection_dropped_is_found_by_key(
 def test_a_write_that_never_arrived_is_safe_to_retry_when_the_platform_proves_it(
     agent, platform, worker
 ):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.write_mode = WRITE_DROP_BEFORE_COMMIT
     with pytest.raises(httpx.TransportError):
         call_platform(platform, receipt)
@@ -181,17 +181,8 @@ def test_the_attempt_cap_is_configurable(agent, platform, worker, settings):
 
 
 def test_a_search_answering_an_empty_list_can_prove_absence(agent, platform, worker):
-    receipt = plan_and_submit(agent, platform, absence_proof="empty_list")
-    ReceiptTransition  # noqa: B018 - the search endpoint is configured below
-
-    Receipt.objects.filter(pk=receipt["id"]).update(
-        reconciler={
-            **reconciler_for_platform(platform),
-            "lookup_url": platform.lookup_url("search"),
-            "absence_proof": "empty_list",
-            "external_id_field": "id",
-        }
-    )
+    # The platform's admin registered its search by key as the proof.
+    receipt = plan_and_submit(agent, platform, proven_by="search_by_key")
     report_unknown(agent, receipt)
     reconcile(receipt, worker)
     assert state_of(agent, receipt)["state"] == "safe_to_retry"
@@ -216,7 +207,7 @@ def test_errors_are_retried_with_backoff_until_the_platform_answers(
 ):
     settings.RECONCILE_BACKOFF_BASE_SECONDS = 30
     settings.RECONCILE_BACKOFF_MAX_SECONDS = 3600
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     article_id = platform.seed(receipt["idempotency_key"])
     platform.failing_reads = 1
     report_unknown(agent, receipt)
@@ -240,7 +231,7 @@ def test_errors_are_retried_with_backoff_until_the_platform_answers(
 
 
 def test_a_read_that_times_out_is_inconclusive(agent, platform, worker):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.failing_reads = 1
     platform.stall_seconds = 1.5  # past the 1 s timeout
     report_unknown(agent, receipt)
@@ -253,7 +244,7 @@ def test_a_read_that_times_out_is_inconclusive(agent, platform, worker):
 
 
 def test_an_unreachable_platform_is_inconclusive(agent, platform, worker):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     report_unknown(agent, receipt)
     platform.stop()
     reconcile(receipt, worker)
@@ -264,7 +255,7 @@ def test_an_unreachable_platform_is_inconclusive(agent, platform, worker):
 
 def test_an_oversized_answer_is_inconclusive(agent, platform, worker, settings):
     settings.RECONCILE_HTTP_MAX_RESPONSE_BYTES = 10
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.seed(receipt["idempotency_key"])
     report_unknown(agent, receipt)
     reconcile(receipt, worker)
@@ -280,7 +271,7 @@ def test_lookup_values_are_url_encoded(agent, platform, worker):
             "target": platform.url,
             "intent": {"slug": "s"},
             "idempotency_key": key,
-            "reconciler": reconciler_for_platform(platform, absence_proof="status_404"),
+            "reconciler": reconciler_for_platform(platform, proven_by="status_lookup"),
         },
         format="json",
     ).json()
@@ -326,7 +317,7 @@ def test_the_manual_reconciler_hands_every_unknown_outcome_to_a_person(agent, wo
 
 
 def test_past_the_key_retention_window_absence_proves_nothing(agent, platform, worker):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404", key_retention_seconds=60)
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup", key_retention_seconds=60)
     report_unknown(agent, receipt)
 
     Receipt.objects.filter(pk=receipt["id"]).update(
@@ -341,7 +332,7 @@ def test_past_the_key_retention_window_absence_proves_nothing(agent, platform, w
 def test_a_found_effect_with_another_id_than_reported_goes_to_a_person(
     agent, platform, worker, acme, actors
 ):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.seed(receipt["idempotency_key"])
     agent.post(
         f"/api/v1/receipts/{receipt['id']}/transitions",
@@ -373,7 +364,7 @@ def test_a_found_effect_with_another_id_than_reported_goes_to_a_person(
 
 
 def test_a_stale_workers_late_result_is_fenced_off(agent, platform, actors):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     report_unknown(agent, receipt)
     slow, fast = Actor.system("slow worker"), Actor.system("fast worker")
     first = receipt_reconcile_claim(receipt_id=receipt["id"], worker=slow)
@@ -399,7 +390,7 @@ def test_a_stale_workers_late_result_is_fenced_off(agent, platform, actors):
 
 
 def test_a_receipt_that_kills_its_worker_every_time_stops_at_the_cap(agent, platform, actors):
-    receipt = plan_and_submit(agent, platform, absence_proof="status_404")
+    receipt = plan_and_submit(agent, platform, proven_by="status_lookup")
     report_unknown(agent, receipt)
     now = timezone.now()
     for attempt in range(1, 6):
@@ -417,8 +408,8 @@ def test_a_receipt_that_kills_its_worker_every_time_stops_at_the_cap(agent, plat
 def test_a_reconciler_that_crashes_costs_an_attempt_not_the_chunk(
     agent, platform, worker, monkeypatch
 ):
-    poison = plan_and_submit(agent, platform, absence_proof="status_404")
-    healthy = plan_and_submit(agent, platform, absence_proof="status_404")
+    poison = plan_and_submit(agent, platform, proven_by="status_lookup")
+    healthy = plan_and_submit(agent, platform, proven_by="status_lookup")
     report_unknown(agent, poison)
     report_unknown(agent, healthy)
     original = http_reconciler.HttpReconciler.lookup
@@ -439,7 +430,7 @@ def test_a_reconciler_that_crashes_costs_an_attempt_not_the_chunk(
 
 
 def test_a_chunk_stops_at_its_deadline_and_reports_the_rest(agent, platform, worker):
-    receipts = [plan_and_submit(agent, platform, absence_proof="status_404") for _ in range(3)]
+    receipts = [plan_and_submit(agent, platform, proven_by="status_lookup") for _ in range(3)]
     for receipt in receipts:
         report_unknown(agent, receipt)
     report = receipts_reconcile(
@@ -480,12 +471,12 @@ def test_due_receipts_are_dispatched_in_chunks_on_the_reconcile_queue(
 
 def test_the_reconcile_command_runs_one_pass(agent, platform, actors, monkeypatch):
     monkeypatch.setattr(receipt_moves, "reconciliation_enqueue", lambda *, receipt_ids: 0)
-    lapsed = plan_and_submit(agent, platform, absence_proof="status_404")
+    lapsed = plan_and_submit(agent, platform, proven_by="status_lookup")
 
     Receipt.objects.filter(pk=lapsed["id"]).update(
         submit_lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    found = plan_and_submit(agent, platform, absence_proof="status_404")
+    found = plan_and_submit(agent, platform, proven_by="status_lookup")
     platform.seed(found["idempotency_key"])
     report_unknown(agent, found)
     out = io.StringIO()

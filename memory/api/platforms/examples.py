@@ -9,11 +9,18 @@ from typing import Any
 
 from common.openapi_examples import NOW
 
+ABSENCE_PROOF = {
+    "absence_proof": "status_lookup",
+    "lookup_template": "articles?key={idempotency_key}",
+    "key_retention_seconds": 86400,
+    "consistency_delay_seconds": 30,
+}
 PLATFORM = {
     "id": 1,
     "name": "blog",
     "base_url": "https://blog.example/api/",
     "allow_private": False,
+    **ABSENCE_PROOF,
     "created_by": "ada",
     "created_at": NOW,
 }
@@ -46,7 +53,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {"201": OPERATION_POLICY, "200": OPERATION_POLICY},
     },
     "platforms_create": {
-        "request": {"name": "blog", "base_url": "https://blog.example/api/"},
+        "request": {"name": "blog", "base_url": "https://blog.example/api/", **ABSENCE_PROOF},
         "responses": {"201": PLATFORM, "200": PLATFORM},
+    },
+    "platforms_absence_proof_update": {
+        "request": ABSENCE_PROOF,
+        "responses": {"200": PLATFORM},
     },
 }

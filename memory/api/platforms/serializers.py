@@ -4,10 +4,47 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from memory.models.platforms import OperationPolicy, Platform
+from memory.models.platforms import KEY_PLACEHOLDER, AbsenceProof, OperationPolicy, Platform
 
 
-class PlatformRegisterInput(serializers.Serializer):
+class AbsenceProofInput(serializers.Serializer):
+    """How a platform proves absence: at registration, and when an admin changes it."""
+
+    absence_proof = serializers.ChoiceField(
+        choices=AbsenceProof.choices,
+        default=AbsenceProof.NONE,
+        help_text="What a negative answer of the platform's lookup proves: `none` (nothing; "
+        "a person decides), `status_lookup` (a 404 means never written) or "
+        "`search_by_key` (`[]` means never written). A receipt's own `absence_proof` "
+        "decides nothing.",
+    )
+    lookup_template = serializers.CharField(
+        max_length=2000,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text=f"Path and query under `base_url` that looks the receipt's key up, with "
+        f"`{KEY_PLACEHOLDER}` (`400 lookup_template_without_key` otherwise). Required "
+        "with a proof of absence: only this lookup can prove it.",
+    )
+    key_retention_seconds = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        help_text="How long the platform remembers an idempotency key; required with a "
+        "proof of absence. Past it, an unsettled receipt goes to a person.",
+    )
+    consistency_delay_seconds = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        help_text="How long after submission a negative answer is not yet trusted; the "
+        "receipt is read again once it has passed.",
+    )
+
+
+class PlatformRegisterInput(AbsenceProofInput):
     name = serializers.CharField(
         max_length=63, help_text="Lower-case letters, digits, `.`, `_`, `-`; unique per tenant."
     )
@@ -28,7 +65,18 @@ class PlatformOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Platform
-        fields = ["id", "name", "base_url", "allow_private", "created_by", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "base_url",
+            "allow_private",
+            "absence_proof",
+            "lookup_template",
+            "key_retention_seconds",
+            "consistency_delay_seconds",
+            "created_by",
+            "created_at",
+        ]
 
 
 class OperationPolicyInput(serializers.Serializer):

@@ -18,6 +18,7 @@ from accounts.access import api_context, role_required
 from common.problems import not_found
 from common.schema import ADMIN_AUTH
 from memory.api.platforms.serializers import (
+    AbsenceProofInput,
     OperationPolicyInput,
     OperationPolicyOutput,
     PlatformOutput,
@@ -25,7 +26,11 @@ from memory.api.platforms.serializers import (
 )
 from memory.models.platforms import Platform
 from memory.selectors.platforms import operation_policies_list, platform_get, platforms_list
-from memory.services.platforms import operation_policy_set, platform_register
+from memory.services.platforms import (
+    operation_policy_set,
+    platform_absence_proof_set,
+    platform_register,
+)
 
 ADMINS = role_required("admin")
 _NOT_FOUND = OpenApiResponse(description="Problem details: not_found (no such platform)")
@@ -53,11 +58,13 @@ class PlatformListCreateView(APIView):
                 description="Problem details: validation_error, invalid_platform_name, "
                 "invalid_base_url, platform_address_refused (the host resolves to a "
                 "loopback, private, link-local, multicast or reserved address and "
-                "allow_private is off)"
+                "allow_private is off), lookup_template_without_key, "
+                "invalid_lookup_template, invalid_absence_proof, "
+                "invalid_key_retention_seconds, invalid_consistency_delay_seconds"
             ),
             409: OpenApiResponse(
                 description="Problem details: platform_name_taken (the name is registered "
-                "with another base URL or address policy)"
+                "with another base URL, address policy or proof of absence)"
             ),
             **ADMIN_AUTH,
         },
@@ -81,6 +88,41 @@ class PlatformListCreateView(APIView):
             PlatformOutput(platform).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
+
+
+class PlatformAbsenceProofView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        request=AbsenceProofInput,
+        responses={
+            200: PlatformOutput,
+            400: OpenApiResponse(
+                description="Problem details: validation_error, lookup_template_without_key, "
+                "invalid_lookup_template, invalid_absence_proof, "
+                "invalid_key_retention_seconds, invalid_consistency_delay_seconds"
+            ),
+            404: _NOT_FOUND,
+            **ADMIN_AUTH,
+        },
+        summary="Change how a platform proves absence (admins)",
+        description=(
+            "Replaces the platform's `absence_proof`, `lookup_template`, "
+            "`key_retention_seconds` and `consistency_delay_seconds` (audited with what they "
+            "were). Every read claimed from then on is judged by them. Without a proof, an "
+            "outcome a read cannot confirm goes to a person. Session and CSRF token required."
+        ),
+    )
+    def put(self, request: Request, name: str) -> Response:
+        context = api_context(request)
+        if platform_get(tenant=context.tenant, name=name) is None:
+            raise not_found("platform")
+        data = AbsenceProofInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        platform = platform_absence_proof_set(
+            tenant=context.tenant, actor=context.actor, name=name, **data.validated_data
+        )
+        return Response(PlatformOutput(platform).data)
 
 
 class OperationPolicyListSetView(APIView):

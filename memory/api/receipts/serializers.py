@@ -43,7 +43,11 @@ class ReceiptCreateInput(serializers.Serializer):
             "URL-encoded. Only GET requests are ever sent. The lookup_url must start with "
             'the base URL of a platform an admin registered, or name it: {"platform": '
             '"blog", "lookup_path": "articles?key={idempotency_key}"} (relative to its base '
-            "URL); otherwise 400 platform_not_registered."
+            "URL); otherwise 400 platform_not_registered. `absence_proof` and "
+            "`key_retention_seconds` are still accepted and stored for older clients but "
+            "decide nothing: the platform's registration says whether and for how long a "
+            "negative answer proves absence, and only a read of its registered lookup for "
+            "this receipt's key can prove it."
         ),
     )
     run_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

@@ -1,4 +1,6 @@
-"""`manage.py register_platform --tenant T --name N --base-url URL [--allow-private]`."""
+"""`manage.py register_platform --tenant T --name N --base-url URL [--allow-private]
+[--absence-proof P --lookup-template T --key-retention-seconds S]
+[--consistency-delay-seconds S]`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from accounts.actors import Actor
 from accounts.management.commands._lookup import tenant_by_slug
 from common.problems import Problem
+from memory.models.platforms import AbsenceProof
 from memory.services.platforms import platform_register
 
 
@@ -28,6 +31,29 @@ class Command(BaseCommand):
             action="store_true",
             help="let lookups read internal addresses (only for platforms on your own network)",
         )
+        parser.add_argument(
+            "--absence-proof",
+            choices=AbsenceProof.values,
+            default=AbsenceProof.NONE,
+            help="what a negative answer of the lookup proves (none: a person decides)",
+        )
+        parser.add_argument(
+            "--lookup-template",
+            default="",
+            help="path and query under the base URL with {idempotency_key}",
+        )
+        parser.add_argument(
+            "--key-retention-seconds",
+            type=int,
+            default=None,
+            help="how long the platform remembers an idempotency key",
+        )
+        parser.add_argument(
+            "--consistency-delay-seconds",
+            type=int,
+            default=0,
+            help="how long after submission a negative answer is not yet trusted",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"])
@@ -38,6 +64,10 @@ class Command(BaseCommand):
                 name=options["name"],
                 base_url=options["base_url"],
                 allow_private=options["allow_private"],
+                absence_proof=options["absence_proof"],
+                lookup_template=options["lookup_template"],
+                key_retention_seconds=options["key_retention_seconds"],
+                consistency_delay_seconds=options["consistency_delay_seconds"],
             )
         except Problem as problem:
             raise CommandError(f"{problem.code}: {problem.detail}") from None
