@@ -72,13 +72,9 @@ from memory.api.claims.serializers import CandidateIn
 from memory.models import Claim, ClaimSource, Subject
 from memory.search import ngrams, searchable_text
 from memory.sensitivity import classify, find_ephemeral
-from memory.services.claims import (
-    SecretScan,
-    judge,
-    resolve_sources,
-    screen_candidate,
-    screen_injections,
-)
+from memory.services.claim_screening import SecretScan, screen_candidate, screen_injections
+from memory.services.claim_sources import resolve_sources
+from memory.services.claims import judge
 from memory.services.subjects import subjects_resolve
 from tests.common.corpus import plain
 
@@ -315,7 +311,7 @@ def _run(size: Size, store: PostgresStore) -> Ingest:
                 sources=resolve_sources(sources=item.candidate.sources, events={}),
                 active=None,
                 available_at=now,
-                receipt_state=None,
+                outcome_receipt=None,
             )
             for item in screened
         ]

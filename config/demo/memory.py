@@ -12,7 +12,8 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AgentToken, Role, SubjectOwnership, Tenant
 from memory.selectors.claims import RecallQuery, subject_get
-from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.claim_inputs import CandidateInput, SourceInput
+from memory.services.claims import claim_submit
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.events import event_record

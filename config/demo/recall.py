@@ -12,7 +12,8 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from config.demo.memory import DemoTokens
 from memory.selectors.claims import RecallQuery, subject_get
-from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.claim_inputs import CandidateInput, SourceInput
+from memory.services.claims import claim_submit
 from memory.services.events import event_record
 from memory.services.recall import recall_run
 from memory.services.recall_uses import UseReport, recall_uses_report

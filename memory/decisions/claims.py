@@ -10,13 +10,9 @@ from rest_framework import serializers
 from common.problems import Problem
 from memory.models import Claim, ClaimRole, ClaimStatus, ExampleLabel
 from memory.presenters import ClaimPresenter
+from memory.services.claim_inputs import claim_version
+from memory.services.claim_moves import claim_merge_into, claim_move, claim_refresh
 from memory.services.claim_undo import claims_restore, claims_snapshot
-from memory.services.claims import (
-    claim_merge_into,
-    claim_move,
-    claim_refresh,
-    claim_version,
-)
 from memory.services.screening import screen_example_record
 from reviews.models import Decision, Queue, ReviewItem
 from reviews.registry import (

@@ -16,7 +16,7 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.problems import InvalidTransition, Problem
 from memory.models import Claim, ClaimRole, ClaimStatus, allowed_claim_targets
-from memory.services.claims import claim_move
+from memory.services.claim_moves import claim_move
 
 
 def claim_archive(*, tenant: Tenant, actor: Actor, claim_id: Any, reason: str = "") -> Claim:

@@ -22,7 +22,8 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from common.problems import InvalidTransition, Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
-from memory.services.claims import claim_move, identity_lock, scope_key
+from memory.services.claim_inputs import identity_lock, scope_key
+from memory.services.claim_moves import claim_move
 from reviews.models import ReviewItem
 
 

@@ -45,28 +45,34 @@ from memory.search import searchable_text
 from memory.selectors.consent import consented_classes
 from memory.selectors.receipts import receipt_outcomes
 from memory.selectors.screening import screen_bands
-from memory.services.claims import (
+from memory.services.claim_inputs import (
     CandidateInput,
-    Identity,
-    IdentityState,
-    Screened,
-    SecretScan,
     SourceInput,
     SubmitResult,
-    claim_row,
-    claim_submit,
     claim_version,
-    consent_to_read,
-    events_by_id,
     identity_lock_key,
-    identity_states,
-    judge,
-    outcome_receipt_id,
-    resolve_sources,
-    review_queue_for,
+)
+from memory.services.claim_screening import (
+    Screened,
+    SecretScan,
+    consent_to_read,
     screen_candidate,
     screen_injections,
+)
+from memory.services.claim_sources import (
+    events_by_id,
+    outcome_receipt_id,
+    resolve_sources,
     sources_to_add,
+)
+from memory.services.claims import (
+    Identity,
+    IdentityState,
+    claim_row,
+    claim_submit,
+    identity_states,
+    judge,
+    review_queue_for,
     verdict_audit_data,
 )
 from memory.services.embeddings import embeddings_enqueue_on_commit

@@ -46,7 +46,8 @@ from memory.models import (
     claim_sources_for,
 )
 from memory.selectors.claims import hot_memory
-from memory.services.claims import claim_merge_into, claim_move, claim_version
+from memory.services.claim_inputs import claim_version
+from memory.services.claim_moves import claim_merge_into, claim_move
 from memory.services.erasure import lifecycle_lock_key
 from memory.services.lineage import (
     AUDIT_IDS,

@@ -31,12 +31,9 @@ from memory.models import (
     GateDecision,
     claim_sources_for,
 )
-from memory.services.claims import (
-    CandidateInput,
-    SourceInput,
-    claim_move,
-    claim_submit,
-)
+from memory.services.claim_inputs import CandidateInput, SourceInput
+from memory.services.claim_moves import claim_move
+from memory.services.claims import claim_submit
 from memory.services.events import event_record
 from memory.services.lineage import claims_invalidate_derived
 from reviews.services import review_cancel_for_target

@@ -19,7 +19,7 @@ from django.db.models import Q
 
 from memory.models import DeletionRequest, DeletionScope, Event, RecallTrace, Subject
 from memory.search import ngrams
-from memory.services.claims import WITHHELD_TEXT
+from memory.services.claim_inputs import WITHHELD_TEXT
 from memory.services.erasure import (
     CLAIM_TABLE,
     ERASE,

@@ -32,7 +32,9 @@ from memory.models import (
 )
 from memory.search import ngrams, searchable_text
 from memory.sensitivity import classify
-from memory.services.claims import SourceInput, claim_move, source_rows
+from memory.services.claim_inputs import SourceInput
+from memory.services.claim_moves import claim_move
+from memory.services.claim_sources import source_rows
 from memory.services.embeddings import embeddings_enqueue_on_commit
 from reviews.services import review_cancel_for_target
 

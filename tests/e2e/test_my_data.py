@@ -21,7 +21,8 @@ from memory.models import (
     Event,
     ExportStatus,
 )
-from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.claim_inputs import CandidateInput, SourceInput
+from memory.services.claims import claim_submit
 from memory.services.events import event_record
 from tests.e2e.conftest import screenshot
 

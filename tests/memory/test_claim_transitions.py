@@ -37,7 +37,7 @@ from memory.models import (
     claim_sources_for,
 )
 from memory.selectors.probes import LIVE_CLAIM_STATUSES
-from memory.services.claims import claim_move
+from memory.services.claim_moves import claim_move
 from memory.services.consolidation import consolidation_run
 from memory.services.subjects import subject_resolve
 

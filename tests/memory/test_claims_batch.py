@@ -23,7 +23,8 @@ from accounts.actors import Actor
 from accounts.models import AuditEvent, Tenant
 from accounts.services import tenant_create
 from memory.models import Claim, ClaimSource, Event, Subject
-from memory.services.claims import CandidateInput, SourceInput, claim_submit
+from memory.services.claim_inputs import CandidateInput, SourceInput
+from memory.services.claims import claim_submit
 from memory.services.consent import consents_set
 from memory.services.events import event_record
 from reviews.models import ReviewItem

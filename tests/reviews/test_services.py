@@ -17,7 +17,7 @@ from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import Problem
 from memory.models import Claim, ClaimRole, ClaimStatus
-from memory.services.claims import claim_move
+from memory.services.claim_moves import claim_move
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
 from reviews.services import (
     review_claim,

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from common.hidden_chars import for_agent
 from memory.models import Authority, Basis, Claim, ClaimKind, ClaimSource, Event, Sensitivity
-from memory.services.claims import CandidateInput, SourceInput
+from memory.services.claim_inputs import CandidateInput, SourceInput
 
 
 class EventInput(serializers.Serializer):

@@ -51,7 +51,9 @@ from memory.selectors.claims import (
 )
 from memory.selectors.traces import claim_value
 from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
-from memory.services.claims import CandidateInput, claim_invalidate, claim_submit
+from memory.services.claim_inputs import CandidateInput
+from memory.services.claim_moves import claim_invalidate
+from memory.services.claims import claim_submit
 from memory.services.claims_batch import claims_submit_batch
 from memory.services.events import event_record
 from memory.services.recall import hot_memory_trace, recall_run, recall_run_across
