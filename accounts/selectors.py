@@ -7,7 +7,16 @@ from typing import Any, TypeVar
 from django.contrib.auth import get_user_model
 from django.db.models import F, QuerySet
 
-from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
+from accounts.actors import person_key
+from accounts.models import (
+    ActorKind,
+    AgentToken,
+    AuditEvent,
+    Membership,
+    Role,
+    SubjectOwnership,
+    Tenant,
+)
 from common.rows import RowReader, fetch_one
 
 # Token and membership rows carry their tenant's columns after their own, under `n`.
@@ -122,8 +131,10 @@ def request_membership(request: Any) -> Membership | None:
 
 def agent_tokens(*, tenant: Tenant) -> QuerySet[AgentToken]:
     """A tenant's tokens for the admin page: live ones first, then by name."""
-    return AgentToken.objects.filter(tenant=tenant).order_by(
-        F("revoked_at").desc(nulls_first=True), "name", "id"
+    return (
+        AgentToken.objects.filter(tenant=tenant)
+        .select_related("owner")
+        .order_by(F("revoked_at").desc(nulls_first=True), "name", "id")
     )
 
 
@@ -133,3 +144,29 @@ def agent_token_get(*, tenant: Tenant, token_id: int) -> AgentToken | None:
 
 def agent_token_by_name(*, tenant: Tenant, name: str) -> AgentToken | None:
     return AgentToken.objects.select_related("tenant").filter(tenant=tenant, name=name).first()
+
+
+def person_of(*, tenant: Tenant, kind: str, actor_id: str) -> str:
+    """The person (`Actor.person`) behind an actor recorded as `kind`/`actor_id`.
+
+    A token is read for its owner; a token of another tenant, or none at all,
+    is nobody's (`token:<id>`), which never equals a person.
+    """
+    owner_id = None
+    if kind == ActorKind.AGENT and actor_id.isdigit():
+        owner_id = (
+            AgentToken.objects.filter(tenant=tenant, pk=int(actor_id))
+            .values_list("owner_id", flat=True)
+            .first()
+        )
+    return person_key(kind, actor_id, owner_id=str(owner_id) if owner_id is not None else None)
+
+
+def token_owner_choices(*, tenant: Tenant) -> QuerySet[Membership]:
+    """The members an admin may name as a token's owner: the tenant's staff."""
+    return (
+        Membership.objects.filter(tenant=tenant)
+        .exclude(role=Role.USER)
+        .select_related("user")
+        .order_by("user__username")
+    )
