@@ -10,7 +10,7 @@ from accounts.selectors import token_owner_choices
 SUBJECT_KEY_MAX = 255
 
 
-class OwnerChoiceField(forms.ModelChoiceField[Membership]):
+class OwnerChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Membership) -> str:
         return f"{obj.user.get_username()} ({obj.role})"
 
