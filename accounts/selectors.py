@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
@@ -146,20 +147,37 @@ def agent_token_by_name(*, tenant: Tenant, name: str) -> AgentToken | None:
     return AgentToken.objects.select_related("tenant").filter(tenant=tenant, name=name).first()
 
 
-def person_of(*, tenant: Tenant, kind: str, actor_id: str) -> str:
-    """The person (`Actor.person`) behind an actor recorded as `kind`/`actor_id`.
+def persons_of(*, tenant: Tenant, actors: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The person (`Actor.person`) behind each actor recorded as `(kind, id)`, in one query.
 
     A token is read for its owner; a token of another tenant, or none at all,
     is nobody's (`token:<id>`), which never equals a person.
     """
-    owner_id = None
-    if kind == ActorKind.AGENT and actor_id.isdigit():
-        owner_id = (
-            AgentToken.objects.filter(tenant=tenant, pk=int(actor_id))
-            .values_list("owner_id", flat=True)
-            .first()
+    actors = set(actors)
+    token_ids = {int(i) for kind, i in actors if kind == ActorKind.AGENT and i.isdigit()}
+    owners = (
+        dict(
+            AgentToken.objects.filter(tenant=tenant, pk__in=token_ids, owner__isnull=False)
+            .values_list("pk", "owner_id")
+            .iterator()
         )
-    return person_key(kind, actor_id, owner_id=str(owner_id) if owner_id is not None else None)
+        if token_ids
+        else {}
+    )
+    return {
+        (kind, actor_id): person_key(
+            kind,
+            actor_id,
+            owner_id=str(owners[int(actor_id)])
+            if kind == ActorKind.AGENT and actor_id.isdigit() and int(actor_id) in owners
+            else None,
+        )
+        for kind, actor_id in actors
+    }
+
+
+def person_of(*, tenant: Tenant, kind: str, actor_id: str) -> str:
+    return persons_of(tenant=tenant, actors=[(kind, actor_id)])[(kind, actor_id)]
 
 
 def token_owner_choices(*, tenant: Tenant) -> QuerySet[Membership]:
