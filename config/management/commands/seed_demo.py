@@ -21,6 +21,8 @@ DEMO_PEOPLE = [
     ("editor2", Role.EDITOR),
     ("admin", Role.ADMIN),
     ("admin2", Role.ADMIN),
+    # The second approver a capability increase needs (the demo's v2 adds one).
+    ("admin3", Role.ADMIN),
     ("auditor", Role.AUDITOR),
     ("alice", Role.USER),
 ]
