@@ -220,6 +220,7 @@ EVALUATION_CASE = {
     "cost": {"tokens": 1840, "seconds": 4.2, "tool_calls": 3},
 }
 EVALUATOR = {"kind": "agent", "id": "9", "label": "ci-evaluator"}
+APPROVALS = {"approvals": [{**ABE, "at": NOW}], "approvals_required": 1}
 EVALUATION = {
     "id": 31,
     "category": "normal",
@@ -1070,6 +1071,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {
             "200": {
                 **VERSION,
+                **APPROVALS,
                 "body": "# PDF tools\n\nFill in PDF forms.\n",
                 "files": [
                     {"path": "SKILL.md", "sha256": HASH, "size": 96},
@@ -1238,7 +1240,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "skills_versions_approve_create": {
         "request": {"reason": "Evaluations pass; no new capabilities."},
-        "responses": {"200": {**VERSION, "status": "approved", "published_at": None}},
+        "responses": {"200": {**VERSION, **APPROVALS, "status": "approved", "published_at": None}},
     },
     "skills_versions_reject_create": {
         "request": {"reason": "The script reaches the network without declaring it."},
