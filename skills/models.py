@@ -130,6 +130,25 @@ class Skill(models.Model):
         label="skill version",
         table=VERSION_TRANSITIONS,
     ),
+    # Separation of duties in the database too: nothing moves a version to approved
+    # without as many approvals, one per person, as `approvals_required` asks for
+    # (two when the approver signed off on capability or risk changes).
+    pgtrigger.Trigger(
+        name="skill_version_approved_by_enough_people",
+        operation=pgtrigger.Update,
+        when=pgtrigger.Before,
+        condition=pgtrigger.Q(new__status="approved")
+        & pgtrigger.Q(old__status__df=pgtrigger.F("new__status")),
+        func="""
+            IF (SELECT count(*) FROM skills_skillapproval WHERE version_id = NEW.id)
+               < 1 + (jsonb_array_length(NEW.approved_changes) > 0)::int
+            THEN
+                RAISE EXCEPTION 'skill version % needs more approvals by different people',
+                    NEW.id USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        """,
+    ),
 )
 class SkillVersion(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

@@ -104,4 +104,8 @@ class Migration(migrations.Migration):
                 ),
             ),
         ),
+        pgtrigger.migrations.AddTrigger(
+            model_name='skillversion',
+            trigger=pgtrigger.compiler.Trigger(name='skill_version_approved_by_enough_people', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (NEW."status" = \'approved\' AND OLD."status" IS DISTINCT FROM (NEW."status"))', func="\n            IF (SELECT count(*) FROM skills_skillapproval WHERE version_id = NEW.id)\n               < 1 + (jsonb_array_length(NEW.approved_changes) > 0)::int\n            THEN\n                RAISE EXCEPTION 'skill version % needs more approvals by different people',\n                    NEW.id USING ERRCODE = 'check_violation';\n            END IF;\n            RETURN NEW;\n        ", hash='53c4a7d280ac24902387badd344430a036657d64', operation='UPDATE', pgid='pgtrigger_skill_version_approved_by_enough_people_66827', table='skills_skillversion', when='BEFORE')),
+        ),
     ]

@@ -8,6 +8,8 @@ and nobody else ever looked. Each duty below must be a different person.
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent, Role
@@ -219,3 +221,14 @@ def test_the_version_page_shows_who_approved_and_who_is_still_needed(
     services.skill_version_approve(tenant=acme, version=escalated, actor=ada, reason="ok")
     page = login(admin_user).get(f"/skills/{SLUG}/v2/").content.decode()
     assert "1 of 2 approvals" in page and "Still needed: 1 more admin" in page
+
+
+def test_the_database_refuses_an_escalation_approved_by_one_person(acme, escalated, ada):
+    services.skill_version_approve(tenant=acme, version=escalated, actor=ada, reason="ok")
+    changes = selectors.sensitive_changes_against_production(tenant=acme, version=escalated)
+    with pytest.raises(IntegrityError, match="needs more approvals"), transaction.atomic():
+        SkillVersion.objects.filter(pk=escalated.pk).update(
+            status="approved", approved_at=timezone.now(), approved_changes=changes
+        )
+    escalated.refresh_from_db()
+    assert escalated.status == "in_review"
