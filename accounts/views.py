@@ -53,6 +53,8 @@ def tokens(request: HttpRequest) -> HttpResponse:
     form = AgentTokenCreateForm(request.POST, tenant=membership.tenant)
     if not form.is_valid():
         return _list(request, membership, form=form, status=400)
+    # None when the admin leaves "Acts for" at "Me": the service makes them the owner.
+    owner_membership = form.cleaned_data["owner"]
     try:
         issued = agent_token_create(
             tenant=membership.tenant,
@@ -61,7 +63,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             allowed_subjects=form.cleaned_data["subjects"],
             max_authority=form.cleaned_data["max_authority"],
             actor=Actor.for_user(request.user, membership.role),
-            owner=owner.user if (owner := form.cleaned_data["owner"]) else None,
+            owner=owner_membership.user if owner_membership else None,
         )
     except IntegrityError:
         form.add_error(
