@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from django import forms
 
-from accounts.models import AuthorityCeiling, Capability
+from accounts.models import AuthorityCeiling, Capability, Membership, Tenant
+from accounts.selectors import token_owner_choices
 
 SUBJECT_KEY_MAX = 255
 
 
+class OwnerChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Membership) -> str:
+        return f"{obj.user.get_username()} ({obj.role})"
+
+
 class AgentTokenCreateForm(forms.Form):
+    owner = OwnerChoiceField(
+        queryset=Membership.objects.none(),
+        required=False,
+        label="Acts for",
+        empty_label="Me",
+        help_text="The person who answers for what the agent does. Two tokens of one person "
+        "are that one person: neither can review or evaluate the other's work.",
+    )
     name = forms.RegexField(
         regex=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$",
         max_length=100,
@@ -38,6 +52,12 @@ class AgentTokenCreateForm(forms.Form):
         help_text="The strongest authority this token's claims may carry. user_explicit is for "
         "front-ends that talk to the user; tool_verified for agents that cite tool results.",
     )
+
+    def __init__(self, *args: object, tenant: Tenant, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        owner_field = self.fields["owner"]
+        assert isinstance(owner_field, OwnerChoiceField)
+        owner_field.queryset = token_owner_choices(tenant=tenant)
 
     def clean_subjects(self) -> list[str]:
         keys = []

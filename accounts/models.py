@@ -103,10 +103,36 @@ class AuthorityCeiling(models.TextChoices):
     USER_EXPLICIT = "user_explicit"
 
 
+@pgtrigger.register(
+    # Whose word a token's actions are is fixed when it is made: moving a token to
+    # another person would let one person's past actions count as someone else's.
+    # The one change allowed is losing the owner when that person is deleted.
+    pgtrigger.Protect(
+        name="agent_token_owner_fixed",
+        operation=pgtrigger.Update,
+        condition=pgtrigger.Q(new__owner__isnull=False)
+        & pgtrigger.Q(old__owner__df=pgtrigger.F("new__owner")),
+    ),
+)
 class AgentToken(models.Model):
-    """A bearer token for an agent. Only a sha256 of the secret is stored."""
+    """A bearer token for an agent, acting for its owner. Only a sha256 of the secret is stored.
+
+    The owner is the person accountable for what the token does: separation of
+    duties compares owners, so two tokens of one person are that one person.
+    A token without an owner (made before owners were recorded, or whose owner
+    was deleted) is nobody anyone can vouch for: it counts as a person of its
+    own and never as a second pair of eyes (docs/people-and-duties.md).
+    """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agent_tokens")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="agent_tokens",
+        help_text="The person the token acts for; a member of its tenant.",
+    )
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16, help_text="First characters, to recognise a token.")
     secret_hash = models.CharField(max_length=64, unique=True)

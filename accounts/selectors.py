@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db.models import F, QuerySet
 
-from accounts.models import AgentToken, AuditEvent, Membership, SubjectOwnership, Tenant
+from accounts.actors import person_key
+from accounts.models import (
+    ActorKind,
+    AgentToken,
+    AuditEvent,
+    Membership,
+    Role,
+    SubjectOwnership,
+    Tenant,
+)
 from common.rows import RowReader, fetch_one
 
 # Token and membership rows carry their tenant's columns after their own, under `n`.
@@ -122,8 +132,10 @@ def request_membership(request: Any) -> Membership | None:
 
 def agent_tokens(*, tenant: Tenant) -> QuerySet[AgentToken]:
     """A tenant's tokens for the admin page: live ones first, then by name."""
-    return AgentToken.objects.filter(tenant=tenant).order_by(
-        F("revoked_at").desc(nulls_first=True), "name", "id"
+    return (
+        AgentToken.objects.filter(tenant=tenant)
+        .select_related("owner")
+        .order_by(F("revoked_at").desc(nulls_first=True), "name", "id")
     )
 
 
@@ -133,3 +145,46 @@ def agent_token_get(*, tenant: Tenant, token_id: int) -> AgentToken | None:
 
 def agent_token_by_name(*, tenant: Tenant, name: str) -> AgentToken | None:
     return AgentToken.objects.select_related("tenant").filter(tenant=tenant, name=name).first()
+
+
+def persons_of(*, tenant: Tenant, actors: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The person (`Actor.person`) behind each actor recorded as `(kind, id)`, in one query.
+
+    A token is read for its owner; a token of another tenant, or none at all,
+    is nobody's (`token:<id>`), which never equals a person.
+    """
+    actors = set(actors)
+    token_ids = {int(i) for kind, i in actors if kind == ActorKind.AGENT and i.isdigit()}
+    owners = (
+        dict(
+            AgentToken.objects.filter(tenant=tenant, pk__in=token_ids, owner__isnull=False)
+            .values_list("pk", "owner_id")
+            .iterator()
+        )
+        if token_ids
+        else {}
+    )
+    return {
+        (kind, actor_id): person_key(
+            kind,
+            actor_id,
+            owner_id=str(owners[int(actor_id)])
+            if kind == ActorKind.AGENT and actor_id.isdigit() and int(actor_id) in owners
+            else None,
+        )
+        for kind, actor_id in actors
+    }
+
+
+def person_of(*, tenant: Tenant, kind: str, actor_id: str) -> str:
+    return persons_of(tenant=tenant, actors=[(kind, actor_id)])[(kind, actor_id)]
+
+
+def token_owner_choices(*, tenant: Tenant) -> QuerySet[Membership]:
+    """The members an admin may name as a token's owner: the tenant's staff."""
+    return (
+        Membership.objects.filter(tenant=tenant)
+        .exclude(role=Role.USER)
+        .select_related("user")
+        .order_by("user__username")
+    )

@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import (
     DEFAULT_CAPABILITIES,
+    ActorKind,
     AgentToken,
     AuditEvent,
     AuthorityCeiling,
@@ -26,6 +27,7 @@ from accounts.models import (
     SubjectOwnership,
     Tenant,
 )
+from accounts.selectors import token_owner_choices
 
 TOKEN_PREFIX = "mdk_"  # noqa: S105 - a public marker, not a secret
 
@@ -137,8 +139,22 @@ def agent_token_create(
     allowed_subjects: Iterable[str] = (),
     max_authority: str = AuthorityCeiling.AGENT_INFERRED,
     actor: Actor | None = None,
+    owner: Any = None,
 ) -> IssuedToken:
-    """Issue a token. The secret is returned once and never stored."""
+    """Issue a token acting for `owner`. The secret is returned once and never stored.
+
+    The owner defaults to the person issuing it; an admin may name another
+    member of the tenant. Issued by memdesk itself with no owner named, the
+    token belongs to nobody and can never be anyone's second pair of eyes.
+    """
+    actor = actor or Actor.system("operator")
+    if owner is None and actor.kind == ActorKind.USER:
+        owner = get_user_model().objects.get(pk=actor.id)
+    if owner is not None and not token_owner_choices(tenant=tenant).filter(user=owner).exists():
+        raise ValueError(
+            f"{owner} is not staff of {tenant.slug}; a token's owner is an editor, admin or "
+            "auditor of its tenant"
+        )
     caps = sorted(set(capabilities or DEFAULT_CAPABILITIES))
     unknown = set(caps) - set(Capability.values)
     if unknown:
@@ -155,10 +171,11 @@ def agent_token_create(
             capabilities=caps,
             allowed_subjects=sorted(set(allowed_subjects)),
             max_authority=max_authority,
+            owner=owner,
         )
         audit_record(
             tenant=tenant,
-            actor=actor or Actor.system("operator"),
+            actor=actor,
             verb="agent_token.created",
             target_type="agent_token",
             target_id=token.pk,
@@ -166,6 +183,7 @@ def agent_token_create(
                 "capabilities": caps,
                 "allowed_subjects": token.allowed_subjects,
                 "max_authority": max_authority,
+                "owner": owner.pk if owner is not None else None,
             },
         )
     return IssuedToken(token=token, secret=secret)

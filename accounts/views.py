@@ -36,7 +36,7 @@ def _list(
 ) -> HttpResponse:
     context = {
         "tokens": list(agent_tokens(tenant=membership.tenant)),
-        "form": form or AgentTokenCreateForm(),
+        "form": form or AgentTokenCreateForm(tenant=membership.tenant),
         "revoke_failed": revoke_failed,
         "revoke_error": revoke_error,
     }
@@ -50,9 +50,11 @@ def tokens(request: HttpRequest) -> HttpResponse:
     membership = console_context(request, roles=[Role.ADMIN])
     if request.method == "GET":
         return _list(request, membership)
-    form = AgentTokenCreateForm(request.POST)
+    form = AgentTokenCreateForm(request.POST, tenant=membership.tenant)
     if not form.is_valid():
         return _list(request, membership, form=form, status=400)
+    # None when the admin leaves "Acts for" at "Me": the service makes them the owner.
+    owner_membership = form.cleaned_data["owner"]
     try:
         issued = agent_token_create(
             tenant=membership.tenant,
@@ -61,6 +63,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             allowed_subjects=form.cleaned_data["subjects"],
             max_authority=form.cleaned_data["max_authority"],
             actor=Actor.for_user(request.user, membership.role),
+            owner=owner_membership.user if owner_membership else None,
         )
     except IntegrityError:
         form.add_error(

@@ -84,6 +84,16 @@ class RecordingHandler(DecisionHandler, Protocol):
         """Write what the domain keeps of `decision`; raising rolls the decision back."""
 
 
+class FollowingHandler(DecisionHandler, Protocol):
+    """A handler whose target may need another decision after this one (a skill version
+    that widens what the skill may do needs two approvers).
+
+    Optional: `follow_up` runs in the decision's transaction once the item is closed."""
+
+    def follow_up(self, *, item: ReviewItem) -> None:
+        """Open the target's next item if it still waits for a person (`review_open`)."""
+
+
 class QueuePresenter(Protocol):
     """How the console shows a queue's targets; supplied by the app that owns them.
 

@@ -212,6 +212,9 @@ def review_decide(
         item.decided_at = now
         item.lease_expires_at = None
         item.save(update_fields=["status", "decided_at", "lease_expires_at"])
+        follow_up = getattr(policy.handler, "follow_up", None)
+        if follow_up is not None:
+            follow_up(item=item)
         audit_record(
             tenant=tenant,
             actor=actor,

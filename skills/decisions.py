@@ -3,7 +3,9 @@
 An item opens when a version is submitted. ``approve`` and ``reject`` run
 ``skill_version_approve`` / ``skill_version_reject`` inside the decision's
 transaction, so four-eyes, admin-only approval of new capabilities and the
-audit trail are identical whichever door the admin came through.
+audit trail are identical whichever door the admin came through. A version
+that widens what the skill may do and has one approval of two goes back to the
+queue (``follow_up``) for its second approver.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 from common.problems import Problem
 from reviews.models import Queue, ReviewItem
 from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
+from reviews.services import review_open
 from skills import selectors, services
-from skills.models import SkillVersion
+from skills.models import SkillVersion, VersionStatus
 from skills.presenters import SkillPublicationPresenter
 
 # Why an admin approved or turned down a skill version.
@@ -24,6 +27,10 @@ SKILL_REASONS = (
     ("unsafe_capability", "Asks for capabilities it should not have"),
     OTHER_REASON,
 )
+
+
+# The reason code of an item reopened for a version's second approver.
+SECOND_APPROVAL = "second_approval"
 
 
 def _version(item: ReviewItem) -> SkillVersion:
@@ -68,6 +75,23 @@ class SkillPublicationHandler:
                 "invalid_verdict",
                 f"`{decision.verdict}` is not a skill_publication verdict.",
             )
+
+    def follow_up(self, *, item: ReviewItem) -> None:
+        """A version still in review after an approval waits for its second approver."""
+        version = _version(item)
+        if version.status != VersionStatus.IN_REVIEW:
+            return
+        review_open(
+            tenant=item.tenant,
+            queue=Queue.SKILL_PUBLICATION,
+            target_type=item.target_type,
+            target_id=item.target_id,
+            target_version=version.status,
+            priority=item.priority,
+            topic=item.topic,
+            agent_label=item.agent_label,
+            reason_codes=sorted({*item.reason_codes, SECOND_APPROVAL}),
+        )
 
 
 def register() -> None:

@@ -9,6 +9,8 @@ a hand-written UPDATE cannot rewrite history or content.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pgtrigger
 from django.db import models
 from django.db.models.functions import Now
@@ -128,6 +130,25 @@ class Skill(models.Model):
         label="skill version",
         table=VERSION_TRANSITIONS,
     ),
+    # Separation of duties in the database too: nothing moves a version to approved
+    # without as many approvals, one per person, as `approvals_required` asks for
+    # (two when the approver signed off on capability or risk changes).
+    pgtrigger.Trigger(
+        name="skill_version_approved_by_enough_people",
+        operation=pgtrigger.Update,
+        when=pgtrigger.Before,
+        condition=pgtrigger.Q(new__status="approved")
+        & pgtrigger.Q(old__status__df=pgtrigger.F("new__status")),
+        func="""
+            IF (SELECT count(*) FROM skills_skillapproval WHERE version_id = NEW.id)
+               < 1 + (jsonb_array_length(NEW.approved_changes) > 0)::int
+            THEN
+                RAISE EXCEPTION 'skill version % needs more approvals by different people',
+                    NEW.id USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        """,
+    ),
 )
 class SkillVersion(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
@@ -227,6 +248,43 @@ class SkillVersion(models.Model):
     @property
     def capabilities(self) -> list[str]:
         return list(self.manifest.get("capabilities") or [])
+
+
+def approvals_required(changes: list[dict[str, Any]]) -> int:
+    """How many different people must approve a version: two when it widens what the
+    skill may do (`changes`: capabilities added, risk raised to high), else one."""
+    return 2 if changes else 1
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="skill_approval_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class SkillApproval(models.Model):
+    """One person's approval of a version; two for a capability or risk increase.
+
+    ``person`` is who answers for it (``Actor.person``): the database keeps one
+    approval per person and version, so a second approval always is a second
+    person, whichever session or token they came through.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="approvals")
+    person = models.CharField(max_length=80)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=64, blank=True)
+    actor_label = models.CharField(max_length=150, blank=True)
+    reason = models.CharField(max_length=1000, blank=True)
+    at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "person"], name="skill_approval_per_person"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} approved {self.version_id}"
 
 
 @pgtrigger.register(

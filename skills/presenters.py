@@ -38,6 +38,7 @@ class SkillPublicationPresenter:
             "skill": skill,
             "version": version,
             "matrix": selectors.evaluation_matrix(tenant=item.tenant, version=version),
+            "approval": selectors.approval_progress(tenant=item.tenant, version=version),
             "compare_form": None,
             "diff": None,
             "audit": list(

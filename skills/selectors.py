@@ -28,6 +28,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import Tenant
+from accounts.selectors import persons_of
 from common.problems import Problem, not_found
 from memory.gate import experience_outcome
 from memory.models import Claim, ClaimKind, ClaimStatus
@@ -44,12 +45,14 @@ from skills.models import (
     LoadLevel,
     RetiredTool,
     Skill,
+    SkillApproval,
     SkillFile,
     SkillLabel,
     SkillLoad,
     SkillPin,
     SkillVersion,
     VersionStatus,
+    approvals_required,
 )
 from skills.package.diffs import files_unified_diff, manifest_diff
 
@@ -205,10 +208,12 @@ class EvaluationMatrix:
         return all(cell.state == "passed" for cell in self.cells)
 
 
-def _doubts(run: EvaluationRun, *, package_cases: set[str]) -> tuple[str, ...]:
+def _doubts(
+    run: EvaluationRun, *, package_cases: set[str], independent_person: bool
+) -> tuple[str, ...]:
     """Why a passing run cannot be trusted, if it cannot."""
     doubts = []
-    if not run.independent:
+    if not run.independent or not independent_person:
         doubts.append("not_independent")
     ran = {case.case_id for case in run.cases.all()}
     if not ran:
@@ -218,15 +223,21 @@ def _doubts(run: EvaluationRun, *, package_cases: set[str]) -> tuple[str, ...]:
     return tuple(doubts)
 
 
+def _is_other_person(evaluator: str, *, author: str) -> bool:
+    # A token nobody owns might be the author's: it is never a second pair of eyes.
+    return evaluator != author and not evaluator.startswith("token:")
+
+
 def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMatrix:
     """The regression matrix for exactly this version's content hash.
 
     The *latest* run per category decides: a category that passed and later
     failed on the same hash is failed, because the later run saw more. A
     passing run counts only when it is trusted: posted by an independent
-    evaluator, with its cases (each passing all five checks), covering every
-    case the package's evals/evals.json gives for its category. Otherwise the
-    category is ``unverified``.
+    evaluator (a known person other than the author), with its cases (each
+    passing all five checks), covering every case the package's
+    evals/evals.json gives for its category. Otherwise the category is
+    ``unverified``.
     """
     latest: dict[str, EvaluationRun] = {}
     other_hash_runs = 0
@@ -241,6 +252,14 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
             other_hash_runs += 1
         else:
             latest.setdefault(run.category, run)
+    # Who the evaluators are is read again here, so a run a token of the author's own
+    # posted before people were compared (or by a token nobody owns) never counts.
+    persons = persons_of(
+        tenant=tenant,
+        actors=[(version.author_kind, version.author_id)]
+        + [(run.actor_kind, run.actor_id) for run in latest.values()],
+    )
+    author = persons[(version.author_kind, version.author_id)]
     package_cases: dict[str, set[str]] = {}
     for case in version.manifest.get("evals") or []:
         package_cases.setdefault(case["category"], set()).add(case["id"])
@@ -248,7 +267,13 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
     for category in EvaluationCategory:
         deciding = latest.get(category.value)
         doubts = (
-            _doubts(deciding, package_cases=package_cases.get(category.value, set()))
+            _doubts(
+                deciding,
+                package_cases=package_cases.get(category.value, set()),
+                independent_person=_is_other_person(
+                    persons[(deciding.actor_kind, deciding.actor_id)], author=author
+                ),
+            )
             if deciding is not None and deciding.passed
             else ()
         )
@@ -789,3 +814,32 @@ def content_withheld(*, version: SkillVersion) -> bool:
     stays loadable (agents run it) and is flagged for an admin to revoke.
     """
     return version.status not in LOADABLE_STATUSES and sources_deleted(version=version)
+
+
+@dataclass(frozen=True)
+class ApprovalProgress:
+    """Who approved a version and how many approvals it needs ("1 of 2")."""
+
+    approvals: list[SkillApproval]
+    required: int
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.required - len(self.approvals))
+
+
+def skill_approvals(*, tenant: Tenant, version: SkillVersion) -> QuerySet[SkillApproval]:
+    return SkillApproval.objects.filter(tenant=tenant, version=version).order_by("at", "id")
+
+
+def approval_progress(*, tenant: Tenant, version: SkillVersion) -> ApprovalProgress:
+    """In review, what production would gain decides how many must approve; after, what the
+    approvers signed off on (``approved_changes``)."""
+    if version.status in {VersionStatus.DRAFT, VersionStatus.IN_REVIEW}:
+        changes = sensitive_changes_against_production(tenant=tenant, version=version)
+    else:
+        changes = version.approved_changes
+    return ApprovalProgress(
+        approvals=list(skill_approvals(tenant=tenant, version=version)),
+        required=approvals_required(changes),
+    )

@@ -380,7 +380,8 @@ def _version_context(
         "skill": skill,
         "version": version,
         "is_admin": is_admin,
-        "is_author": (actor.kind, actor.id) == (version.author_kind, version.author_id),
+        "is_author": services.is_author(actor, tenant=tenant, version=version),
+        "approval": selectors.approval_progress(tenant=tenant, version=version),
         "action_forms": forms,
         "production": production,
         "compare_to": compare_to,
@@ -422,7 +423,11 @@ def _perform(
         services.skill_version_submit(tenant=tenant, version=version, actor=actor)
         return f"Submitted v{number} for review."
     if action == "approve":
-        services.skill_version_approve(tenant=tenant, version=version, actor=actor, reason=reason)
+        version = services.skill_version_approve(
+            tenant=tenant, version=version, actor=actor, reason=reason
+        )
+        if version.status == VersionStatus.IN_REVIEW:
+            return f"Approved v{number}: 1 of 2 approvals; one more admin must approve it."
         return f"Approved v{number}. Publish it once all six evaluations pass."
     if action == "reject":
         services.skill_version_reject(tenant=tenant, version=version, actor=actor, reason=reason)

@@ -150,7 +150,8 @@ def outsider(db) -> Any:
 
 @pytest.fixture
 def make_agent(db) -> Callable[..., AgentClient]:
-    """An API client authenticated as a fresh agent token of `tenant`."""
+    """An API client authenticated as a fresh agent token of `tenant`, acting for `owner`
+    (a staff member of the tenant) or, when none is named, for nobody."""
 
     def make(
         tenant: Tenant,
@@ -159,6 +160,7 @@ def make_agent(db) -> Callable[..., AgentClient]:
         capabilities: list[str] | None = None,
         subjects: Sequence[str] = (),
         max_authority: str = "agent_inferred",
+        owner: Any = None,
     ) -> AgentClient:
         issued = agent_token_create(
             tenant=tenant,
@@ -167,6 +169,7 @@ def make_agent(db) -> Callable[..., AgentClient]:
             capabilities=capabilities,
             allowed_subjects=subjects,
             max_authority=max_authority,
+            owner=owner,
         )
         client = AgentClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")

@@ -24,7 +24,7 @@ def test_seed_demo_loads_once_and_fills_the_queues():
     out = StringIO()
     call_command("seed_demo", stdout=out)
     assert "mdk_" in out.getvalue()
-    assert Membership.objects.filter(tenant__slug="demo").count() == 6
+    assert Membership.objects.filter(tenant__slug="demo").count() == 7
     assert Claim.objects.filter(status="active").exists()
     # Alice's own words became user_explicit memories only through the chat front-end,
     # whose ceiling an admin set, and a user-channel event; the demo agent has no such reach.

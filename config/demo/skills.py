@@ -114,10 +114,15 @@ def _case(category: str, index: int, *, passed: bool, tokens: int) -> dict[str, 
 
 
 def _evaluate(
-    tenant: Tenant, version: SkillVersion, *, tokens: int, failed: tuple[str, ...] = ()
+    tenant: Tenant,
+    version: SkillVersion,
+    *,
+    runner: Actor,
+    tokens: int,
+    failed: tuple[str, ...] = (),
 ) -> None:
-    # An evaluator of its own, never the author: only independent runs count.
-    runner = Actor.system("demo-evaluator")
+    # `runner` is a person other than the author: only independent runs count, and
+    # memdesk itself is nobody who could vouch for a skill.
     for category in EvaluationCategory.values:
         passed = category not in failed
         services.evaluation_record(
@@ -146,7 +151,7 @@ def seed_skills(*, tenant: Tenant, author: Any, approver: Any) -> None:
         data=_zip({"SKILL.md": _V1_SKILL_MD, "references/field-types.md": _FIELD_NOTES}),
         actor=writer,
     )
-    _evaluate(tenant, v1, tokens=1200)
+    _evaluate(tenant, v1, runner=admin, tokens=1200)
     services.skill_version_submit(tenant=tenant, version=v1, actor=writer)
     services.skill_version_approve(
         tenant=tenant, version=v1, actor=admin, reason="Stops on missing values; no side effects."
@@ -167,5 +172,5 @@ def seed_skills(*, tenant: Tenant, author: Any, approver: Any) -> None:
         ),
         actor=writer,
     )
-    _evaluate(tenant, v2, tokens=2100, failed=("injected_content",))
+    _evaluate(tenant, v2, runner=admin, tokens=2100, failed=("injected_content",))
     services.skill_version_submit(tenant=tenant, version=v2, actor=writer)

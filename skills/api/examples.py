@@ -88,6 +88,7 @@ EVALUATION_CASE = {
 }
 
 EVALUATOR = {"kind": "agent", "id": "9", "label": "ci-evaluator"}
+APPROVALS = {"approvals": [{**ABE, "at": NOW}], "approvals_required": 1}
 
 EVALUATION = {
     "id": 31,
@@ -160,6 +161,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {
             "200": {
                 **VERSION,
+                **APPROVALS,
                 "body": "# PDF tools\n\nFill in PDF forms.\n",
                 "files": [
                     {"path": "SKILL.md", "sha256": HASH, "size": 96},
@@ -328,7 +330,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "skills_versions_approve_create": {
         "request": {"reason": "Evaluations pass; no new capabilities."},
-        "responses": {"200": {**VERSION, "status": "approved", "published_at": None}},
+        "responses": {"200": {**VERSION, **APPROVALS, "status": "approved", "published_at": None}},
     },
     "skills_versions_reject_create": {
         "request": {"reason": "The script reaches the network without declaring it."},

@@ -373,7 +373,44 @@ class CostPointOutput(serializers.Serializer):
     mean_tool_calls = serializers.FloatField()
 
 
-class VersionDetailOutput(VersionOutput):
+class ApprovalOutput(serializers.Serializer):
+    kind = serializers.CharField(source="actor_kind")
+    id = serializers.CharField(source="actor_id")
+    # A declared field, which DRF's metaclass takes off the class: not Field.label.
+    label = serializers.CharField(source="actor_label")  # type: ignore[assignment]
+    at = serializers.DateTimeField()
+
+
+class ApprovalsMixin(serializers.Serializer):
+    """Who approved a version and how many different people must: "1 of 2" while a
+    version that widens what the skill may do waits for its second approver. Read from
+    `context["approvals"]` (``selectors.approval_progress``)."""
+
+    approvals = serializers.SerializerMethodField(
+        help_text="Each person's approval, oldest first (a token's approval is its owner's)."
+    )
+    approvals_required = serializers.SerializerMethodField(
+        help_text="How many different people, none the author, must approve: 2 when the "
+        "version adds capabilities or raises risk to high, else 1."
+    )
+
+    @extend_schema_field(ApprovalOutput(many=True))
+    def get_approvals(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return ApprovalOutput(self.context["approvals"].approvals, many=True).data  # type: ignore[return-value]
+
+    @extend_schema_field(serializers.IntegerField())
+    def get_approvals_required(self, version: SkillVersion) -> int:
+        required: int = self.context["approvals"].required
+        return required
+
+
+class VersionApprovalOutput(ApprovalsMixin, VersionOutput):
+    class Meta(VersionOutput.Meta):
+        fields = [*VersionOutput.Meta.fields, "approvals", "approvals_required"]
+
+
+class VersionDetailOutput(ApprovalsMixin, VersionOutput):
     body = serializers.SerializerMethodField(
         help_text="The SKILL.md body; null once revoked, since revoke refuses every load, and "
         "for an unpublished draft whose source memory was deleted."
@@ -408,6 +445,8 @@ class VersionDetailOutput(VersionOutput):
             "loads",
             "cost_curve",
             "draft_sources",
+            "approvals",
+            "approvals_required",
         ]
 
     @extend_schema_field(DraftSourceOutput(many=True))

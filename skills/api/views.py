@@ -63,6 +63,7 @@ from skills.api.serializers import (
     RollbackInput,
     SkillCreateInput,
     SkillOutput,
+    VersionApprovalOutput,
     VersionDetailOutput,
     VersionOutput,
     VersionUploadInput,
@@ -247,6 +248,7 @@ class VersionDetailView(APIView):
             "cost_curve": selectors.cost_curve(tenant=tenant, skill=version.skill),
             "draft_sources": list(selectors.draft_sources(tenant=tenant, version=version)),
             "withheld": selectors.content_withheld(version=version),
+            "approvals": selectors.approval_progress(tenant=tenant, version=version),
         }
         return Response(VersionDetailOutput(version, context=context).data)
 
@@ -331,7 +333,10 @@ class EvaluationListView(GenericAPIView):
             400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
             403: CAPABILITY_OR_ROLE_REQUIRED,
             404: NOT_FOUND,
-            409: OpenApiResponse(description="`evaluator_is_author`"),
+            409: OpenApiResponse(
+                description="`evaluator_is_author` (a token of the author's own owner too), "
+                "`evaluator_unaccountable` (a token acting for nobody)"
+            ),
         },
     )
     @idempotent
@@ -391,21 +396,36 @@ class SubmitView(APIView):
 
 
 class ApproveView(_ReasonedVersionAction):
-    service = staticmethod(services.skill_version_approve)
-
     @extend_schema(
         summary="Approve a version in review (admins; not its author)",
+        description="A version that adds capabilities or raises risk to high needs two "
+        "admins, neither its author: after the first it answers still `in_review` with "
+        "`approvals` 1 of `approvals_required` 2. People are compared, not tokens: a token "
+        "acts for its owner.",
         request=ReasonInput,
         responses={
-            200: VersionOutput,
+            200: VersionApprovalOutput,
             403: OpenApiResponse(description="`role_required`, `admin_approval_required`"),
             404: NOT_FOUND,
-            409: OpenApiResponse(description="`author_cannot_approve`, `illegal_transition`"),
+            409: OpenApiResponse(
+                description="`author_cannot_approve`, `second_approver_required`, "
+                "`illegal_transition`"
+            ),
         },
     )
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
-        return self.act(request, slug, number)
+        context = api_context(request)
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = services.skill_version_approve(
+            tenant=context.tenant,
+            version=_version(request, slug, number),
+            actor=context.actor,
+            reason=data.validated_data["reason"],
+        )
+        progress = selectors.approval_progress(tenant=context.tenant, version=version)
+        return Response(VersionApprovalOutput(version, context={"approvals": progress}).data)
 
 
 class RejectView(_ReasonedVersionAction):
@@ -431,9 +451,10 @@ class PublishView(_ReasonedVersionAction):
     service = staticmethod(services.skill_version_publish)
 
     @extend_schema(
-        summary="Publish an approved version and move production to it (admins)",
+        summary="Publish an approved version and move production to it (admins; not its author)",
         description="Needs the latest result of all six evaluation categories passed on this "
-        "version's content hash. `reason` defaults to `publish v<n>`.",
+        "version's content hash, each by a person other than its author. `reason` defaults "
+        "to `publish v<n>`.",
         request=ReasonInput,
         responses={
             200: VersionOutput,
@@ -441,7 +462,7 @@ class PublishView(_ReasonedVersionAction):
             404: NOT_FOUND,
             409: OpenApiResponse(
                 description="`evaluation_incomplete` (with `missing` and `failed`), "
-                "`illegal_transition`"
+                "`author_cannot_publish`, `illegal_transition`"
             ),
         },
     )

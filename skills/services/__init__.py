@@ -12,7 +12,13 @@ Every service locks what it changes, writes its audit row in the same transactio
 bumps the resolve cache generation after commit.
 """
 
-from skills.services.base import RESERVED_SLUGS, REVIEW_TARGET, allowed_next, upload_max_bytes
+from skills.services.base import (
+    RESERVED_SLUGS,
+    REVIEW_TARGET,
+    allowed_next,
+    is_author,
+    upload_max_bytes,
+)
 from skills.services.drafts import (
     Draft,
     drafts_flag_forgotten_sources,
@@ -41,6 +47,7 @@ __all__ = [
     "allowed_next",
     "drafts_flag_forgotten_sources",
     "evaluation_record",
+    "is_author",
     "skill_create",
     "skill_draft_from_experiences",
     "skill_loads_record",

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from accounts.actors import Actor
 from accounts.models import Tenant
+from accounts.selectors import person_of
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem
 from reviews.models import Queue
@@ -68,6 +69,17 @@ def actor_fields(actor: Actor, prefix: str) -> dict[str, str]:
         f"{prefix}_id": actor.id,
         f"{prefix}_label": actor.label,
     }
+
+
+def is_author(actor: Actor, *, tenant: Tenant, version: SkillVersion) -> bool:
+    """Whether the person behind `actor` is the person who uploaded `version`.
+
+    Compares people, not tokens or sessions: an admin's two tokens and their
+    session are one person (docs/people-and-duties.md).
+    """
+    return actor.person == person_of(
+        tenant=tenant, kind=version.author_kind, actor_id=version.author_id
+    )
 
 
 def require_reason(reason: str, *, doing: str) -> str:

@@ -25,6 +25,7 @@ from skills.models import (
 from skills.services.base import (
     actor_fields,
     audit,
+    is_author,
 )
 
 
@@ -41,7 +42,8 @@ def evaluation_record(
     cases: list[dict[str, Any]] | None = None,
 ) -> EvaluationRun:
     """Append one regression result with its cases. It counts only if ``content_hash`` is
-    the version's, its evaluator is not the author, and its cases prove it (see
+    the version's, its evaluator is a known person other than the author, and its cases
+    prove it (see
     ``selectors.evaluation_matrix``).
 
     ``cases`` are dicts with ``case_id``, ``input``, ``expected``,
@@ -54,11 +56,18 @@ def evaluation_record(
             f"`{category}` is not an evaluation category.",
             errors={"category": [f"Choose one of: {', '.join(EvaluationCategory.values)}."]},
         )
-    if (actor.kind, actor.id) == (version.author_kind, version.author_id):
+    if is_author(actor, tenant=tenant, version=version):
         raise Problem(
             "evaluator_is_author",
-            f"You uploaded version {version.number}; its evaluation must come from an "
-            "independent evaluator's token.",
+            f"You uploaded version {version.number} (yourself or through a token acting for "
+            "you); its evaluation must come from a token of another person.",
+            status_code=409,
+        )
+    if not actor.is_accountable:
+        raise Problem(
+            "evaluator_unaccountable",
+            f"This token acts for nobody, so nothing shows it is not the author of version "
+            f"{version.number}. An admin issues the evaluator a token acting for a person.",
             status_code=409,
         )
     details, environment, cases = details or {}, environment or {}, cases or []

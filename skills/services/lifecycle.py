@@ -27,8 +27,10 @@ from skills.models import (
     LabelMove,
     LabelMoveCause,
     Skill,
+    SkillApproval,
     SkillVersion,
     VersionStatus,
+    approvals_required,
 )
 from skills.services.base import (
     REVIEW_TARGET,
@@ -37,6 +39,7 @@ from skills.services.base import (
     bump_after_commit,
     cancel_publication_review,
     guard,
+    is_author,
     lock_version,
     require_admin,
     require_reason,
@@ -84,12 +87,19 @@ def skill_version_approve(
     reason: str = "",
     review_item_id: int | None = None,
 ) -> SkillVersion:
-    """in_review → approved by an admin who is not the author.
+    """Record an admin's approval; in_review → approved once enough people approved.
+
+    One approval suffices, from anyone but the author. A version that adds
+    capabilities or raises risk to high needs two, from two people who are
+    neither the author nor each other; after the first it stays in review,
+    "1 of 2", and its review item stays open (or reopens) for the second.
+    People, not tokens or sessions, are compared (``Actor.person``).
 
     ``review_item_id`` is set when the approval is a ``skill_publication``
     review decision: that item is being closed by the reviews app, and the
     one-open-item-per-target constraint means there is no other to close.
-    Approved through the API or console instead, the open item is cancelled.
+    Approved through the API or console instead, the open item is cancelled
+    once the version is approved.
     """
     with transaction.atomic():
         _skill, locked = lock_version(tenant=tenant, version=version)
@@ -106,12 +116,47 @@ def skill_version_approve(
                     changes=changes,
                 )
             require_admin(actor, doing="approve a skill version")
-        if (actor.kind, actor.id) == (locked.author_kind, locked.author_id):
+        if is_author(actor, tenant=tenant, version=locked):
             raise Problem(
                 "author_cannot_approve",
-                f"You uploaded version {locked.number}; another admin must approve it.",
+                f"You uploaded version {locked.number} (yourself or through a token acting "
+                "for you); another admin must approve it.",
                 status_code=409,
             )
+        required = approvals_required(changes)
+        approvals = list(selectors.skill_approvals(tenant=tenant, version=locked))
+        if any(approval.person == actor.person for approval in approvals):
+            raise Problem(
+                "second_approver_required",
+                f"You already approved version {locked.number}; it widens what the skill may "
+                f"do, so a second admin, neither you nor its author, must approve it too.",
+                status_code=409,
+                approvals=len(approvals),
+                approvals_required=required,
+            )
+        SkillApproval.objects.create(
+            tenant=tenant,
+            version=locked,
+            person=actor.person,
+            reason=reason.strip()[:1000],
+            **actor_fields(actor, "actor"),
+        )
+        count = len(approvals) + 1
+        if count < required:
+            audit(
+                tenant=tenant,
+                actor=actor,
+                verb="skill_version.approval_recorded",
+                version=locked,
+                reason=reason.strip(),
+                data={
+                    "changes": changes,
+                    "review_item": review_item_id,
+                    "approvals": count,
+                    "approvals_required": required,
+                },
+            )
+            return locked
         locked.status = VersionStatus.APPROVED
         locked.approved_at = timezone.now()
         locked.approved_changes = changes
@@ -135,7 +180,12 @@ def skill_version_approve(
             verb="skill_version.approved",
             version=locked,
             reason=reason.strip(),
-            data={"changes": changes, "review_item": review_item_id},
+            data={
+                "changes": changes,
+                "review_item": review_item_id,
+                "approvals": count,
+                "approvals_required": required,
+            },
         )
     return locked
 
@@ -174,7 +224,7 @@ def skill_version_reject(
 def skill_version_publish(
     *, tenant: Tenant, version: SkillVersion, actor: Actor, reason: str = ""
 ) -> SkillVersion:
-    """approved → published, and move ``production`` to it.
+    """approved → published by an admin who is not the author, and move ``production`` to it.
 
     Refused with ``evaluation_incomplete`` unless the latest result of every
     one of the six categories passed on this exact content hash.
@@ -184,6 +234,13 @@ def skill_version_publish(
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.PUBLISHED)
         _refuse_if_source_deleted(locked)
+        if is_author(actor, tenant=tenant, version=locked):
+            raise Problem(
+                "author_cannot_publish",
+                f"You uploaded version {locked.number} (yourself or through a token acting "
+                "for you); another admin must publish it.",
+                status_code=409,
+            )
         matrix = selectors.evaluation_matrix(tenant=tenant, version=locked)
         if not matrix.complete:
             raise Problem(

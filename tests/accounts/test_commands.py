@@ -138,3 +138,17 @@ def test_revoke_agent_token_names_unknown_tokens_and_tenants(acme, globex, make_
     with pytest.raises(CommandError, match="no tenant 'initech'"):
         run("revoke_agent_token", "--tenant", "initech", "--name", "publisher")
     assert not AgentToken.objects.filter(revoked_at__isnull=False).exists()
+
+
+def test_create_agent_token_records_the_owner_it_is_given(acme, globex, make_member):
+    owner = make_member(acme, "ada", "admin")
+    make_member(globex, "gus", "admin")
+    assert "acting for ada" in run(
+        "create_agent_token", "--tenant", "acme", "--name", "ci", "--owner", "ada"
+    )
+    assert AgentToken.objects.get(tenant=acme, name="ci").owner == owner
+    with pytest.raises(CommandError, match="not staff of acme"):
+        run("create_agent_token", "--tenant", "acme", "--name", "ci2", "--owner", "gus")
+    with pytest.raises(CommandError, match="no user 'nobody-here'"):
+        run("create_agent_token", "--tenant", "acme", "--name", "ci3", "--owner", "nobody-here")
+    assert not AgentToken.objects.filter(name__in=["ci2", "ci3"]).exists()

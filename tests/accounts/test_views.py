@@ -6,7 +6,7 @@ import json
 import logging
 
 import pytest
-from django.db import connection
+from django.db import ProgrammingError, connection, transaction
 from rest_framework.test import APIClient
 
 from accounts.models import AgentToken, AuditEvent
@@ -211,3 +211,47 @@ def test_a_person_of_no_tenant_finds_no_token_page(outsider, login, make_agent, 
     )
     assert [p.status_code for p in posts] == [404, 404]
     assert list(AgentToken.objects.values_list("name", "revoked_at")) == [("publisher", None)]
+
+
+def test_a_token_acts_for_the_admin_who_issued_it(admin_user, login, acme):
+    response = issue(login(admin_user), name="helper")
+    token = AgentToken.objects.get(tenant=acme, name="helper")
+    assert response.status_code == 201
+    assert token.owner == admin_user
+    created = AuditEvent.objects.get(verb="agent_token.created", target_id=str(token.pk))
+    assert created.data["owner"] == admin_user.pk
+    row = login(admin_user).get("/tokens/").content.decode()
+    row = row[row.index('data-token="helper"') :]
+    assert '<td data-label="Acts for">ada</td>' in row[: row.index("</tr>")]
+
+
+def test_an_admin_may_name_another_staff_member_as_owner(admin_user, editor, login, acme):
+    response = issue(login(admin_user), name="erins-bot", owner=str(editor.memberships.get().pk))
+    assert response.status_code == 201
+    assert AgentToken.objects.get(tenant=acme, name="erins-bot").owner == editor
+
+
+def test_an_owner_from_elsewhere_is_refused_and_nothing_is_issued(
+    admin_user, alice, globex, make_member, login, acme
+):
+    stranger = make_member(globex, "gus", "admin")
+    client = login(admin_user)
+    for membership in (stranger.memberships.get(), alice.memberships.get()):
+        response = issue(client, name="sneaky", owner=str(membership.pk))
+        assert response.status_code == 400
+        assert "Select a valid choice" in response.content.decode()
+    assert not AgentToken.objects.filter(name="sneaky").exists()
+
+
+def test_a_tokens_owner_cannot_be_moved_to_another_person(admin_user, editor, make_agent, acme):
+    token = make_agent(acme, name="bound", owner=admin_user).token
+    with (
+        pytest.raises(ProgrammingError, match="Cannot update rows"),
+        connection.cursor() as cursor,
+        transaction.atomic(),
+    ):
+        cursor.execute(
+            "UPDATE accounts_agenttoken SET owner_id = %s WHERE id = %s", [editor.pk, token.pk]
+        )
+    token.refresh_from_db()
+    assert token.owner == admin_user

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from django.core.signals import request_started
@@ -42,11 +43,15 @@ def served_paths() -> Iterator[list[str]]:
 
 @pytest.fixture
 def issue_token(acme) -> Callable[..., str]:
-    """The secret of a fresh agent token of acme (every capability unless narrowed)."""
+    """The secret of a fresh agent token of acme (every capability unless narrowed), acting
+    for `owner` or, when none is named, for nobody."""
     made = 0
 
     def issue(
-        *, capabilities: list[str] | None = None, max_authority: str = "user_explicit"
+        *,
+        capabilities: list[str] | None = None,
+        max_authority: str = "user_explicit",
+        owner: Any = None,
     ) -> str:
         nonlocal made
         made += 1
@@ -55,6 +60,7 @@ def issue_token(acme) -> Callable[..., str]:
             name=f"client-test-{made}",
             capabilities=capabilities,
             max_authority=max_authority,
+            owner=owner,
         ).secret
 
     return issue

@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from accounts.actors import Actor
 from accounts.models import Role
+from accounts.services import agent_token_create
 from memory.models import Checkpoint, Claim, DeletionRequest, Event, Receipt
 from skills import services as skill_services
 from skills.models import EvaluationCategory
@@ -46,7 +47,7 @@ GUIDE = "# Guide\n\nPress the blue button.\n"
 
 
 @pytest.fixture
-def published_skill(acme, admin_user, admin2):
+def published_skill(acme, admin_user, admin2, editor):
     """`pdf-tools` v1 with a reference file, published by two admins."""
     ada = Actor.for_user(admin_user, Role.ADMIN)
     abe = Actor.for_user(admin2, Role.ADMIN)
@@ -57,7 +58,9 @@ def published_skill(acme, admin_user, admin2):
         data=package(files={"references/guide.md": GUIDE}),
         actor=ada,
     )
-    evaluator = Actor(kind="agent", id="evaluator", label="evaluator")
+    evaluator = Actor.for_token(
+        agent_token_create(tenant=acme, name="mcp-evaluator", owner=editor).token
+    )
     for category in EvaluationCategory.values:
         skill_services.evaluation_record(
             tenant=acme,

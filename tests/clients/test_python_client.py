@@ -524,12 +524,12 @@ def test_the_async_desk_runs_the_same_loop(live_server, agent_token, slow_platfo
     assert (decision, reason) == ("verify_only", "effect_unverified")
 
 
-def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token):
+def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_token, editor):
     from skills.models import EvaluationRun, SkillVersion
     from tests.skills.conftest import api_case, package
 
     token = issue_token(capabilities=["skills:read", "skills:write", "evaluations:write"])
-    evaluator_token = issue_token(capabilities=["evaluations:write"])
+    evaluator_token = issue_token(capabilities=["evaluations:write"], owner=editor)
     with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
         desk.create_skill("pdf-tools", "PDF tools")
         first = desk.upload_skill_version("pdf-tools", package())
@@ -634,10 +634,11 @@ def test_an_agent_reads_its_recall_trace_and_reports_what_it_used(desk):
 
 
 def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_level(
-    live_server, issue_token, acme, admin_user, admin2
+    live_server, issue_token, acme, admin_user, admin2, editor
 ):
     from accounts.actors import Actor
     from accounts.models import Role
+    from accounts.services import agent_token_create
     from skills import services
     from skills.models import EvaluationCategory
     from tests.skills.conftest import package, service_case
@@ -656,11 +657,12 @@ def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_leve
         ),
         actor=ada,
     )
+    evaluator = Actor.for_token(agent_token_create(tenant=acme, name="ev", owner=editor).token)
     for category in EvaluationCategory.values:
         services.evaluation_record(
             tenant=acme,
             version=version,
-            actor=Actor(kind="agent", id="ev", label="ev"),
+            actor=evaluator,
             category=category,
             passed=True,
             content_hash=version.content_hash,

@@ -47,7 +47,12 @@ def record_runs(tool_runner) -> list[str]:
 def test_experience_becomes_a_published_skill_an_agent_loads_level_by_level(sign_in, make_agent):
     tenant = Membership.objects.get(user__username="admin").tenant
     tool_runner = make_agent(tenant, name="e2e-tool-runner", max_authority="tool_verified")
-    evaluator = make_agent(tenant, name="e2e-evaluator", capabilities=["evaluations:write"])
+    evaluator = make_agent(
+        tenant,
+        name="e2e-evaluator",
+        capabilities=["evaluations:write"],
+        owner=Membership.objects.get(user__username="editor").user,
+    )
     agent = make_agent(tenant, name="e2e-agent", capabilities=["skills:read"])
     runs = record_runs(tool_runner)
 

@@ -3,7 +3,7 @@
 import pytest
 
 from accounts.actors import Actor
-from accounts.models import Membership
+from accounts.models import AgentToken, Membership
 from skills import services
 from skills.models import EvaluationCategory, SkillLabel, SkillVersion
 from tests.e2e.conftest import screenshot
@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_admin_publishes_and_rolls_back(sign_in):
     v2 = SkillVersion.objects.get(number=2)
     tenant = v2.skill.tenant
-    evaluator = Actor.system("ci-evaluator")
+    # The demo agent acts for `admin`, not for v2's author: an independent evaluator.
+    evaluator = Actor.for_token(AgentToken.objects.get(tenant=tenant, name="demo-agent"))
     for category in EvaluationCategory.values:
         services.evaluation_record(
             tenant=tenant,
@@ -26,14 +27,15 @@ def test_admin_publishes_and_rolls_back(sign_in):
             content_hash=v2.content_hash,
             cases=[service_case(category)],
         )
-    # admin2 wrote v2 (the demo's author); admin, the other admin, approves it.
-    approver = Membership.objects.get(user__username="admin")
-    services.skill_version_approve(
-        tenant=tenant,
-        version=v2,
-        actor=Actor.for_user(approver.user, approver.role),
-        reason="reviewed the new network script",
-    )
+    # admin2 wrote v2 (the demo's author) and it adds a capability: admin and admin3 approve.
+    for username in ("admin", "admin3"):
+        approver = Membership.objects.get(user__username=username)
+        services.skill_version_approve(
+            tenant=tenant,
+            version=v2,
+            actor=Actor.for_user(approver.user, approver.role),
+            reason="reviewed the new network script",
+        )
     page = sign_in("admin")
     slug = v2.skill.slug
     page.goto(f"/skills/{slug}/v2/")

@@ -15,8 +15,9 @@ from rest_framework.test import APIClient
 
 from accounts.actors import Actor
 from accounts.models import Role, Tenant
+from accounts.services import agent_token_create
 from skills import services
-from skills.models import EvaluationCategory, Skill, SkillVersion
+from skills.models import EvaluationCategory, Skill, SkillVersion, VersionStatus
 
 SLUG = "pdf-tools"
 NETWORK_SCRIPT = "import httpx\n\nprint(httpx.get('https://example.com').status_code)\n"
@@ -128,6 +129,12 @@ def abe(admin2: Any) -> Actor:
 
 
 @pytest.fixture
+def ann(acme: Tenant, make_member: Callable[..., Any]) -> Actor:
+    """A third admin: the second approver a capability or risk increase needs."""
+    return Actor.for_user(make_member(acme, "ann", Role.ADMIN), Role.ADMIN)
+
+
+@pytest.fixture
 def erin(editor: Any) -> Actor:
     return Actor.for_user(editor, Role.EDITOR)
 
@@ -154,11 +161,26 @@ def upload(acme: Tenant, skill: Skill) -> Callable[..., SkillVersion]:
 
 
 @pytest.fixture
-def pass_all(acme: Tenant) -> Callable[..., None]:
-    """Record a passing run of every category on the version's own hash."""
+def eve(acme: Tenant, make_member: Callable[..., Any]) -> Any:
+    """An editor who runs evaluations and writes no skills: the independent evaluator."""
+    return make_member(acme, "eve", Role.EDITOR)
+
+
+@pytest.fixture
+def eves_token(acme: Tenant, eve: Any) -> Actor:
+    """The evaluator's token, acting for eve, as the services see it."""
+    token = agent_token_create(
+        tenant=acme, name="matrix-runner", capabilities=["evaluations:write"], owner=eve
+    ).token
+    return Actor.for_token(token)
+
+
+@pytest.fixture
+def pass_all(acme: Tenant, eves_token: Actor) -> Callable[..., None]:
+    """Record a passing run of every category on the version's own hash, by eve's token."""
+    evaluator = eves_token
 
     def record(version: SkillVersion, *, skip: tuple[str, ...] = ()) -> None:
-        evaluator = Actor(kind="agent", id="evaluator", label="evaluator")
         for category in EvaluationCategory.values:
             if category in skip:
                 continue
@@ -196,11 +218,14 @@ def published_v2(
     pass_all: Callable[..., None],
     ada,
     abe,
+    ann,
 ) -> SkillVersion:
+    """v2 adds the network capability: abe and ann both approve it."""
     version = upload(package_v2(), actor=ada)
     pass_all(version)
     services.skill_version_submit(tenant=acme, version=version, actor=ada)
     services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    services.skill_version_approve(tenant=acme, version=version, actor=ann)
     return services.skill_version_publish(tenant=acme, version=version, actor=abe)
 
 
@@ -210,8 +235,10 @@ def writer(acme: Tenant, make_agent: Callable[..., APIClient]) -> APIClient:
 
 
 @pytest.fixture
-def evaluator(acme: Tenant, make_agent: Callable[..., APIClient]) -> APIClient:
-    return make_agent(acme, name="evaluator", capabilities=["skills:read", "evaluations:write"])
+def evaluator(acme: Tenant, make_agent: Callable[..., APIClient], eve: Any) -> APIClient:
+    return make_agent(
+        acme, name="evaluator", capabilities=["skills:read", "evaluations:write"], owner=eve
+    )
 
 
 @pytest.fixture
@@ -236,9 +263,10 @@ def globex_admin(globex: Tenant, make_member: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def publish(
-    acme: Tenant, ada: Actor, abe: Actor, pass_all: Callable[..., None]
+    acme: Tenant, ada: Actor, abe: Actor, ann: Actor, pass_all: Callable[..., None]
 ) -> Callable[..., SkillVersion]:
-    """Create, upload, evaluate, approve and publish a skill; return its production version."""
+    """Create, upload, evaluate, approve (abe, and ann too when it declares capabilities or
+    high risk) and publish a skill; return its production version."""
 
     def make(slug: str, **fields) -> SkillVersion:
         skill = services.skill_create(tenant=acme, slug=slug, actor=ada)
@@ -250,7 +278,9 @@ def publish(
         )
         pass_all(version)
         services.skill_version_submit(tenant=acme, version=version, actor=ada)
-        services.skill_version_approve(tenant=acme, version=version, actor=abe)
+        version = services.skill_version_approve(tenant=acme, version=version, actor=abe)
+        if version.status == VersionStatus.IN_REVIEW:
+            services.skill_version_approve(tenant=acme, version=version, actor=ann)
         return services.skill_version_publish(tenant=acme, version=version, actor=abe)
 
     return make

@@ -389,7 +389,10 @@ def test_it_shows_a_version_with_files_matrix_and_instances(reader, published_v2
     assert detail["evaluation_matrix"]["complete"] is True
     assert [c["state"] for c in detail["evaluation_matrix"]["categories"]] == ["passed"] * 6
     assert detail["instances_last_24h"] == 0
-    assert detail["approved_by"]["label"] == "abe"
+    # A new capability: abe approved first, ann's second approval approved it.
+    assert detail["approved_by"]["label"] == "ann"
+    assert [a["label"] for a in detail["approvals"]] == ["abe", "ann"]
+    assert detail["approvals_required"] == 2
     assert detail["approved_changes"][0]["flag"] == "capability_added"
 
 

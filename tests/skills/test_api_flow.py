@@ -31,8 +31,13 @@ def evaluate_all(client, number: int, content_hash: str) -> None:
         assert response.json()["counts"] is True
 
 
+@pytest.fixture
+def ann_api(acme, make_member, session_api):
+    return session_api(make_member(acme, "ann", "admin"))
+
+
 def test_it_walks_upload_publish_rollback_revoke_and_history(
-    writer, evaluator, reader, ada_api, abe_api
+    writer, evaluator, reader, ada_api, abe_api, ann_api
 ):
     assert writer.post(BASE, {"slug": SLUG, "name": "PDF tools"}, format="json").status_code == 201
 
@@ -73,7 +78,14 @@ def test_it_walks_upload_publish_rollback_revoke_and_history(
 
     own = ada_api.post(f"{BASE}/{SLUG}/versions/2/approve")
     assert (own.status_code, own.json()["code"]) == (409, "author_cannot_approve")
-    assert abe_api.post(f"{BASE}/{SLUG}/versions/2/approve").status_code == 200
+    # A new capability: two admins, neither the author, must approve.
+    first = abe_api.post(f"{BASE}/{SLUG}/versions/2/approve")
+    assert first.status_code == 200, first.json()
+    assert (first.json()["status"], first.json()["approvals_required"]) == ("in_review", 2)
+    assert [a["label"] for a in first.json()["approvals"]] == ["abe"]
+    second = ann_api.post(f"{BASE}/{SLUG}/versions/2/approve")
+    assert second.json()["status"] == "approved"
+    assert [a["label"] for a in second.json()["approvals"]] == ["abe", "ann"]
 
     incomplete = abe_api.post(f"{BASE}/{SLUG}/versions/2/publish")
     assert (incomplete.status_code, incomplete.json()["code"]) == (409, "evaluation_incomplete")

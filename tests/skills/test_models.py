@@ -11,6 +11,7 @@ from skills.models import (
     VERSION_TRANSITIONS,
     EvaluationRun,
     LabelMove,
+    SkillApproval,
     SkillFile,
     SkillVersion,
     VersionStatus,
@@ -127,10 +128,13 @@ def _walk_to(status: str) -> list[str]:
 
 
 @pytest.mark.parametrize("source", VersionStatus.values)
-def test_the_database_refuses_every_status_move_the_table_does_not_list(upload, ada, source):
+def test_the_database_refuses_every_status_move_the_table_does_not_list(upload, ada, abe, source):
     version = upload(actor=ada)
-    # The times and reason each status's own constraints ask for, so only the
-    # transition trigger can refuse a move below.
+    # The times, reason and approval each status's own constraints ask for, so only
+    # the transition trigger can refuse a move below.
+    SkillApproval.objects.create(
+        tenant=version.tenant, version=version, person=abe.person, actor_kind=abe.kind
+    )
     now = timezone.now()
     SkillVersion.objects.filter(pk=version.pk).update(
         approved_at=now,

@@ -188,10 +188,11 @@ def test_it_keeps_approval_to_admins_even_without_sensitive_changes(
     assert problem_code(caught) == (403, "role_required")
 
 
-def test_it_records_what_the_approver_signed_off(acme, published_v1, upload, robot, abe):
+def test_it_records_what_the_approvers_signed_off(acme, published_v1, upload, robot, abe, ann):
     version = upload(package_v2(), actor=robot)
     services.skill_version_submit(tenant=acme, version=version, actor=robot)
-    approved = services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    services.skill_version_approve(tenant=acme, version=version, actor=abe)
+    approved = services.skill_version_approve(tenant=acme, version=version, actor=ann)
     assert approved.approved_changes == [
         {"field": "capabilities", "old": None, "new": "network", "flag": "capability_added"}
     ]
@@ -216,14 +217,16 @@ def test_it_refuses_publish_until_all_six_categories_passed(acme, upload, pass_a
     assert not SkillLabel.objects.exists()
 
 
-def test_it_does_not_count_results_for_another_content_hash(acme, upload, pass_all, ada, abe):
+def test_it_does_not_count_results_for_another_content_hash(
+    acme, upload, pass_all, ada, abe, eves_token
+):
     version = approved(acme, upload, ada, abe)
     other_hash = "sha256:" + "0" * 64
     for category in EvaluationCategory.values:
         services.evaluation_record(
             tenant=acme,
             version=version,
-            actor=Actor.system("evaluator"),
+            actor=eves_token,
             category=category,
             passed=True,
             content_hash=other_hash,
@@ -236,13 +239,15 @@ def test_it_does_not_count_results_for_another_content_hash(acme, upload, pass_a
     assert caught.value.extra["missing"] == EvaluationCategory.values
 
 
-def test_it_lets_the_latest_result_of_a_category_decide(acme, upload, pass_all, ada, abe):
+def test_it_lets_the_latest_result_of_a_category_decide(
+    acme, upload, pass_all, ada, abe, eves_token
+):
     version = approved(acme, upload, ada, abe)
     pass_all(version)
     services.evaluation_record(
         tenant=acme,
         version=version,
-        actor=Actor.system("evaluator"),
+        actor=eves_token,
         category="permission_denied",
         passed=False,
         content_hash=version.content_hash,
@@ -253,13 +258,13 @@ def test_it_lets_the_latest_result_of_a_category_decide(acme, upload, pass_all, 
     assert caught.value.extra["failed"] == ["permission_denied"]
 
 
-def test_it_refuses_secrets_in_evaluation_details(acme, upload, ada):
+def test_it_refuses_secrets_in_evaluation_details(acme, upload, ada, eves_token):
     version = upload(actor=ada)
     with pytest.raises(Problem) as caught:
         services.evaluation_record(
             tenant=acme,
             version=version,
-            actor=Actor.system("evaluator"),
+            actor=eves_token,
             category="normal",
             passed=True,
             content_hash=version.content_hash,

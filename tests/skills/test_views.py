@@ -256,9 +256,10 @@ def test_it_pages_the_label_history_partial(acme, login, editor, published_v2, a
 
 @pytest.mark.django_db(transaction=True)
 def test_it_walks_the_publication_flow_through_the_console(
-    acme, login, admin_user, admin2, evaluator, reader
+    acme, login, admin_user, admin2, evaluator, reader, make_member
 ):
     ada, abe = login(admin_user), login(admin2)
+    ann = login(make_member(acme, "ann", Role.ADMIN))
 
     created = ada.post("/skills/", {"csrfmiddlewaretoken": csrf(ada), "slug": SLUG, "name": "PDF"})
     assert (created.status_code, created["Location"]) == (302, f"/skills/{SLUG}/")
@@ -286,7 +287,9 @@ def test_it_walks_the_publication_flow_through_the_console(
     assert (
         "another admin must approve" in act(ada, "approve", number=2, reason="x").content.decode()
     )
-    act(abe, "approve", number=2, reason="network use reviewed")
+    first = act(abe, "approve", number=2, reason="network use reviewed").content.decode()
+    assert "1 of 2 approvals" in first and "one more admin" in first
+    act(ann, "approve", number=2, reason="network use reviewed too")
     incomplete = act(abe, "publish", number=2, reason="ship it")
     assert "needs all six evaluation categories" in incomplete.content.decode()
     evaluate_all(evaluator, 2)

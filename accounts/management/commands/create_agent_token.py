@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.management.commands._lookup import tenant_by_slug
@@ -38,6 +39,14 @@ class Command(BaseCommand):
             "agent_inferred). user_explicit is for front-ends that talk to the user.",
         )
 
+        parser.add_argument(
+            "--owner",
+            default="",
+            help="Username of the person (editor, admin or auditor of the tenant) the token "
+            "acts for. Without one the token belongs to nobody and can never be a second "
+            "pair of eyes (an evaluator of someone else's skill, for one).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(str(options["tenant"]))
         name = str(options["name"])
@@ -46,16 +55,25 @@ class Command(BaseCommand):
                 f"a token named {name!r} exists in {tenant.slug}; tokens are shown only once, "
                 "so choose another name"
             )
-        issued = agent_token_create(
-            tenant=tenant,
-            name=name,
-            capabilities=options["capabilities"],
-            allowed_subjects=options["subjects"],
-            max_authority=str(options["max_authority"]),
-        )
+        owner = None
+        if options["owner"]:
+            owner = get_user_model().objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"no user {options['owner']!r}; create them with create_member")
+        try:
+            issued = agent_token_create(
+                tenant=tenant,
+                name=name,
+                capabilities=options["capabilities"],
+                allowed_subjects=options["subjects"],
+                max_authority=str(options["max_authority"]),
+                owner=owner,
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         caps = ", ".join(issued.token.capabilities)
         self.stdout.write(
             f"token {name} for {tenant.slug} with {caps}, authority up to "
-            f"{issued.token.max_authority} (shown once):"
+            f"{issued.token.max_authority}, acting for {owner or 'nobody'} (shown once):"
         )
         self.stdout.write(issued.secret)

@@ -21,6 +21,8 @@ DEMO_PEOPLE = [
     ("editor2", Role.EDITOR),
     ("admin", Role.ADMIN),
     ("admin2", Role.ADMIN),
+    # The second approver a capability increase needs (the demo's v2 adds one).
+    ("admin3", Role.ADMIN),
     ("auditor", Role.AUDITOR),
     ("alice", Role.USER),
 ]
@@ -56,14 +58,22 @@ class Command(BaseCommand):
                 for username, role in DEMO_PEOPLE
             }
             subject_link(tenant=demo, user=members["alice"].user, subject_key="user:alice")
-            issued = agent_token_create(tenant=demo, name=DEMO_AGENT)
+            # The demo's agents act for its admin, who answers for what they do.
+            owner = members["admin"].user
+            issued = agent_token_create(tenant=demo, name=DEMO_AGENT, owner=owner)
             tokens = DemoTokens(
                 agent=issued.token,
                 chat=agent_token_create(
-                    tenant=demo, name=DEMO_CHAT, max_authority=AuthorityCeiling.USER_EXPLICIT
+                    tenant=demo,
+                    name=DEMO_CHAT,
+                    max_authority=AuthorityCeiling.USER_EXPLICIT,
+                    owner=owner,
                 ).token,
                 tools=agent_token_create(
-                    tenant=demo, name=DEMO_TOOLS, max_authority=AuthorityCeiling.TOOL_VERIFIED
+                    tenant=demo,
+                    name=DEMO_TOOLS,
+                    max_authority=AuthorityCeiling.TOOL_VERIFIED,
+                    owner=owner,
                 ).token,
             )
             seed_memory(tenant=demo, tokens=tokens)
