@@ -92,7 +92,7 @@ DEFAULT_CAPABILITIES = frozenset(Capability.values) - {Capability.RECEIPTS_OPERA
 
 
 class AuthorityCeiling(models.TextChoices):
-    """The strongest authority a token's claims may carry (DESIGN.md, trust model).
+    """The strongest authority a token's claims may carry (docs/trust.md).
 
     Ordered weakest first. An agent's own claim about its authority never
     raises it above this; only an admin sets it, when the token is made.

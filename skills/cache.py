@@ -7,7 +7,7 @@ expire. Nothing is deleted key by key, so no race can resurrect a stale entry:
 a reader that fetched the old generation before the bump writes its answer
 under the old generation, where nobody looks any more.
 
-Redis only speeds things up (DESIGN.md: losing it loses no data). When it is
+Redis only speeds things up (docs/architecture.md: losing it loses no data). When it is
 unreachable, resolves are computed from PostgreSQL and pins are written
 without throttling; a generation bump that cannot reach Redis is logged, and
 the short entry lifetime bounds how long a stale answer could survive it.

@@ -5,7 +5,7 @@ A version declares the data labels it ``consumes`` and ``produces``
 Two skills conflict when
 
 - ``shared_output``: both produce the same data, so a runtime must order
-  them or pick one (seed 004 §5.1: two skills writing one resource);
+  them or pick one (two skills writing one resource);
 - ``classification_mismatch``: one produces data of a class the other only
   accepts at a lower class (internal documents into a skill that consumes
   public ones: private reads must not flow into a public publisher).

@@ -1,4 +1,4 @@
-"""A SKILL.md package drafted from experience claims (seed 004, 技能提炼的准入条件).
+"""A SKILL.md package drafted from experience claims (docs/skills.md, "Experience → skill draft").
 
 Several successful runs of the same kind of task become one draft: steps
 every run took form the procedure; steps only some runs took are listed

@@ -1,6 +1,6 @@
 """Instantiation check: may this agent run this version with these bindings, here and now?
 
-Seed 004 §4.4: inputs are bound to the current task first, then the
+Inputs are bound to the current task first, then the
 preconditions are checked; anything missing stops the run at the preparing
 stage, and no old value from memory fills a gap. A skill declares credential
 *slots*; the agent binds each slot to the *name* of a secret it holds

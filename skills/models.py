@@ -32,14 +32,14 @@ class VersionStatus(models.TextChoices):
     # Turned down in review. Content is immutable and content-addressed, so a
     # rejected package stays rejected; a fix is a new upload with a new hash.
     REJECTED = "rejected", "Rejected"
-    # A tool it needs was retired (seed 004 §5.3): marked, never patched over
+    # A tool it needs was retired: marked, never patched over
     # with a compatibility branch. A version for the new tool is a new upload.
     INCOMPATIBLE = "incompatible", "Incompatible"
 
 
 _V = VersionStatus
 
-# The version lifecycle (DESIGN.md, "Skill version") and the only place it is
+# The version lifecycle (docs/design.md) and the only place it is
 # written down: from-status → the statuses it may move to. The services'
 # guard, the API's `allowed_next` and the database trigger below all read it.
 VERSION_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -64,7 +64,7 @@ def allowed_version_targets(status: str) -> list[str]:
 
 
 class EvaluationCategory(models.TextChoices):
-    """The six regression categories of seed 004 §5 (技能回归矩阵)."""
+    """The six categories of a skill's regression matrix (docs/skills.md)."""
 
     NORMAL = "normal", "Normal path"
     MISSING_INPUT = "missing_input", "Missing input"
@@ -495,7 +495,8 @@ class RetiredTool(models.Model):
 
 
 class EvaluationCheck(models.TextChoices):
-    """What seed 004's matrix checks in every case (选择、加载、动作轨迹、终局与安全拒绝)."""
+    """What the matrix checks in every case: selection, loading, the action trajectory,
+    the final state and a safety refusal."""
 
     SELECTION = "selection", "Selection"
     LOADING = "loading", "Loading"
@@ -555,7 +556,7 @@ class EvaluationCase(models.Model):
 
 
 class DraftSource(models.Model):
-    """Lineage: an experience claim a drafted version was built from (seed 004, 技能提炼).
+    """Lineage: an experience claim a drafted version was built from (docs/skills.md).
 
     The claim is named by id only: memory owns claims and never learns about
     skills. When a deletion erases or invalidates the claim, memory's

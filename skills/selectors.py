@@ -302,7 +302,7 @@ class CostPoint:
 def cost_curve(*, tenant: Tenant, skill: Skill) -> list[CostPoint]:
     """Per version, the cases run on its own content hash: how many passed, at what cost.
 
-    Seed 004: a version that passes more often but costs far more tokens must
+    A version that passes more often but costs far more tokens must
     be compared on this curve before it becomes the default. One query.
     """
     rows = (
@@ -808,7 +808,7 @@ def sources_deleted(*, version: SkillVersion) -> bool:
 def content_withheld(*, version: SkillVersion) -> bool:
     """A draft whose source memory was deleted is served to nobody.
 
-    Forgetting propagates to skill candidates (seed 004): the rows are
+    Forgetting propagates to skill candidates (docs/privacy.md): the rows are
     immutable and keep their bytes, but neither the API nor the console hands
     out the body or a file of such a version. A version already published
     stays loadable (agents run it) and is flagged for an admin to revoke.

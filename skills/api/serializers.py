@@ -71,7 +71,7 @@ CASE_JSON_MAX = 20_000
 
 
 class CaseChecksInput(serializers.Serializer):
-    """Seed 004's five checks, each passed (true) or not."""
+    """The five checks of an evaluation case, each passed (true) or not."""
 
     selection = serializers.BooleanField(help_text="The right skill was selected (or none).")
     loading = serializers.BooleanField(help_text="It was loaded level by level as needed.")

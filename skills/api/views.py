@@ -1,6 +1,6 @@
 """The skills API: thin views over skills.services and skills.selectors.
 
-Who may call what (API.md, Conventions): agents with ``skills:write`` create
+Who may call what (docs/api.md): agents with ``skills:write`` create
 skills, upload and submit versions; agents with ``evaluations:write`` record
 evaluations; agents with ``skills:read`` read and resolve. Console sessions:
 editors, admins and auditors read; admins also upload and submit, and only

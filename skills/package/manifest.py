@@ -16,7 +16,7 @@ RISK_LEVELS = ("low", "medium", "high")
 # The Agent Skills format's own fields (agentskills.io/specification), as
 # written in the frontmatter; `allowed-tools` is stored as `allowed_tools`.
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-# memdesk's extensions, read from the top level as API.md promised before the
+# memdesk's extensions, read from the top level as the first agent API contract promised before the
 # Agent Skills format settled; everything else lands in `extra`.
 MEMDESK_FIELDS = (
     "version",
