@@ -1,4 +1,4 @@
-"""Consolidation: one idempotent pass over a tenant's memory (seeds 003 §7 and 004).
+"""Consolidation: one idempotent pass over a tenant's memory.
 
 The pass re-applies tombstones that drifted, expires claims past `expires_at`,
 merges duplicate candidates, turns contradictions that slipped past the gate
