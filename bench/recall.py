@@ -58,7 +58,8 @@ from bench.database import conninfo
 from memory.embedders import embedder, semantic_mode
 from memory.models import Claim, ClaimEmbedding, Subject
 from memory.search import ngrams
-from memory.selectors.claims import RecallQuery, _cached_query_vector, claims_recall
+from memory.selectors.claims import claims_recall
+from memory.selectors.recall_ranking import RecallQuery, cached_query_vector
 from memory.services.embeddings import claims_embed_pending
 from memory.services.recall import recall_run
 from memory.tasks.embeddings import embed_claims
@@ -744,7 +745,7 @@ def _run(users: int) -> list[str]:
     for subject, predicate, question in questions:
         q = RecallQuery(subject=subject, query=question, limit=10)
         # The questions repeat across users: timed cold, each embeds its query.
-        _cached_query_vector.cache_clear()
+        cached_query_vector.cache_clear()
         started = time.perf_counter()
         result, _ = recall_run(
             tenant=tenant, actor=ACTOR, subject_key=subject.key, q=q, trace_write="inline"

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.cache import cache
 
 from common.redis import cache_redis
-from memory.selectors.claims import hot_memory_cache_prefix
+from memory.selectors.hot_memory import hot_memory_cache_prefix
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

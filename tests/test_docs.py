@@ -11,9 +11,22 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("accounts", "bench", "clients", "common", "config", "docs", "examples", "memory")
-SOURCES += ("reviews", "skills", "templates", "testing", "tests")
-# Labelled corpora are data (notes agents might write), not citations.
+# Labelled corpora (.txt) are data, notes agents might write, not citations.
+SOURCES = (
+    "accounts",
+    "bench",
+    "clients",
+    "common",
+    "config",
+    "docs",
+    "examples",
+    "memory",
+    "reviews",
+    "skills",
+    "templates",
+    "testing",
+    "tests",
+)
 # The design notes' own file names are upper case; memdesk's pages are lower case.
 OUTSIDE = re.compile(r"\b(?:DESIGN|STYLE|API)\.md\b|\b[Ss]eeds?\s+00\d\b|shared/design")
 CITED_PAGE = re.compile(r"\bdocs/([a-z0-9-]+\.md)\b")

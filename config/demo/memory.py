@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AgentToken, Role, SubjectOwnership, Tenant
-from memory.selectors.claims import RecallQuery, subject_get
+from memory.selectors.claims import subject_get
+from memory.selectors.recall_ranking import RecallQuery
 from memory.services.claim_inputs import CandidateInput, SourceInput
 from memory.services.claims import claim_submit
 from memory.services.consolidation import consolidation_run

@@ -11,7 +11,8 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from config.demo.memory import DemoTokens
-from memory.selectors.claims import RecallQuery, subject_get
+from memory.selectors.claims import subject_get
+from memory.selectors.recall_ranking import RecallQuery
 from memory.services.claim_inputs import CandidateInput, SourceInput
 from memory.services.claims import claim_submit
 from memory.services.events import event_record

@@ -16,7 +16,8 @@ from typing import Any
 from accounts.models import Tenant
 from common.problems import Problem, not_found
 from memory.models import Claim, RecallTrace, TraceKind
-from memory.selectors.claims import RecallQuery, RecallResult, claims_recall
+from memory.selectors.claims import RecallResult, claims_recall
+from memory.selectors.recall_ranking import RecallQuery
 
 CHANGES = ("hide", "stale", "correct")
 

@@ -36,7 +36,8 @@ from common.rows import fetch_bound
 from memory.embedders import PACKED_DTYPE, embedder
 from memory.models import Event, EventEmbedding, Subject
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, normalise
-from memory.selectors.claims import SEMANTIC_UNAVAILABLE, query_vector_future
+from memory.selectors.claims import SEMANTIC_UNAVAILABLE
+from memory.selectors.recall_ranking import query_vector_future
 
 _EVENT = Event._meta.db_table
 _EMBEDDING = EventEmbedding._meta.db_table

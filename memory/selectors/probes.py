@@ -44,7 +44,9 @@ from memory.models import (
     TombstoneTarget,
 )
 from memory.search import ngrams, normalise
-from memory.selectors.claims import RecallQuery, claims_recall, hot_memory, hot_memory_cache_prefix
+from memory.selectors.claims import claims_recall
+from memory.selectors.hot_memory import hot_memory, hot_memory_cache_prefix
+from memory.selectors.recall_ranking import RecallQuery
 from memory.terms import like_patterns, quotable_terms, term_digest, word_regex
 
 # Statuses in which a claim still takes part in recall or review.

@@ -45,7 +45,7 @@ from memory.models import (
     Subject,
     claim_sources_for,
 )
-from memory.selectors.claims import hot_memory
+from memory.selectors.hot_memory import hot_memory
 from memory.services.claim_inputs import claim_version
 from memory.services.claim_moves import claim_merge_into, claim_move
 from memory.services.erasure import lifecycle_lock_key

@@ -41,10 +41,10 @@ from memory.selectors.claims import (
     EXCLUSION_REASONS,
     CutCandidate,
     RecalledClaim,
-    RecallQuery,
     RecallResult,
     claims_recall,
 )
+from memory.selectors.recall_ranking import RecallQuery
 
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table

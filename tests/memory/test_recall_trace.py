@@ -16,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
 from memory.models import Claim, RecallTrace, Subject
-from memory.selectors.claims import RecallQuery, claims_recall
+from memory.selectors.claims import claims_recall
+from memory.selectors.recall_ranking import RecallQuery
 from memory.services.deletion import deletion_request_create
 from memory.services.recall import recall_run
 from memory.tasks.recall import record_recall

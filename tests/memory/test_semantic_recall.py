@@ -24,7 +24,8 @@ from django.test.utils import CaptureQueriesContext
 from accounts.actors import Actor
 from memory.embedders import pgvector_installed
 from memory.models import Claim, ClaimEmbedding, RecallTrace, Subject
-from memory.selectors.claims import RecallQuery, RecallResult, claims_recall
+from memory.selectors.claims import RecallResult, claims_recall
+from memory.selectors.recall_ranking import RecallQuery
 from memory.services.consent import consents_set
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.tasks.embeddings import embed_claims

@@ -41,14 +41,9 @@ from memory.api.claims.serializers import (
 )
 from memory.gate import GATE_RULES, INJECTION_SIGNALS, INJECTION_THRESHOLD
 from memory.models import Claim, Event, Subject
-from memory.selectors.claims import (
-    RecallQuery,
-    claim_get,
-    claim_history,
-    claims_visible,
-    hot_memory,
-    subject_get,
-)
+from memory.selectors.claims import claim_get, claim_history, claims_visible, subject_get
+from memory.selectors.hot_memory import hot_memory
+from memory.selectors.recall_ranking import RecallQuery
 from memory.selectors.traces import claim_value
 from memory.sensitivity import EPHEMERAL_RULES, SENSITIVITY_RULES, needs_consent
 from memory.services.claim_inputs import CandidateInput
