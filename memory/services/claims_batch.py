@@ -27,21 +27,19 @@ one-by-one path.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import ActorKind, AuditEvent, Tenant
+from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from memory import gate
 from memory.models import Claim, ClaimRole, ClaimSource, ClaimStatus, Event, GateDecision, Subject
-from memory.search import searchable_text
 from memory.selectors.consent import consented_classes
 from memory.selectors.receipts import receipt_outcomes
 from memory.selectors.screening import screen_bands
@@ -74,6 +72,15 @@ from memory.services.claims import (
     judge,
     review_queue_for,
     verdict_audit_data,
+)
+from memory.services.claims_batch_rows import (
+    AuditRow,
+    SourceRow,
+    batch_source_rows,
+    insert_audit,
+    insert_claims,
+    insert_sources,
+    open_reviews,
 )
 from memory.services.embeddings import embeddings_enqueue_on_commit
 from memory.services.subjects import parse_subject_key, subjects_resolve
@@ -286,20 +293,6 @@ def _lock_superseded(*, tenant: Tenant, planned: list[_Planned]) -> set[int]:
     return moved
 
 
-class _AuditRow(NamedTuple):
-    """The columns of the row `audit_record` writes, in `_insert_audit`'s order."""
-
-    tenant_id: int
-    actor_kind: str
-    actor_id: Any
-    actor_label: str
-    verb: str
-    target_type: str
-    target_id: str
-    reason: str
-    data: dict[str, Any]
-
-
 def _audit(
     *,
     tenant: Tenant,
@@ -308,9 +301,9 @@ def _audit(
     target_id: Any,
     reason: str = "",
     data: dict[str, Any],
-) -> _AuditRow:
+) -> AuditRow:
     """The row `audit_record` writes (no model instance: the batch only inserts it)."""
-    return _AuditRow(
+    return AuditRow(
         tenant_id=tenant.pk,
         actor_kind=actor.kind,
         actor_id=actor.id,
@@ -328,7 +321,7 @@ def _store(
 ) -> dict[int, SubmitResult]:
     """Write what the planned verdicts decided, one statement per kind of row."""
     superseded = _supersede(tenant=tenant, actor=actor, planned=planned, now=now)
-    audits: dict[int, list[_AuditRow]] = {p.index: [] for p in planned}
+    audits: dict[int, list[AuditRow]] = {p.index: [] for p in planned}
     for p in planned:
         if p.state.active is not None and p.state.active.pk in superseded:
             audits[p.index].append(superseded[p.state.active.pk])
@@ -347,17 +340,17 @@ def _store(
             now=now,
             with_search_vector=False,
         )
-    _insert_claims([p.claim for p in new if p.claim is not None])
+    insert_claims([p.claim for p in new if p.claim is not None])
 
     merged = [p for p in planned if p.verdict.decision == GateDecision.MERGED and p.state.active]
     merged_indexes = {p.index for p in merged}
     cited = _sources_cited(claim_ids=[p.state.active.pk for p in merged if p.state.active])
-    rows: list[_SourceRow] = []
+    rows: list[SourceRow] = []
     for p in planned:
         if p.index in merged_indexes and p.state.active is not None:
             events, uris = cited.get(p.state.active.pk, (set(), set()))
             added = sources_to_add(sources=p.sources, existing_events=events, existing_uris=uris)
-            rows += _source_rows(tenant=tenant, claim_id=p.state.active.pk, sources=added)
+            rows += batch_source_rows(tenant=tenant, claim_id=p.state.active.pk, sources=added)
             audits[p.index].append(
                 _audit(
                     tenant=tenant,
@@ -368,10 +361,10 @@ def _store(
                 )
             )
         elif p.claim is not None and not gate.withholds_content(p.verdict.reasons):
-            rows += _source_rows(
+            rows += batch_source_rows(
                 tenant=tenant, claim_id=p.claim.pk, sources=sources_to_add(sources=p.sources)
             )
-    _insert_sources(rows)
+    insert_sources(rows)
     if merged:
         Claim.objects.filter(pk__in=[p.state.active.pk for p in merged if p.state.active]).update(
             updated_at=now
@@ -390,7 +383,7 @@ def _store(
             contradicted.append(p.state.active)
     if contradicted:
         Claim.objects.bulk_update(contradicted, ["conflicts_with", "updated_at"])
-    items = _open_reviews(
+    items = open_reviews(
         tenant=tenant,
         rows={
             p.index: ReviewItem(
@@ -425,7 +418,7 @@ def _store(
                     ),
                 )
             )
-    _insert_audit([row for p in planned for row in audits[p.index]])
+    insert_audit([row for p in planned for row in audits[p.index]])
     embeddings_enqueue_on_commit(
         claim_ids=[
             p.claim.id
@@ -457,12 +450,12 @@ def _store(
 
 def _supersede(
     *, tenant: Tenant, actor: Actor, planned: list[_Planned], now: datetime
-) -> dict[Any, _AuditRow]:
+) -> dict[Any, AuditRow]:
     """`claim_move(… to=superseded, by=writer, reason="newer_revision")` for each claim the
     batch supersedes, in one UPDATE, with their review items cancelled. Returns each
     claim's audit row, unsaved, so the batch writes them in order with its own."""
     moved: list[Claim] = []
-    audits: dict[Any, _AuditRow] = {}
+    audits: dict[Any, AuditRow] = {}
     for p in planned:
         old = p.state.active
         if not _supersedes(p) or old is None:
@@ -504,229 +497,3 @@ def _sources_cited(*, claim_ids: list[Any]) -> dict[Any, tuple[set[Any], set[str
         else:
             events.add(event_id)
     return cited
-
-
-# Rows are written with INSERT … SELECT FROM jsonb_array_elements(one JSON array
-# of rows): one statement and one parameter whatever the batch size, nothing
-# compiled or quoted per value in Python. A column is (name, the expression that
-# reads it from the row `r`, with {0} for its position in the row).
-_TEXT = "r->>{0}"
-_JSONB = "r->{0}"
-_JSONB_OR_NULL = "NULLIF(r->{0}, 'null'::jsonb)"  # JSONField stores None as SQL NULL
-_TEXT_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0}))"
-_UUID_ARRAY = "ARRAY(SELECT jsonb_array_elements_text(r->{0})::uuid)"
-
-
-def _typed(sql_type: str) -> str:
-    return f"(r->>{{0}})::{sql_type}"
-
-
-def _insert(
-    *,
-    table: str,
-    columns: list[tuple[str, str]],
-    rows: list[tuple[Any, ...]],
-    returning: str = "",
-) -> list[tuple[Any, ...]]:
-    if not rows:
-        return []
-    names = ", ".join(name for name, _ in columns)
-    values = ", ".join(expression.format(i) for i, (_, expression) in enumerate(columns))
-    sql = (
-        f"INSERT INTO {table} ({names}) SELECT {values} "  # noqa: S608 - names from model metadata
-        "FROM jsonb_array_elements(%s::jsonb) AS r"
-    )
-    if returning:
-        sql += f" RETURNING {returning}"
-    # str() writes UUIDs and datetimes as PostgreSQL reads them (microseconds kept).
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [json.dumps(rows, default=str)])
-        return cursor.fetchall() if returning else []
-
-
-def _insert_claims(claims: list[Claim]) -> None:
-    """The claims `claim_row(…, with_search_vector=False)` built, with the full-text vector
-    `SearchVector(Value(document), config="english")` computes, for claims with n-grams
-    (content withheld by the gate has neither)."""
-    rows = [
-        (
-            c.id,
-            c.tenant_id,
-            c.subject_id,
-            c.kind,
-            c.predicate,
-            c.scope,
-            c.scope_key,
-            c.scope_size,
-            c.value,
-            c.text,
-            c.authority,
-            c.basis,
-            c.valid_from,
-            c.valid_to,
-            c.available_at,
-            c.refresh_after,
-            c.expires_at,
-            c.status,
-            c.revision,
-            c.supersedes_id,
-            c.conflicts_with,
-            c.gate_decision,
-            c.gate_reasons,
-            c.screen,
-            c.agent,
-            c.token_id,
-            c.value_digest,
-            c.sensitivity,
-            c.consent_classes,
-            searchable_text(predicate=c.predicate, text=c.text, value=c.value)
-            if not gate.withholds_content(c.gate_reasons)
-            else None,
-            c.ngrams,
-            c.use_count,
-            c.updated_at,
-        )
-        for c in claims
-    ]
-    _insert(
-        table=Claim._meta.db_table,
-        columns=[
-            ("id", _typed("uuid")),
-            ("tenant_id", _typed("bigint")),
-            ("subject_id", _typed("bigint")),
-            ("kind", _TEXT),
-            ("predicate", _TEXT),
-            ("scope", _JSONB),
-            ("scope_key", _TEXT),
-            ("scope_size", _typed("integer")),
-            ("value", _JSONB_OR_NULL),
-            ("text", _TEXT),
-            ("authority", _TEXT),
-            ("basis", _TEXT),
-            ("valid_from", _typed("timestamptz")),
-            ("valid_to", _typed("timestamptz")),
-            ("available_at", _typed("timestamptz")),
-            ("refresh_after", _typed("timestamptz")),
-            ("expires_at", _typed("timestamptz")),
-            ("status", _TEXT),
-            ("revision", _typed("integer")),
-            ("supersedes_id", _typed("uuid")),
-            ("conflicts_with", _UUID_ARRAY),
-            ("gate_decision", _TEXT),
-            ("gate_reasons", _TEXT_ARRAY),
-            ("screen", _JSONB),
-            ("agent", _TEXT),
-            ("token_id", _typed("bigint")),
-            ("value_digest", _TEXT),
-            ("sensitivity", _TEXT),
-            ("consent_classes", _TEXT_ARRAY),
-            # What SearchVector(Value(document), config="english") compiles to.
-            (
-                "search_vector",
-                "CASE WHEN r->>{0} IS NULL THEN NULL "
-                "ELSE to_tsvector('english'::regconfig, COALESCE(r->>{0}, '')) END",
-            ),
-            ("ngrams", _TEXT_ARRAY),
-            ("use_count", _typed("integer")),
-            ("updated_at", _typed("timestamptz")),
-        ],
-        rows=rows,
-    )
-
-
-class _SourceRow(NamedTuple):
-    """The columns of a `ClaimSource` row `source_rows` builds, in `_insert_sources`'s order."""
-
-    tenant_id: int
-    claim_id: Any
-    event_id: Any
-    uri: str
-    observed_at: datetime | None
-    digest: str
-
-
-def _source_rows(
-    *, tenant: Tenant, claim_id: Any, sources: list[Event | SourceInput]
-) -> list[_SourceRow]:
-    """The rows `source_rows` would build for `sources` (no model instance: the batch only
-    inserts them)."""
-    return [
-        _SourceRow(tenant.pk, claim_id, source.id, "", source.observed_at, source.digest)
-        if isinstance(source, Event)
-        else _SourceRow(tenant.pk, claim_id, None, source.uri, source.observed_at, source.digest)
-        for source in sources
-    ]
-
-
-def _insert_sources(rows: list[_SourceRow]) -> None:
-    _insert(
-        table=ClaimSource._meta.db_table,
-        columns=[
-            ("tenant_id", _typed("bigint")),
-            ("claim_id", _typed("uuid")),
-            ("event_id", _typed("uuid")),
-            ("uri", _TEXT),
-            ("observed_at", _typed("timestamptz")),
-            ("digest", _TEXT),
-        ],
-        rows=list(rows),
-    )
-
-
-def _open_reviews(*, tenant: Tenant, rows: dict[int, ReviewItem]) -> dict[int, ReviewItem]:
-    """`review_open` for new claims (which have no item yet), with the ids the rows got."""
-    inserted = _insert(
-        table=ReviewItem._meta.db_table,
-        columns=[
-            ("tenant_id", _typed("bigint")),
-            ("queue", _TEXT),
-            ("target_type", _TEXT),
-            ("target_id", _TEXT),
-            ("target_version", _TEXT),
-            ("status", _TEXT),
-            ("priority", _typed("smallint")),
-            ("subject_key", _TEXT),
-            ("topic", _TEXT),
-            ("agent_label", _TEXT),
-            ("reason_codes", _TEXT_ARRAY),
-        ],
-        rows=[
-            (
-                tenant.pk,
-                r.queue,
-                r.target_type,
-                r.target_id,
-                r.target_version,
-                r.status,
-                r.priority,
-                r.subject_key,
-                r.topic,
-                r.agent_label,
-                r.reason_codes,
-            )
-            for r in rows.values()
-        ],
-        returning="id, target_id",
-    )
-    ids = {target: pk for pk, target in inserted}
-    for row in rows.values():
-        row.pk = ids[row.target_id]
-    return rows
-
-
-def _insert_audit(rows: list[_AuditRow]) -> None:
-    _insert(
-        table=AuditEvent._meta.db_table,
-        columns=[
-            ("tenant_id", _typed("bigint")),
-            ("actor_kind", _TEXT),
-            ("actor_id", _TEXT),
-            ("actor_label", _TEXT),
-            ("verb", _TEXT),
-            ("target_type", _TEXT),
-            ("target_id", _TEXT),
-            ("reason", _TEXT),
-            ("data", _JSONB),
-        ],
-        rows=list(rows),
-    )
