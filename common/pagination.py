@@ -30,6 +30,21 @@ class CursorPage(CursorPagination):
     max_page_size = 500
     ordering: str | list[str] | tuple[str, ...] = "-created_at"
 
+    def get_page_size(self, request: Request) -> int:
+        # DRF falls back to the default size on a `limit` it cannot read; the
+        # schema says integer, so anything else is refused rather than ignored.
+        raw = request.query_params.get(self.page_size_query_param or "limit")
+        if raw is None:
+            return self.page_size
+        if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+            raise Problem(
+                "validation_error",
+                "`limit` must be a whole number of at least 1.",
+                title="Invalid request",
+                errors={"limit": ["A whole number of at least 1."]},
+            )
+        return min(int(raw), self.max_page_size)
+
     def paginate_queryset(
         self, queryset: QuerySet, request: Request, view: Any = None
     ) -> list[Any] | None:

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.module_loading import import_string
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from common.health import broker_ok, database_ok
@@ -67,6 +68,9 @@ def _may_scrape(request: HttpRequest) -> bool:
         return False
 
 
+# It changes nothing, so there is no forgery to stop: a POST to an unknown path
+# without a CSRF token is the same 404 problem, not Django's HTML 403 page.
+@csrf_exempt
 def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if request.path.startswith("/api/"):
         return problem_response(

@@ -245,10 +245,11 @@ REST_FRAMEWORK: dict[str, Any] = {
         "common.throttles.ScopedPrincipalThrottle",
     ],
 }
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "common.parsers.SafeJSONParser",
-    "common.parsers.LimitedMultiPartParser",
-]
+# The API takes JSON bodies only (anything else is 415 `unsupported_media_type`):
+# form values are all strings, which the fields would coerce into what the
+# schema refuses. The skill package upload names its multipart parser itself.
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["common.parsers.SafeJSONParser"]
+REST_FRAMEWORK["TEST_REQUEST_DEFAULT_FORMAT"] = "json"
 
 # Limits ----------------------------------------------------------------------
 # Requests per agent token, per signed-in person and per anonymous address,
@@ -349,11 +350,12 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     },
 }
 
-# The schema documents the 429 and 413 answers every operation may give, and
-# carries a request and a response example for every operation.
+# The schema documents the problems each operation can answer (401, 403, 404,
+# 400, 413, 415, 429), and carries a request and a response example for every
+# operation.
 SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "drf_spectacular.hooks.postprocess_schema_enums",
-    "common.schema.document_limits",
+    "common.schema.document_problems",
     "config.openapi.attach_examples",
 ]
 

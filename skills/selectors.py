@@ -542,7 +542,8 @@ def _resolve_uncached(
             f"{version.incompatible_reason}. Resolve the production label for a version "
             "that runs.",
             status_code=409,
-            status=version.status,
+            # `status` is the problem's HTTP status (RFC 9457), never the version's.
+            version_status=version.status,
         )
     if version.status not in LOADABLE_STATUSES:
         raise Problem(
@@ -550,7 +551,7 @@ def _resolve_uncached(
             f"Version {version.number} of {slug} is {version.status}; only published "
             "versions can be loaded. Evaluators read its files under /versions/{n}/files/.",
             status_code=409,
-            status=version.status,
+            version_status=version.status,
         )
     files = [
         {"path": file.path, "sha256": file.sha256, "size": file.size}

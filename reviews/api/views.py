@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,8 +20,8 @@ from reviews.api.serializers import (
     QueueOutput,
     ReviewItemOutput,
 )
-from reviews.filters import ReviewItemFilter
-from reviews.models import Queue, ReviewItem
+from reviews.filters import AGE_CHOICES, ReviewItemFilter
+from reviews.models import ItemStatus, Queue, ReviewItem
 from reviews.registry import policy_for
 
 EDITORS = role_required("editor")
@@ -29,6 +29,18 @@ EDITORS = role_required("editor")
 
 class ReviewPage(CursorPage):
     ordering = ("created_at", "id")
+
+
+# The FilterSet is the console's too, where an empty choice means "any": the
+# schema lists the empty value so that it documents what the filter takes.
+_CHOICE_FILTERS = [
+    OpenApiParameter(name, enum=[*(value for value, _ in choices), ""], description="Empty: any.")
+    for name, choices in (
+        ("queue", Queue.choices),
+        ("status", ItemStatus.choices),
+        ("older_than", AGE_CHOICES),
+    )
+]
 
 
 class ReviewListView(ListAPIView):
@@ -43,6 +55,7 @@ class ReviewListView(ListAPIView):
         return selectors.review_items(tenant=api_context(self.request).tenant)
 
     @extend_schema(
+        parameters=_CHOICE_FILTERS,
         summary="List review items",
         description="Filters are the console's: queue, status, subject, topic, agent, reason, "
         "older_than. Errors: `role_required`, `validation_error`.",

@@ -32,6 +32,7 @@ from accounts.models import Role
 from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
+from common.parsers import LimitedMultiPartParser
 from common.problems import Problem
 from common.schema import (
     CAPABILITY_OR_ROLE_REQUIRED,
@@ -177,6 +178,8 @@ class SkillDetailView(APIView):
 
 class VersionListView(GenericAPIView):
     throttle_scope = "skill_upload"
+    # Packages arrive as multipart uploads; every other body in the API is JSON.
+    parser_classes = [LimitedMultiPartParser]
     queryset = SkillVersion.objects.none()
     pagination_class = VersionPage
     serializer_class = VersionOutput

@@ -299,14 +299,14 @@ def skill_rollback(
                 f"Version {to_number} is {target.status}; production can only point at a "
                 "published version that is neither deprecated nor revoked.",
                 status_code=409,
-                status=target.status,
+                version_status=target.status,
             )
         if current is not None and current.version_id == target.pk:
             raise Problem(
                 "rollback_target_invalid",
                 f"Version {to_number} already is production.",
                 status_code=409,
-                status=target.status,
+                version_status=target.status,
             )
         target.skill = locked_skill
         move = move_label(

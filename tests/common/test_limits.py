@@ -207,7 +207,9 @@ def test_a_multipart_body_over_the_limit_is_413(admin_user, session_api, setting
     assert client.post("/api/v1/skills", {"slug": "pdf-tools"}, format="json").status_code == 201
 
     upload = SimpleUploadedFile("skill.zip", b"x" * 10_000, content_type="application/zip")
-    response = client.post("/api/v1/skills/pdf-tools/versions", {"package": upload})
+    response = client.post(
+        "/api/v1/skills/pdf-tools/versions", {"package": upload}, format="multipart"
+    )
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
 

@@ -104,7 +104,8 @@ def test_it_refuses_to_load_an_unpublished_version(reader, upload, ada):
     upload(actor=ada)
     response = reader.get(f"{RESOLVE}?version=1")
     assert (response.status_code, response.json()["code"]) == (409, "version_not_published")
-    assert response.json()["status"] == "draft"
+    # The problem's `status` is its HTTP status; the version's is `version_status`.
+    assert (response.json()["status"], response.json()["version_status"]) == (409, "draft")
 
 
 def test_it_validates_resolve_parameters(reader, published_v1):

@@ -346,7 +346,7 @@ def test_it_refuses_rollback_targets_that_are_not_published_or_already_current(
     with pytest.raises(Problem) as caught:
         services.skill_rollback(tenant=acme, skill=skill, to_number=target, actor=ada, reason="r")
     assert problem_code(caught) == (409, "rollback_target_invalid")
-    assert caught.value.extra["status"] == status
+    assert caught.value.extra["version_status"] == status
 
 
 def test_it_answers_404_for_a_rollback_to_a_missing_version(acme, published_v1, ada):

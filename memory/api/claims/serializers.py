@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.fields import StrictBooleanField, StrictUUIDField
 from common.hidden_chars import for_agent
 from memory.models import Authority, Basis, Claim, ClaimKind, ClaimSource, Event, Sensitivity
 from memory.services.claim_inputs import CandidateInput, SourceInput
@@ -24,7 +25,7 @@ class EventInput(serializers.Serializer):
     sensitivity = serializers.ChoiceField(
         choices=Sensitivity.choices, required=False, default=Sensitivity.NORMAL
     )
-    echo_of = serializers.ListField(child=serializers.UUIDField(), required=False, default=list)
+    echo_of = serializers.ListField(child=StrictUUIDField(), required=False, default=list)
 
 
 class EventOutput(serializers.ModelSerializer):
@@ -55,7 +56,7 @@ class EventOutput(serializers.ModelSerializer):
 
 
 class SourceIn(serializers.Serializer):
-    event = serializers.UUIDField(required=False)
+    event = StrictUUIDField(required=False)
     uri = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
     observed_at = serializers.DateTimeField(required=False)
     digest = serializers.CharField(max_length=80, required=False, allow_blank=True, default="")
@@ -76,7 +77,7 @@ class CandidateIn(serializers.Serializer):
     available_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     refresh_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    supersedes = serializers.UUIDField(required=False, allow_null=True, default=None)
+    supersedes = StrictUUIDField(required=False, allow_null=True, default=None)
     sensitivity = serializers.ChoiceField(
         choices=Sensitivity.choices,
         required=False,
@@ -107,7 +108,7 @@ class CandidateIn(serializers.Serializer):
 
 class DeriveIn(CandidateIn):
     derived_from = serializers.ListField(
-        child=serializers.UUIDField(), required=False, default=list, max_length=100
+        child=StrictUUIDField(), required=False, default=list, max_length=100
     )
 
     def to_candidate(self, *, derived_from: list[Any] | None = None) -> CandidateInput:
@@ -318,7 +319,7 @@ class RecallIn(serializers.Serializer):
     budget_chars = serializers.IntegerField(
         min_value=1, max_value=200_000, required=False, allow_null=True, default=None
     )
-    include_stale = serializers.BooleanField(required=False, default=False)
+    include_stale = StrictBooleanField(required=False, default=False)
 
 
 class RecallConflictOut(serializers.Serializer):

@@ -20,6 +20,7 @@ from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found, problem_body
+from common.query import query_values
 from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, VALIDATION_ERROR
 from memory.api.claims.batch_reader import ItemReader
 from memory.api.claims.serializers import (
@@ -136,7 +137,7 @@ class ClaimListCreateView(ListAPIView):
         if getattr(self, "swagger_fake_view", False):
             return Claim.objects.none()
         context = api_context(self.request)
-        filters = ClaimListInput(data=self.request.query_params)
+        filters = ClaimListInput(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         claims = claims_visible(
             tenant=context.tenant, allowed_subjects=context.allowed_subjects

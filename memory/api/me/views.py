@@ -22,6 +22,7 @@ from accounts.selectors import owned_subject_keys
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import Problem, not_found
+from common.query import query_values
 from common.schema import ILLEGAL_TRANSITION, NOT_FOUND, PERSON_REQUIRED
 from memory.api.me.serializers import (
     ConsentListOut,
@@ -68,7 +69,7 @@ class MeMemoryListView(ListAPIView):
         if getattr(self, "swagger_fake_view", False):
             return Claim.objects.none()
         context = api_context(self.request)
-        filters = MeMemoryListIn(data=self.request.query_params)
+        filters = MeMemoryListIn(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         return me_memories(
             tenant=context.tenant,
@@ -102,7 +103,7 @@ class MeMemoryListView(ListAPIView):
     )
     def delete(self, request: Request) -> Response:
         context = api_context(request)
-        data = DeleteAllIn(data=request.query_params)
+        data = DeleteAllIn(data=query_values(request))
         data.is_valid(raise_exception=True)
         subjects = me_subjects(tenant=context.tenant, user=request.user)
         if data.validated_data.get("subject"):

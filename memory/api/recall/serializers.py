@@ -4,6 +4,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from common.fields import StrictBooleanField, StrictUUIDField
+
 # What an agent may name a run or a task: an identifier, never prose.
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@#-]{0,199}$"
 
@@ -84,12 +86,12 @@ class TraceOut(serializers.Serializer):
 
 
 class UseItemIn(serializers.Serializer):
-    id = serializers.UUIDField()
+    id = StrictUUIDField()
     position = serializers.IntegerField(
         min_value=0, max_value=100_000, required=False, allow_null=True, default=None
     )
-    cited = serializers.BooleanField(required=False, default=False)
-    harmful = serializers.BooleanField(
+    cited = StrictBooleanField(required=False, default=False)
+    harmful = StrictBooleanField(
         required=False,
         default=False,
         help_text="The claim turned out wrong or misleading once it was in the context.",
@@ -123,7 +125,7 @@ class UsesOut(serializers.Serializer):
 
 
 class CounterfactualIn(serializers.Serializer):
-    claim = serializers.UUIDField()
+    claim = StrictUUIDField()
     change = serializers.ChoiceField(
         choices=["hide", "stale", "correct"],
         help_text="`hide`: as if the claim did not exist; `stale`: as if past its refresh "

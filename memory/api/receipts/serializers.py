@@ -8,6 +8,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.fields import StrictBooleanField, StrictUUIDField
 from memory.models.receipts import (
     Checkpoint,
     Receipt,
@@ -156,7 +157,7 @@ class CheckpointInput(serializers.Serializer):
     run_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     input_fingerprint = serializers.CharField(max_length=200)
     stage = serializers.CharField(max_length=100)
-    stage_complete = serializers.BooleanField(required=False, default=False)
+    stage_complete = StrictBooleanField(required=False, default=False)
     # The columns are PostgreSQL integers; a larger count is a 400, not a DataError.
     retry_count = serializers.IntegerField(
         min_value=0, max_value=2**31 - 1, required=False, default=0
@@ -168,7 +169,7 @@ class CheckpointInput(serializers.Serializer):
         child=serializers.CharField(max_length=100), required=False, default=list
     )
     effects = serializers.ListField(
-        child=serializers.UUIDField(),
+        child=StrictUUIDField(),
         required=False,
         default=list,
         max_length=1000,

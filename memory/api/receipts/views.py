@@ -19,6 +19,7 @@ from common.idempotency import HEADER as IDEMPOTENCY_HEADER
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.problems import not_found
+from common.query import query_values
 from common.schema import AGENT_AUTH, NOT_FOUND, VALIDATION_ERROR
 from memory.api.receipts.serializers import (
     CheckpointInput,
@@ -54,7 +55,7 @@ class ReceiptListCreateView(ListAPIView):
     def get_queryset(self) -> QuerySet[Receipt]:
         if getattr(self, "swagger_fake_view", False):
             return Receipt.objects.none()
-        filters = ReceiptListInput(data=self.request.query_params)
+        filters = ReceiptListInput(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         context = api_context(self.request)
         return receipts_list(tenant=context.tenant, actor=context.actor, **filters.validated_data)
