@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.apps import apps
 from django.core.cache import cache
 from django.db import connection
 
@@ -23,7 +22,6 @@ from common.models import IdempotencyRecord
 from memory.held_content import (
     CLAIM_CONTENT,
     EVENT_CONTENT,
-    QUOTED_CONTENT,
     REPLY_CONTENT,
     REVIEW_TOPIC_CONTENT,
     TRACE_CONTENT,
@@ -46,8 +44,9 @@ from memory.models import (
 from memory.search import ngrams, normalise
 from memory.selectors.claims import claims_recall
 from memory.selectors.hot_memory import hot_memory, hot_memory_cache_prefix
+from memory.selectors.probes_everywhere import probe_everywhere, probe_result
 from memory.selectors.recall_ranking import RecallQuery
-from memory.terms import like_patterns, quotable_terms, term_digest, word_regex
+from memory.terms import like_patterns, term_digest
 
 # Statuses in which a claim still takes part in recall or review.
 LIVE_CLAIM_STATUSES = (
@@ -76,14 +75,6 @@ def _count(sql: str, params: list[Any]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return int(cursor.fetchone()[0])
-
-
-def _probe(
-    name: str, query: str, result: dict[str, Any], clean: bool, *, per_word: int | None = None
-) -> dict[str, Any]:
-    if per_word is not None:
-        query = f"{query}, for each of {per_word} distinctive words (digests in the report)"
-    return {"name": name, "query": query, "result": result, "clean": clean}
 
 
 def _has_terms(content: str, terms: list[str]) -> bool:
@@ -150,13 +141,13 @@ def _scope(*, tenant: Tenant, deletion: DeletionRequest, terms: list[str]) -> _S
 
 def _probe_words(terms: list[str] | None) -> dict[str, Any]:
     if terms is None:
-        return _probe(
+        return probe_result(
             "distinctive_words",
             "words of the deleted content, read before the wipe",
             {"available": False, "why": "an earlier attempt wiped the content and then stopped"},
             False,
         )
-    return _probe(
+    return probe_result(
         "distinctive_words",
         "words of the deleted content that occur in no other claim of the tenant",
         {"available": True, "count": len(terms), "digests": [term_digest(t) for t in terms]},
@@ -205,7 +196,7 @@ def _claims_pass(s: _Scope) -> _ClaimsPass:
 
 def _probe_claims(s: _Scope, claims: _ClaimsPass) -> dict[str, Any]:
     with_content, still_live = claims.with_content, claims.still_live
-    return _probe(
+    return probe_result(
         "claims_table",
         f"{_held_query(CLAIM_CONTENT, 'erased')}; "
         "and :invalidated still active, candidate, conflicted or quarantined",
@@ -240,7 +231,7 @@ def _held_query(held: HeldContent, reached: str) -> str:
 
 def _probe_sources(s: _Scope) -> dict[str, Any]:
     uri_sources = _still_held(s, URI_SOURCE_CONTENT)
-    return _probe(
+    return probe_result(
         "claim_sources",
         _held_query(URI_SOURCE_CONTENT, "erased"),
         {"uri_sources": uri_sources},
@@ -268,7 +259,7 @@ def _probe_indexes(s: _Scope) -> list[dict[str, Any]]:
         )
         full_text, trigrams = cursor.fetchone()
     return [
-        _probe(
+        probe_result(
             "full_text_index",
             "SELECT count(*) FROM memory_claim WHERE tenant_id = :tenant AND "
             "search_vector @@ plainto_tsquery('english', :word)",
@@ -276,7 +267,7 @@ def _probe_indexes(s: _Scope) -> list[dict[str, Any]]:
             full_text == 0,
             per_word=len(s.terms),
         ),
-        _probe(
+        probe_result(
             "trigram_index",
             "SELECT count(*) FROM memory_claim WHERE tenant_id = :tenant AND "
             "ngrams @> ngrams(:word)",
@@ -310,7 +301,7 @@ def _probe_events(s: _Scope) -> dict[str, Any]:
                 patterns,
             ],
         )
-    return _probe(
+    return probe_result(
         "ledger_events",
         f"{_held_query(EVENT_CONTENT, 'redacted')}; and unredacted events of the "
         "subject, sources of :erased or events quoting :erased (echo_of) containing :word, ",
@@ -334,7 +325,7 @@ def _probe_hot_memory(s: _Scope) -> dict[str, Any]:
             ):
                 cached_dirty += 1
     key = cache.make_key(hot_memory_cache_prefix(tenant_id=s.tenant.pk, subject_id=0))
-    return _probe(
+    return probe_result(
         "hot_memory",
         "render each touched subject's hot memory, then read every cached block under "
         f"`{key.removesuffix('0:')}<subject>:*`, looking for :erased ids and :word",
@@ -397,7 +388,7 @@ def _probe_recall(s: _Scope, claims: _ClaimsPass) -> dict[str, Any]:
                     # Recall fills its limit with the best legal claims; a leak is one
                     # that matches a word only the deleted content had.
                     returned_for_words += sum(1 for item in result.items if item.lexical)
-    return _probe(
+    return probe_result(
         "recall",
         "claims_recall, the selector behind POST /api/v1/recall (no trace is written), for "
         "each touched subject in the union of the scopes the deleted claims had (one union "
@@ -422,7 +413,7 @@ def _probe_traces(s: _Scope) -> dict[str, Any]:
         f"AND redacted_at IS NULL AND (chosen && ARRAY{erased} OR query ILIKE ANY(%s))",
         [s.tenant.pk, [subject.pk for subject in s.subjects], *erased_params, s.patterns],
     )
-    return _probe(
+    return probe_result(
         "recall_traces",
         f"{_held_query(TRACE_CONTENT, 'redacted')}; and unredacted traces of the touched "
         "subjects that chose :erased or asked for :word",
@@ -447,7 +438,7 @@ def _probe_audit(s: _Scope) -> dict[str, Any]:
             "AND v.item #>> '{}' ILIKE ANY(%s)))",
             [s.tenant.pk, *touched_params, str(s.deletion.pk), s.patterns, s.patterns],
         )
-    return _probe(
+    return probe_result(
         "audit_log",
         "SELECT count(*) FROM accounts_auditevent WHERE target_id = ANY(:touched) AND "
         "(reason ILIKE :word OR any value inside data ILIKE :word)",
@@ -466,7 +457,7 @@ def _probe_replies(s: _Scope) -> dict[str, Any]:
             "AND response_body::text ILIKE ANY(%s)",
             [s.tenant.pk, s.patterns],
         )
-    return _probe(
+    return probe_result(
         "idempotency_replies",
         f"{_held_query(REPLY_CONTENT, 'erased_or_redacted')}; and "  # noqa: S608
         "SELECT count(*) FROM common_idempotencyrecord WHERE tenant_id = :tenant AND "
@@ -479,133 +470,11 @@ def _probe_replies(s: _Scope) -> dict[str, Any]:
 
 def _probe_review_topics(s: _Scope) -> dict[str, Any]:
     still = _still_held(s, REVIEW_TOPIC_CONTENT)
-    return _probe(
+    return probe_result(
         "review_items",
         _held_query(REVIEW_TOPIC_CONTENT, "erased"),
         {"topics_with_content": still},
         still == 0,
-    )
-
-
-# The apps whose tables memdesk writes; every text and JSON column of each is scanned.
-MEMDESK_APPS = ("accounts", "common", "memory", "reviews", "skills")
-# Column types that can hold a person's words (arrays of text, not of uuids).
-_TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb")
-_TEXT_ARRAYS = ("_text", "_varchar", "_bpchar")
-# Columns memdesk fills with digests of what it hashed, never with the words.
-_DIGEST_SUFFIXES = ("digest", "fingerprint")
-# Columns that hold memdesk's own words, never anyone's content: a deletion report
-# (digests and probe descriptions), the gate's and reviewers' reason codes, and the
-# derived n-gram index (its own probe).
-NOT_CONTENT = frozenset(
-    {
-        ("memory_deletionrequest", "report"),
-        ("memory_claim", "ngrams"),
-        ("memory_claim", "gate_reasons"),
-        ("reviews_reviewitem", "reason_codes"),
-    }
-)
-GENERIC_PROBE_ROWS = 20
-
-
-@dataclass(frozen=True)
-class _Table:
-    name: str
-    pk: str
-    tenant_scoped: bool
-    columns: tuple[str, ...]
-
-
-def content_tables() -> list[_Table]:
-    """Every table of memdesk's apps with the columns that can hold text, read from
-    the database's catalogue so a column added by any migration is included.
-    Columns whose values memdesk picks from a fixed set (choices) are left out."""
-    models_by_table: dict[str, Any] = {}
-    for model in apps.get_models(include_auto_created=True):
-        if model._meta.app_label in MEMDESK_APPS and not model._meta.proxy:
-            models_by_table.setdefault(model._meta.db_table, model)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT table_name, column_name, data_type, udt_name FROM information_schema.columns "
-            "WHERE table_schema = current_schema() AND table_name = ANY(%s) "
-            "ORDER BY table_name, ordinal_position",
-            [sorted(models_by_table)],
-        )
-        catalogue = cursor.fetchall()
-    columns: dict[str, list[str]] = {}
-    has_tenant: set[str] = set()
-    for table, column, data_type, udt_name in catalogue:
-        if column == "tenant_id":
-            has_tenant.add(table)
-        texty = data_type in _TEXT_TYPES or (data_type == "ARRAY" and udt_name in _TEXT_ARRAYS)
-        if not texty or (table, column) in NOT_CONTENT or column.endswith(_DIGEST_SUFFIXES):
-            continue
-        field = next(
-            (f for f in models_by_table[table]._meta.concrete_fields if f.column == column), None
-        )
-        if field is not None and field.choices:
-            continue
-        columns.setdefault(table, []).append(column)
-    return [
-        _Table(
-            name=table,
-            pk=models_by_table[table]._meta.pk.column,
-            tenant_scoped=table in has_tenant,
-            columns=tuple(table_columns),
-        )
-        for table, table_columns in sorted(columns.items())
-    ]
-
-
-def _probe_everywhere(s: _Scope) -> dict[str, Any]:
-    """Every text and JSON column of every memdesk table, searched for every word."""
-    tables = content_tables()
-    findings: list[dict[str, str | bool]] = []
-    scanned_columns = sum(len(table.columns) for table in tables)
-    registered: dict[str, set[str]] = {}
-    for quoted in QUOTED_CONTENT:
-        registered.setdefault(quoted.table, set()).update(quoted.columns)
-    words = quotable_terms(s.terms)
-    if words:
-        regex = word_regex(words)
-        with connection.cursor() as cursor:
-            for table in tables:
-                hits = ", ".join(f"{c}::text ~* %s" for c in table.columns)
-                # One match per row over its columns joined by a newline, which no word
-                # holds and which bounds a word as the column's start or end would: the
-                # same rows as testing each column, at one regex run per row.
-                columns = ", ".join(f"{c}::text" for c in table.columns)
-                tenant = "tenant_id = %s AND " if table.tenant_scoped else ""
-                cursor.execute(
-                    f"SELECT {table.pk}::text, {hits} FROM {table.name} "  # noqa: S608
-                    f"WHERE {tenant}concat_ws(E'\\n', {columns}) ~* %s LIMIT %s",
-                    [
-                        *([regex] * len(table.columns)),
-                        *([s.tenant.pk] if table.tenant_scoped else []),
-                        regex,
-                        GENERIC_PROBE_ROWS,
-                    ],
-                )
-                for row_id, *matched in cursor.fetchall():
-                    findings.extend(
-                        {
-                            "table": table.name,
-                            "column": column,
-                            "row": row_id,
-                            "scrubbed_by_deletions": column in registered.get(table.name, ()),
-                        }
-                        for column, hit in zip(table.columns, matched, strict=True)
-                        if hit
-                    )
-    return _probe(
-        "everywhere",
-        "for every table of memdesk's apps and each of its text, varchar, array and JSON "  # noqa: S608
-        "columns (from information_schema; digests and uuids left out): SELECT id FROM "
-        ":table WHERE tenant_id = :tenant AND :column::text ~* :word_as_a_whole_word LIMIT "
-        + str(GENERIC_PROBE_ROWS),
-        {"tables": len(tables), "columns": scanned_columns, "findings": findings},
-        not findings,
-        per_word=len(words),
     )
 
 
@@ -630,5 +499,5 @@ def deletion_probes(
         _probe_audit(scope),
         _probe_replies(scope),
         _probe_review_topics(scope),
-        _probe_everywhere(scope),
+        probe_everywhere(tenant=scope.tenant, terms=scope.terms),
     ]

@@ -33,7 +33,8 @@ from memory.models import (
     ReceiptTransition,
     Subject,
 )
-from memory.selectors.probes import content_tables, deletion_probes
+from memory.selectors.probes import deletion_probes
+from memory.selectors.probes_everywhere import content_tables
 from memory.services.consolidation import consolidation_run
 from memory.services.deletion import deletion_request_create, deletion_run
 from memory.services.exports import export_run
