@@ -15,12 +15,9 @@ HTTP it cannot happen today; it guards every other caller of the service.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -29,42 +26,23 @@ from rest_framework.views import APIView
 
 from accounts.access import agent_or_people, api_context, capability_required, role_required
 from accounts.models import Role
-from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
 from common.parsers import LimitedMultiPartParser
 from common.problems import Problem
 from common.schema import (
     CAPABILITY_OR_ROLE_REQUIRED,
-    ILLEGAL_TRANSITION,
     NOT_FOUND,
     VALIDATION_ERROR,
 )
 from skills import selectors, services
 from skills.api.serializers import (
-    BodyOutput,
-    CatalogInput,
-    CatalogOutput,
-    DiffOutput,
     DraftInput,
     DraftOutput,
     EvaluationInput,
     EvaluationOutput,
-    InstantiateInput,
-    InstantiationOutput,
-    LabelMoveOutput,
-    LoadOutput,
-    ReasonInput,
-    ResolveInput,
-    ResolveOutput,
-    RetiredToolOutput,
-    RetirementOutput,
-    RetireToolInput,
-    RevokeOutput,
-    RollbackInput,
     SkillCreateInput,
     SkillOutput,
-    VersionApprovalOutput,
     VersionDetailOutput,
     VersionOutput,
     VersionUploadInput,
@@ -72,18 +50,11 @@ from skills.api.serializers import (
 from skills.inert import inert_file_response
 from skills.models import (
     EvaluationRun,
-    LabelMove,
     LoadLevel,
-    RetiredTool,
     Skill,
-    SkillLoad,
     SkillVersion,
     VersionStatus,
 )
-
-INSTANCE_HEADER = "X-Skill-Instance"
-INSTANCE_MAX_LENGTH = 200
-
 
 READERS = agent_or_people("skills:read", Role.EDITOR, Role.ADMIN, Role.AUDITOR)
 WRITERS = agent_or_people("skills:write", Role.ADMIN)
@@ -111,17 +82,19 @@ class LoadPage(CursorPage):
     ordering = "-id"
 
 
-def _skill(request: Request, slug: str) -> Skill:
+def skill_or_404(request: Request, slug: str) -> Skill:
     return selectors.skill_get_or_404(tenant=api_context(request).tenant, slug=slug)
 
 
-def _version(request: Request, slug: str, number: int) -> SkillVersion:
+def version_or_404(request: Request, slug: str, number: int) -> SkillVersion:
     tenant = api_context(request).tenant
     skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
     return selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=number)
 
 
-def _methods(request: Request, *, read: type, write: type) -> list[permissions.BasePermission]:
+def permissions_for(
+    request: Request, *, read: type, write: type
+) -> list[permissions.BasePermission]:
     return [read()] if request.method in permissions.SAFE_METHODS else [write()]
 
 
@@ -134,7 +107,7 @@ class SkillListView(GenericAPIView):
     serializer_class = SkillOutput
 
     def get_permissions(self) -> list[permissions.BasePermission]:
-        return _methods(self.request, read=READERS, write=WRITERS)
+        return permissions_for(self.request, read=READERS, write=WRITERS)
 
     @extend_schema(
         summary="List skills with their production version", responses=SkillOutput(many=True)
@@ -170,7 +143,7 @@ class SkillDetailView(APIView):
 
     @extend_schema(summary="A skill", responses={200: SkillOutput, 404: NOT_FOUND})
     def get(self, request: Request, slug: str) -> Response:
-        return Response(SkillOutput(_skill(request, slug)).data)
+        return Response(SkillOutput(skill_or_404(request, slug)).data)
 
 
 # --- versions ---------------------------------------------------------------------------------
@@ -185,13 +158,13 @@ class VersionListView(GenericAPIView):
     serializer_class = VersionOutput
 
     def get_permissions(self) -> list[permissions.BasePermission]:
-        return _methods(self.request, read=READERS, write=WRITERS)
+        return permissions_for(self.request, read=READERS, write=WRITERS)
 
     @extend_schema(
         summary="List a skill's versions, newest first", responses=VersionOutput(many=True)
     )
     def get(self, request: Request, slug: str) -> Response:
-        skill = _skill(request, slug)
+        skill = skill_or_404(request, slug)
         versions = selectors.skill_versions(tenant=api_context(request).tenant, skill=skill)
         page = self.paginate_queryset(versions)
         return self.get_paginated_response(VersionOutput(page, many=True).data)
@@ -215,7 +188,7 @@ class VersionListView(GenericAPIView):
     @idempotent
     def post(self, request: Request, slug: str) -> Response:
         context = api_context(request)
-        skill = _skill(request, slug)
+        skill = skill_or_404(request, slug)
         data = VersionUploadInput(data=request.data)
         data.is_valid(raise_exception=True)
         package = data.validated_data["package"]
@@ -239,7 +212,7 @@ class VersionDetailView(APIView):
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
         tenant = api_context(request).tenant
-        version = _version(request, slug, number)
+        version = version_or_404(request, slug, number)
         context = {
             "files": list(selectors.version_files(tenant=tenant, version=version)),
             "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
@@ -276,7 +249,7 @@ class VersionFileView(APIView):
     )
     def get(self, request: Request, slug: str, number: int, path: str) -> HttpResponse:
         tenant = api_context(request).tenant
-        version = _version(request, slug, number)
+        version = version_or_404(request, slug, number)
         if version.status == VersionStatus.REVOKED:
             raise Problem(
                 "version_revoked",
@@ -312,13 +285,13 @@ class EvaluationListView(GenericAPIView):
     serializer_class = EvaluationOutput
 
     def get_permissions(self) -> list[permissions.BasePermission]:
-        return _methods(self.request, read=READERS, write=EVALUATORS)
+        return permissions_for(self.request, read=READERS, write=EVALUATORS)
 
     @extend_schema(
         summary="A version's evaluation runs, newest first", responses=EvaluationOutput(many=True)
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
-        version = _version(request, slug, number)
+        version = version_or_404(request, slug, number)
         runs = selectors.evaluation_runs(tenant=api_context(request).tenant, version=version)
         page = self.paginate_queryset(runs)
         return self.get_paginated_response(EvaluationOutput(page, many=True).data)
@@ -345,7 +318,7 @@ class EvaluationListView(GenericAPIView):
     @idempotent
     def post(self, request: Request, slug: str, number: int) -> Response:
         context = api_context(request)
-        version = _version(request, slug, number)
+        version = version_or_404(request, slug, number)
         data = EvaluationInput(data=request.data)
         data.is_valid(raise_exception=True)
         run = services.evaluation_record(
@@ -357,519 +330,13 @@ class EvaluationListView(GenericAPIView):
 # --- lifecycle actions ------------------------------------------------------------------------
 
 
-class _ReasonedVersionAction(APIView):
-    """An admin's lifecycle step on one version: a reason in, the version out."""
-
-    permission_classes = [ADMINS]
-    service: Any
-
-    def act(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = self.service(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(VersionOutput(version).data)
-
-
-class SubmitView(APIView):
-    permission_classes = [WRITERS]
-
-    @extend_schema(
-        summary="Submit a draft for review (opens a skill_publication review item)",
-        request=None,
-        responses={
-            200: VersionOutput,
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: ILLEGAL_TRANSITION,
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        version = services.skill_version_submit(
-            tenant=context.tenant, version=_version(request, slug, number), actor=context.actor
-        )
-        return Response(VersionOutput(version).data)
-
-
-class ApproveView(_ReasonedVersionAction):
-    @extend_schema(
-        summary="Approve a version in review (admins; not its author)",
-        description="A version that adds capabilities or raises risk to high needs two "
-        "admins, neither its author: after the first it answers still `in_review` with "
-        "`approvals` 1 of `approvals_required` 2. People are compared, not tokens: a token "
-        "acts for its owner.",
-        request=ReasonInput,
-        responses={
-            200: VersionApprovalOutput,
-            403: OpenApiResponse(description="`role_required`, `admin_approval_required`"),
-            404: NOT_FOUND,
-            409: OpenApiResponse(
-                description="`author_cannot_approve`, `second_approver_required`, "
-                "`illegal_transition`"
-            ),
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        version = services.skill_version_approve(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        progress = selectors.approval_progress(tenant=context.tenant, version=version)
-        return Response(VersionApprovalOutput(version, context={"approvals": progress}).data)
-
-
-class RejectView(_ReasonedVersionAction):
-    service = staticmethod(services.skill_version_reject)
-
-    @extend_schema(
-        summary="Reject a version in review (admins; a reason is required)",
-        request=ReasonInput,
-        responses={
-            200: VersionOutput,
-            400: OpenApiResponse(description="`reason_required`"),
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: ILLEGAL_TRANSITION,
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        return self.act(request, slug, number)
-
-
-class PublishView(_ReasonedVersionAction):
-    service = staticmethod(services.skill_version_publish)
-
-    @extend_schema(
-        summary="Publish an approved version and move production to it (admins; not its author)",
-        description="Needs the latest result of all six evaluation categories passed on this "
-        "version's content hash, each by a person other than its author. `reason` defaults "
-        "to `publish v<n>`.",
-        request=ReasonInput,
-        responses={
-            200: VersionOutput,
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: OpenApiResponse(
-                description="`evaluation_incomplete` (with `missing` and `failed`), "
-                "`author_cannot_publish`, `illegal_transition`"
-            ),
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        return self.act(request, slug, number)
-
-
-class DeprecateView(_ReasonedVersionAction):
-    service = staticmethod(services.skill_version_deprecate)
-
-    @extend_schema(
-        summary="Deprecate a published version (admins); loads then carry a Warning header",
-        request=ReasonInput,
-        responses={
-            200: VersionOutput,
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: ILLEGAL_TRANSITION,
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        return self.act(request, slug, number)
-
-
-class RevokeView(APIView):
-    permission_classes = [ADMINS]
-
-    @extend_schema(
-        summary="Revoke a version: every later load is 410, exact pins included (admins)",
-        description="If the version held production, production falls back to the newest "
-        "published version. The answer says how many instances loaded it in the last 24 h.",
-        request=ReasonInput,
-        responses={
-            200: RevokeOutput,
-            400: OpenApiResponse(description="`reason_required`"),
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: ILLEGAL_TRANSITION,
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = services.skill_version_revoke(
-            tenant=context.tenant,
-            version=_version(request, slug, number),
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        production = selectors.production_version(tenant=context.tenant, skill=result.version.skill)
-        return Response(
-            RevokeOutput(
-                {
-                    "version": result.version,
-                    "production": production.number if production else None,
-                    "label_move": result.label_move,
-                    "instances_last_24h": result.instances_last_24h,
-                }
-            ).data
-        )
-
-
-class RollbackView(APIView):
-    permission_classes = [ADMINS]
-
-    @extend_schema(
-        summary="Move production to another published version (admins; reason required)",
-        request=RollbackInput,
-        responses={
-            200: LabelMoveOutput,
-            400: OpenApiResponse(description="`reason_required`, `validation_error`"),
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            409: OpenApiResponse(description="`rollback_target_invalid`"),
-        },
-    )
-    @idempotent
-    def post(self, request: Request, slug: str) -> Response:
-        context = api_context(request)
-        data = RollbackInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        move = services.skill_rollback(
-            tenant=context.tenant,
-            skill=_skill(request, slug),
-            to_number=data.validated_data["to"],
-            actor=context.actor,
-            reason=data.validated_data["reason"],
-        )
-        return Response(LabelMoveOutput(move).data)
-
-
 # --- loading, diffs and history ---------------------------------------------------------------
-
-
-class ResolveView(APIView):
-    permission_classes = [READERS]
-
-    @extend_schema(
-        summary="Load the version to run: by label (default production) or exact version",
-        description="Cached; a label move, revoke or deprecate is visible at once. Send "
-        "`X-Skill-Instance` to record which instance runs which version. A deprecated "
-        'version answers 200 with `Warning: 299 - "deprecated: ..."`.',
-        parameters=[
-            ResolveInput,
-            OpenApiParameter(INSTANCE_HEADER, str, OpenApiParameter.HEADER, required=False),
-        ],
-        responses={
-            200: ResolveOutput,
-            304: OpenApiResponse(description="If-None-Match matched the content hash."),
-            400: OpenApiResponse(description="`validation_error`, `instance_invalid`"),
-            404: OpenApiResponse(description="`not_found`, `label_not_set`"),
-            409: OpenApiResponse(description="`version_not_published`"),
-            410: OpenApiResponse(description="`version_revoked` (exact pins included)"),
-        },
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        context = api_context(request)
-        params = ResolveInput(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        instance = request.headers.get(INSTANCE_HEADER, "").strip()
-        if len(instance) > INSTANCE_MAX_LENGTH:
-            raise Problem(
-                "instance_invalid",
-                f"{INSTANCE_HEADER} may be at most {INSTANCE_MAX_LENGTH} characters.",
-            )
-        resolved = selectors.skill_resolve(
-            tenant=context.tenant,
-            slug=slug,
-            label=params.validated_data.get("label"),
-            number=params.validated_data.get("version"),
-        )
-        if instance:
-            services.skill_pin_record(tenant=context.tenant, resolved=resolved, instance=instance)
-        etag = f'"{resolved.content_hash}"'
-        headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
-        if resolved.status == VersionStatus.DEPRECATED:
-            headers["Warning"] = (
-                f'299 - "deprecated: version {resolved.number} of {slug} is deprecated; '
-                'see deprecation.reason"'
-            )
-        if request.headers.get("If-None-Match") == etag:
-            return Response(status=304, headers=headers)
-        return Response(ResolveOutput(_resolved_body(resolved)).data, headers=headers)
-
-
-def _resolved_body(resolved: selectors.ResolvedVersion) -> dict[str, Any]:
-    files = [
-        {
-            **file,
-            "url": reverse(
-                "skill-version-file",
-                kwargs={"slug": resolved.slug, "number": resolved.number, "path": file["path"]},
-            ),
-        }
-        for file in resolved.files
-    ]
-    deprecation = (
-        {"at": resolved.deprecated_at, "reason": resolved.deprecate_reason}
-        if resolved.status == VersionStatus.DEPRECATED
-        else None
-    )
-    # The description and body go into an agent's context as they are; files are data.
-    manifest = resolved.manifest
-    if isinstance(manifest.get("description"), str):
-        manifest = {**manifest, "description": for_agent(manifest["description"])}
-    return {
-        **resolved.__dict__,
-        "manifest": manifest,
-        "body": for_agent(resolved.body),
-        "files": files,
-        "deprecation": deprecation,
-    }
-
-
-class DiffView(APIView):
-    permission_classes = [READERS]
-
-    @extend_schema(
-        summary="What changed from version a to version b",
-        description="Manifest field changes with capability and risk changes flagged, and a "
-        "unified diff of every file that differs.",
-        responses={200: DiffOutput, 404: NOT_FOUND},
-    )
-    def get(self, request: Request, slug: str, a: int, b: int) -> Response:
-        tenant = api_context(request).tenant
-        skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
-        old = selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=a)
-        new = selectors.skill_version_get_or_404(tenant=tenant, skill=skill, number=b)
-        return Response(DiffOutput(selectors.version_diff(tenant=tenant, old=old, new=new)).data)
-
-
-class LabelHistoryView(GenericAPIView):
-    queryset = LabelMove.objects.none()
-    permission_classes = [READERS]
-    pagination_class = HistoryPage
-    serializer_class = LabelMoveOutput
-
-    @extend_schema(
-        summary="Every move of a label, newest first: who, when, from, to and why",
-        responses={200: LabelMoveOutput(many=True), 404: NOT_FOUND},
-    )
-    def get(self, request: Request, slug: str, label: str) -> Response:
-        tenant = api_context(request).tenant
-        skill = selectors.skill_get_or_404(tenant=tenant, slug=slug)
-        moves = selectors.label_history(tenant=tenant, skill=skill, label=label)
-        page = self.paginate_queryset(moves)
-        return self.get_paginated_response(LabelMoveOutput(page, many=True).data)
 
 
 # --- catalog and progressive loading ----------------------------------------------------------
 
 
-class CatalogView(APIView):
-    permission_classes = [READERS]
-
-    @extend_schema(
-        summary="Level 1: the production skills matching a task, without their bodies",
-        description="Name, description, version, capabilities, required tools, credential "
-        "slots and data labels of each production skill whose name, description or "
-        "triggers hold one of the task words (`q`), best match first. With `tools`, "
-        "skills needing another tool are left out and listed in `excluded` with the "
-        "missing tools. `conflicts` lists what two skills returned (or already `loaded`) "
-        "would do to each other's data. Each entry returned counts as a level-1 load.",
-        parameters=[CatalogInput],
-        responses={200: CatalogOutput, 400: VALIDATION_ERROR},
-    )
-    def get(self, request: Request) -> Response:
-        context = api_context(request)
-        params = CatalogInput(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        data = params.validated_data
-        tools = data.get("tools")
-        catalog = selectors.skill_catalog(
-            tenant=context.tenant,
-            words=selectors.catalog_words(data["q"]),
-            tools=frozenset(tools) if tools is not None else None,
-            loaded=data["loaded"],
-            limit=data["limit"],
-        )
-        services.skill_loads_record(
-            tenant=context.tenant,
-            actor=context.actor,
-            version_ids=[entry.version_id for entry in catalog.entries],
-            level=LoadLevel.CATALOG,
-        )
-        return Response(CatalogOutput(catalog).data)
-
-
-class BodyView(APIView):
-    permission_classes = [READERS]
-
-    @extend_schema(
-        summary="Level 2: a version's SKILL.md body and its file listing",
-        description="Published and deprecated versions only (like resolve by version); counts "
-        "as a level-2 load by the caller. Files are listed, not sent: read them at their "
-        "`url` (level 3).",
-        responses={
-            200: BodyOutput,
-            404: NOT_FOUND,
-            409: OpenApiResponse(description="`version_not_published`"),
-            410: OpenApiResponse(description="`version_revoked`"),
-        },
-    )
-    def get(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        resolved = selectors.skill_resolve(tenant=context.tenant, slug=slug, number=number)
-        services.skill_loads_record(
-            tenant=context.tenant,
-            actor=context.actor,
-            version_ids=[resolved.version_id],
-            level=LoadLevel.BODY,
-        )
-        headers = {"ETag": f'"{resolved.content_hash}"', "Cache-Control": "private, no-cache"}
-        if resolved.status == VersionStatus.DEPRECATED:
-            headers["Warning"] = (
-                f'299 - "deprecated: version {resolved.number} of {slug} is deprecated"'
-            )
-        return Response(BodyOutput(_resolved_body(resolved)).data, headers=headers)
-
-
-class LoadListView(GenericAPIView):
-    queryset = SkillLoad.objects.none()
-    permission_classes = [READERS]
-    pagination_class = LoadPage
-    serializer_class = LoadOutput
-
-    @extend_schema(
-        summary="Who loaded a version, at which level, how often",
-        responses={200: LoadOutput(many=True), 404: NOT_FOUND},
-    )
-    def get(self, request: Request, slug: str, number: int) -> Response:
-        version = _version(request, slug, number)
-        loads = selectors.version_loads(tenant=api_context(request).tenant, version=version)
-        page = self.paginate_queryset(loads)
-        return self.get_paginated_response(LoadOutput(page, many=True).data)
-
-
 # --- tools and instantiation ------------------------------------------------------------------
-
-
-class InstantiateView(APIView):
-    permission_classes = [capability_required("skills:read")]
-
-    @extend_schema(
-        summary="Check whether this agent may run a version with these bindings",
-        description="Binds each credential slot to the *name* of a secret the agent holds "
-        "elsewhere and checks: every slot bound, every required tool in `tools` and not "
-        "retired, every memdesk capability the skill declares held by the token, every "
-        "other capability granted by the runtime (`capabilities`), and the version "
-        "runnable. Answers 200 `ready` or `blocked` with every reason; the answer is "
-        "audited with the secret names, never values.",
-        request=InstantiateInput,
-        responses={
-            200: InstantiationOutput,
-            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            404: NOT_FOUND,
-            410: OpenApiResponse(description="`version_revoked`"),
-        },
-    )
-    def post(self, request: Request, slug: str, number: int) -> Response:
-        context = api_context(request)
-        version = _version(request, slug, number)
-        data = InstantiateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        answer = services.skill_version_instantiate(
-            tenant=context.tenant, version=version, actor=context.actor, **data.validated_data
-        )
-        return Response(
-            InstantiationOutput(
-                {
-                    "skill": slug,
-                    "number": version.number,
-                    "content_hash": version.content_hash,
-                    "state": answer.state,
-                    "reasons": answer.reasons,
-                    "bindings": data.validated_data["bindings"],
-                }
-            ).data
-        )
-
-
-class RetiredToolPage(CursorPage):
-    ordering = "-id"
-
-
-class RetiredToolListView(GenericAPIView):
-    queryset = RetiredTool.objects.none()
-    permission_classes = [READERS]
-    pagination_class = RetiredToolPage
-    serializer_class = RetiredToolOutput
-
-    @extend_schema(summary="Tools retired in this tenant", responses=RetiredToolOutput(many=True))
-    def get(self, request: Request) -> Response:
-        tools = selectors.retired_tools(tenant=api_context(request).tenant)
-        page = self.paginate_queryset(tools)
-        return self.get_paginated_response(RetiredToolOutput(page, many=True).data)
-
-
-class RetireToolView(APIView):
-    permission_classes = [ADMINS]
-
-    @extend_schema(
-        summary="Retire a tool: every version needing it becomes incompatible (admins)",
-        description="A version holding production gives the label back to the newest other "
-        "published version. New uploads needing the tool are refused with `409 tool_retired`.",
-        request=RetireToolInput,
-        responses={
-            200: RetirementOutput,
-            400: OpenApiResponse(description="`reason_required`, `validation_error`"),
-            403: CAPABILITY_OR_ROLE_REQUIRED,
-            409: OpenApiResponse(description="`tool_already_retired`"),
-        },
-    )
-    @idempotent
-    def post(self, request: Request, name: str) -> Response:
-        context = api_context(request)
-        data = RetireToolInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = services.tool_retire(
-            tenant=context.tenant,
-            name=name,
-            reason=data.validated_data["reason"],
-            actor=context.actor,
-        )
-        return Response(
-            RetirementOutput(
-                {
-                    "tool": result.tool,
-                    "incompatible": [
-                        {
-                            "skill": version.skill.slug,
-                            "number": version.number,
-                            "previous_status": previous,
-                        }
-                        for version, previous in result.incompatible
-                    ],
-                }
-            ).data
-        )
 
 
 # --- drafts from experience -------------------------------------------------------------------
