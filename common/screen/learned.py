@@ -95,11 +95,8 @@ class Features:
             )
         return tuple(parts)
 
-    def matrix(
-        self, texts: Sequence[str], written: Sequence[str] | None = None
-    ) -> sparse.csr_matrix:
-        """One row per canonical reading in `texts`: the sum of each part's unit-length n-gram
-        counts, then the meaning of the same text as `written` (default: `texts`)."""
+    def ngrams(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """One row per canonical reading: the sum of each part's unit-length n-gram counts."""
         # The vectorizers' arguments are fixed above; checking them again on every call
         # costs more than hashing a short note.
         with config_context(skip_parameter_validation=True, assume_finite=True):
@@ -107,10 +104,21 @@ class Features:
         total = parts[0] if parts else sparse.csr_matrix((len(texts), self.n_features))
         for part in parts[1:]:
             total = total + part
-        if not self.meaning:
-            return sparse.csr_matrix(total)
-        meant = meaning().embed(written if written is not None else texts) * self.meaning
-        return sparse.hstack([total, sparse.csr_matrix(meant)], format="csr")
+        return sparse.csr_matrix(total)
+
+    def meant(self, written: Sequence[str]) -> np.ndarray | None:
+        """The meaning columns of each text as written, at their length; None without them."""
+        return meaning().embed(written) * self.meaning if self.meaning else None
+
+    def matrix(
+        self, texts: Sequence[str], written: Sequence[str] | None = None
+    ) -> sparse.csr_matrix:
+        """One row per canonical reading in `texts`: its n-grams, then the meaning of the same
+        text as `written` (default: `texts`)."""
+        meant = self.meant(written if written is not None else texts)
+        if meant is None:
+            return self.ngrams(texts)
+        return sparse.hstack([self.ngrams(texts), sparse.csr_matrix(meant)], format="csr")
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,11 @@ class Head:
         the meaning columns read), that it belongs to the head's positive class."""
         if not texts:
             return np.zeros(0)
-        logits = self.features.matrix(texts, written) @ self.weights + self.intercept
+        n = self.features.n_features
+        logits = self.features.ngrams(texts) @ self.weights[:n] + self.intercept
+        meant = self.features.meant(written if written is not None else texts)
+        if meant is not None:
+            logits = logits + meant @ self.weights[n:]
         return 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64)))
 
     def save(self, path: Path) -> None:

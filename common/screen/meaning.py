@@ -24,7 +24,6 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from common.screen.normalize import INVISIBLE_LETTERS
@@ -65,12 +64,13 @@ class Meaning:
         ids = np.fromiter(
             (i for e in encodings for i in e.ids), dtype=np.int64, count=int(lengths.sum())
         )
-        rows = np.repeat(np.arange(len(texts)), lengths)
-        counts = sparse.csr_matrix(
-            (np.ones(len(ids), dtype=np.float32), (rows, ids)),
-            shape=(len(texts), len(self.vectors)),
-        )
-        pooled = np.asarray(counts @ self.vectors, dtype=np.float32)
+        pooled = np.zeros((len(texts), self.dims), dtype=np.float32)
+        # Each text's tokens are one run of `ids`; a text with none has no run, so the
+        # runs of the others still end where the next one starts.
+        some = lengths > 0
+        if some.any():
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[some]
+            pooled[some] = np.add.reduceat(self.vectors[ids], starts, axis=0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.where(norms > 0, norms, 1.0)
 
