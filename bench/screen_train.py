@@ -13,8 +13,8 @@ measure the head (`python -m bench screen`) and never shape it.
 
 Steps: every candidate feature set is scored by stratified 5-fold
 cross-validation and by leave-one-language-out (train on all languages but
-one, test on that one); the set that reads unseen languages best at a 1%
-false-positive rate is kept. The band thresholds are read off the
+one, test on that one); the set with the best mean of the two recalls at the
+review band is kept. The band thresholds are read off the
 out-of-fold scores of the benign notes: `quarantine` flags at most
 `QUARANTINE_FPR` of them, `review` at most `REVIEW_FPR`. Then the head is fitted
 on all the training data and saved with its model card.
@@ -26,6 +26,7 @@ import argparse
 import os
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from pathlib import Path
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import numpy as np
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
@@ -57,18 +59,24 @@ class Candidate:
 
 
 _CHAR_WORDS = Features(n_features=2**20, char_ngrams=(2, 5), word_ngrams=(1, 2))
+
+
+def _meaning(length: float) -> Features:
+    return Features(2**20, (2, 5), (1, 2), meaning=length)
+
+
 CANDIDATES: dict[str, Candidate] = {
-    "char 2-5, C=4": Candidate(Features(2**20, (2, 5), None), 4.0),
-    "char 1-4 + words 1-2, C=4": Candidate(Features(2**20, (1, 4), (1, 2)), 4.0),
-    "char 2-5 + words 1-2, C=1": Candidate(_CHAR_WORDS, 1.0),
-    "char 2-5 + words 1-2, C=4": Candidate(_CHAR_WORDS, 4.0),
     "char 2-5 + words 1-2, C=16": Candidate(_CHAR_WORDS, 16.0),
+    "meaning only, C=16": Candidate(Features(0, None, None, meaning=1.0), 16.0),
+    "char 2-5 + words 1-2 + meaning x2, C=16": Candidate(_meaning(2.0), 16.0),
+    "char 2-5 + words 1-2 + meaning x4, C=16": Candidate(_meaning(4.0), 16.0),
 }
 
 
 @dataclass(frozen=True)
 class Corpus:
-    texts: list[str]
+    texts: list[str]  # canonical readings, which the n-grams read
+    written: list[str]  # the same samples as written, which the meaning columns read
     labels: np.ndarray
     langs: list[str]
     origins: list[str]
@@ -94,7 +102,7 @@ def training_corpus() -> Corpus:
     sources: list[tuple[str, list[Sample]]] = [("memdesk", written), ("rules", _rules_corpus())]
     for public in sorted((CORPUS_DIR / "public").glob("*/train.tsv")):
         sources.append((public.parent.name, read(str(public.relative_to(CORPUS_DIR)))))
-    texts, labels, langs, origins = [], [], [], []
+    texts, as_written, labels, langs, origins = [], [], [], [], []
     seen: set[str] = set()
     for origin, samples in sources:
         for sample in samples:
@@ -103,17 +111,18 @@ def training_corpus() -> Corpus:
                 continue
             seen.add(reading)
             texts.append(reading)
+            as_written.append(sample.text)
             labels.append(1 if sample.label == "injection" else 0)
             langs.append(sample.lang)
             origins.append(origin)
-    return Corpus(texts, np.array(labels), langs, origins)
+    return Corpus(texts, as_written, np.array(labels), langs, origins)
 
 
-def _fit(candidate: Candidate, texts: list[str], labels: np.ndarray) -> Head:
+def _fit(candidate: Candidate, corpus: Corpus, rows: Sequence[int]) -> Head:
     model = LogisticRegression(
         C=candidate.c, class_weight="balanced", max_iter=2000, solver="liblinear", random_state=SEED
     )
-    model.fit(candidate.features.matrix(texts), labels)
+    model.fit(_matrix(candidate, corpus, rows), corpus.labels[rows])
     return Head(
         name="injection",
         features=candidate.features,
@@ -123,12 +132,22 @@ def _fit(candidate: Candidate, texts: list[str], labels: np.ndarray) -> Head:
     )
 
 
+def _matrix(candidate: Candidate, corpus: Corpus, rows: Sequence[int]) -> sparse.csr_matrix:
+    return candidate.features.matrix(
+        [corpus.texts[i] for i in rows], [corpus.written[i] for i in rows]
+    )
+
+
+def _scores(head: Head, corpus: Corpus, rows: Sequence[int]) -> np.ndarray:
+    return head.scores([corpus.texts[i] for i in rows], [corpus.written[i] for i in rows])
+
+
 def out_of_fold(features: Candidate, corpus: Corpus) -> np.ndarray:
     scores = np.zeros(len(corpus.texts))
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
     for train, test in folds.split(corpus.texts, corpus.labels):
-        head = _fit(features, [corpus.texts[i] for i in train], corpus.labels[train])
-        scores[test] = head.scores([corpus.texts[i] for i in test])
+        head = _fit(features, corpus, train)
+        scores[test] = _scores(head, corpus, test)
     return scores
 
 
@@ -154,37 +173,60 @@ def leave_one_language_out(features: Candidate, corpus: Corpus, bands: Bands) ->
         test = [
             i for i, other in enumerate(corpus.langs) if other == lang and corpus.labels[i] == 1
         ]
-        head = _fit(features, [corpus.texts[i] for i in train], corpus.labels[train])
-        scores = head.scores([corpus.texts[i] for i in test])
+        head = _fit(features, corpus, train)
+        scores = _scores(head, corpus, test)
         recall[lang] = float(np.mean(scores >= bands.review))
     return recall
 
 
-def evaluate(candidate: Candidate, corpus: Corpus) -> dict[str, object]:
+@dataclass(frozen=True)
+class Result:
+    bands: Bands
+    auc: float
+    recall_quarantine: float
+    recall_review: float
+    unseen: dict[str, float]  # leave-one-language-out recall at the review band
+
+    @property
+    def unseen_mean(self) -> float:
+        return statistics.mean(self.unseen.values()) if self.unseen else 0.0
+
+    @property
+    def merit(self) -> float:
+        """Attacks flagged at the review band, out of fold and in a language never seen."""
+        return (self.recall_review + self.unseen_mean) / 2
+
+
+def evaluate(candidate: Candidate, corpus: Corpus) -> Result:
     oof = out_of_fold(candidate, corpus)
     benign = oof[corpus.labels == 0]
     attacks = oof[corpus.labels == 1]
     bands = Bands(
         quarantine=threshold_at(benign, QUARANTINE_FPR), review=threshold_at(benign, REVIEW_FPR)
     )
-    return {
-        "bands": bands,
-        "auc": roc_auc_score(corpus.labels, oof),
-        "recall_quarantine": float(np.mean(attacks >= bands.quarantine)),
-        "recall_review": float(np.mean(attacks >= bands.review)),
-    }
+    return Result(
+        bands=bands,
+        auc=float(roc_auc_score(corpus.labels, oof)),
+        recall_quarantine=float(np.mean(attacks >= bands.quarantine)),
+        recall_review=float(np.mean(attacks >= bands.review)),
+        unseen=leave_one_language_out(candidate, corpus, bands),
+    )
 
 
-def model_card(
-    corpus: Corpus, chosen: str, results: dict[str, dict[str, object]], lolo: dict[str, float]
-) -> str:
+def _worst(result: Result) -> str:
+    if not result.unseen:
+        return ""
+    lang = min(result.unseen, key=lambda name: result.unseen[name])
+    return f"{lang} {result.unseen[lang]:.0%}"
+
+
+def model_card(corpus: Corpus, chosen: str, results: dict[str, Result]) -> str:
     counts = Counter(zip(corpus.origins, corpus.labels.tolist(), strict=True))
     langs = Counter(
         lang for lang, label in zip(corpus.langs, corpus.labels, strict=True) if label == 1
     )
     best = results[chosen]
-    bands = best["bands"]
-    assert isinstance(bands, Bands)
+    bands = best.bands
     lines = [
         "# Model card: the injection head",
         "",
@@ -199,8 +241,10 @@ def model_card(
         "",
         f"**Model.** Logistic regression (liblinear, balanced class weights) over "
         f"hashed n-grams ({chosen}; 2^20 buckets, each part unit length; character n-grams "
-        "inside word boundaries). No word lists, no "
-        "vocabulary: any script is read by its characters.",
+        "inside word boundaries), and, where the features name it, the meaning of the text as "
+        "written: a static multilingual sentence embedding (`common.screen.meaning`, distilled "
+        "from multilingual-e5-small by `python -m bench.screen_distill`) of that length. No word "
+        "lists: any script is read by its characters and by its tokens' meaning.",
         "",
         "**Training data** (deduplicated on the canonical reading):",
         "",
@@ -219,20 +263,22 @@ def model_card(
         f"quarantine at ≥ {bands.quarantine:.4f} (≤ {QUARANTINE_FPR:.1%} of benign notes), "
         f"review at ≥ {bands.review:.4f} (≤ {REVIEW_FPR:.1%}).",
         "",
-        "**Feature sets compared** (training data only, 5-fold out-of-fold; the set that "
-        "flags the most attacks at the review band is kept):",
+        "**Feature sets compared** (training data only: 5-fold out-of-fold, and "
+        "leave-one-language-out — fitted without a language, its attacks flagged at the review "
+        "band, the mean over languages; the set with the best mean of the two recalls at the "
+        "review band is kept):",
         "",
-        "| features | AUC | recall at quarantine | recall at review |",
-        "|---|---:|---:|---:|",
+        "| features | AUC | recall at quarantine | recall at review | unseen language | worst |",
+        "|---|---:|---:|---:|---:|---:|",
         *(
-            f"| {name}{' (kept)' if name == chosen else ''} | {r['auc']:.4f} "
-            f"| {r['recall_quarantine']:.1%} | {r['recall_review']:.1%} |"
+            f"| {name}{' (kept)' if name == chosen else ''} | {r.auc:.4f} "
+            f"| {r.recall_quarantine:.1%} | {r.recall_review:.1%} | {r.unseen_mean:.1%} "
+            f"| {_worst(r)} |"
             for name, r in results.items()
         ),
         "",
-        "Leave-one-language-out (fitted without a language, its attacks flagged at the "
-        "review band; how the head reads a language it never saw): "
-        + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(lolo.items()))
+        "Leave-one-language-out of the kept set (how the head reads a language it never saw): "
+        + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(best.unseen.items()))
         + ".",
         "",
         "**Held-out measurement** is not here: `python -m bench screen-heldout` measures the "
@@ -241,8 +287,11 @@ def model_card(
         "",
         "**Limits.** A head of n-grams learns the words and pieces of words of orders in the "
         "languages it saw; a language it never saw, or an order phrased like a plain fact, can "
-        "pass. The rules (`injection_signals.py`) stay beside it for the crisp cases, and editors' "
-        "decisions on screened items are kept as labelled examples for recalibration.",
+        "pass. The meaning columns narrow that gap without closing it: a static embedding is a "
+        "mean of its tokens' meanings, blind to word order and negation, and weaker in languages "
+        "the distilled model read less. The rules (`injection_signals.py`) stay beside it for "
+        "the crisp cases, and editors' decisions on screened items are kept as labelled "
+        "examples for recalibration.",
         "",
     ]
     return "\n".join(lines)
@@ -263,19 +312,17 @@ def main() -> None:
         results[name] = evaluate(CANDIDATES[name], corpus)
         r = results[name]
         print(
-            f"{name}: AUC {r['auc']:.4f}, recall q {r['recall_quarantine']:.1%} "
-            f"r {r['recall_review']:.1%}"
+            f"{name}: AUC {r.auc:.4f}, recall q {r.recall_quarantine:.1%} "
+            f"r {r.recall_review:.1%}, unseen language {r.unseen_mean:.1%} ({_worst(r)})",
+            flush=True,
         )
-    chosen = max(results, key=lambda n: results[n]["recall_review"])  # type: ignore[arg-type,return-value]
-    bands = results[chosen]["bands"]
-    assert isinstance(bands, Bands)
-    lolo = leave_one_language_out(CANDIDATES[chosen], corpus, bands)
-    print(f"unseen language: {statistics.mean(lolo.values()) if lolo else 0:.1%}")
-    head = _fit(CANDIDATES[chosen], corpus.texts, corpus.labels)
+    chosen = max(results, key=lambda n: results[n].merit)
+    bands = results[chosen].bands
+    head = _fit(CANDIDATES[chosen], corpus, range(len(corpus.texts)))
     head = Head(head.name, head.features, head.weights, head.intercept, bands)
     MODELS_DIR.mkdir(exist_ok=True)
     head.save(MODELS_DIR / "injection.npz")
-    (MODELS_DIR / "injection.md").write_text(model_card(corpus, chosen, results, lolo))
+    (MODELS_DIR / "injection.md").write_text(model_card(corpus, chosen, results))
     print(f"kept {chosen}; bands {bands}; saved {MODELS_DIR / 'injection.npz'}")
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,7 +22,13 @@ from common.screen.decode import hidden_readings
 from common.screen.injection_signals import SIGNALS, THRESHOLD
 from common.screen.learned import PASS, QUARANTINE, Bands, head
 from common.screen.needles import LabelledPatterns
-from common.screen.normalize import canonical, canonical_joined, fold_leet, has_invisible
+from common.screen.normalize import (
+    canonical,
+    canonical_joined,
+    fold_leet,
+    has_invisible,
+    strip_invisible,
+)
 
 
 def _across_lines(pattern: str) -> str:
@@ -127,7 +134,13 @@ def _result(fired: set[str], reading: str) -> InjectionResult:
     return InjectionResult(sum(weights[code] for code in ordered), ordered, reading)
 
 
-def readings_of(strings: Iterable[str]) -> list[tuple[str, str]]:
+class Reading(NamedTuple):
+    name: str
+    text: str  # canonical: what the rules and the n-grams read
+    written: str  # as written (or decoded): what the meaning columns read
+
+
+def readings_of(strings: Iterable[str]) -> list[Reading]:
     """Each way to read `strings`, named, as the screens judge them.
 
     Every reading joins its units one per line: each keeps its own start, where
@@ -138,18 +151,26 @@ def readings_of(strings: Iterable[str]) -> list[tuple[str, str]]:
     raw = list(dict.fromkeys(s for s in strings if s))
     if not raw:
         return []
-    readings = [("written", "\n".join(canonical(s) for s in raw))]
+    readings = [Reading("written", "\n".join(canonical(s) for s in raw), "\n".join(raw))]
     if any(has_invisible(s) for s in raw):
-        readings.append(("joined", "\n".join(canonical_joined(s) for s in raw)))
-    readings += [(how, canonical(hidden)) for s in raw for how, hidden in hidden_readings(s)]
+        readings.append(
+            Reading(
+                "joined",
+                "\n".join(canonical_joined(s) for s in raw),
+                "\n".join(strip_invisible(s) for s in raw),
+            )
+        )
+    readings += [
+        Reading(how, canonical(hidden), hidden) for s in raw for how, hidden in hidden_readings(s)
+    ]
     return readings
 
 
-def _rules(readings: list[tuple[str, str]]) -> InjectionResult:
+def _rules(readings: list[Reading]) -> InjectionResult:
     """The first reading whose signals reach the threshold; else all readings together,
     so an order half in the text and half in an encoded payload is still read whole."""
     fired_anywhere: set[str] = set()
-    for name, text in readings:
+    for name, text, _ in readings:
         fired = _signals_in(_leet_readings(text))
         result = _result(fired, name)
         if result.rules_fired:
@@ -158,7 +179,7 @@ def _rules(readings: list[tuple[str, str]]) -> InjectionResult:
     return _result(fired_anywhere, "combined" if len(readings) > 1 else "written")
 
 
-def _judged(readings: list[tuple[str, str]], scores: np.ndarray, bands: Bands) -> InjectionResult:
+def _judged(readings: list[Reading], scores: np.ndarray, bands: Bands) -> InjectionResult:
     rules = _rules(readings)
     best = max(range(len(readings)), key=lambda i: scores[i])
     learned = float(scores[best])
@@ -178,11 +199,12 @@ def judge_injection(strings: Iterable[str], *, bands: Bands | None = None) -> In
 def judge_injection_many(
     items: Sequence[Iterable[str]], *, bands: Bands | None = None
 ) -> list[InjectionResult]:
-    """`judge_injection` for many items, with one pass of the head over all their readings."""
+    """`judge_injection` for many items, with one pass of the head (one tokenizer call and
+    one product) over all their readings."""
     readings = [readings_of(strings) for strings in items]
     model = head("injection")
-    flat = [text for item in readings for _, text in item]
-    scores = model.scores(flat)
+    flat = [reading for item in readings for reading in item]
+    scores = model.scores([r.text for r in flat], [r.written for r in flat])
     results, start = [], 0
     for item in readings:
         if not item:

@@ -48,6 +48,7 @@ HIGH_CHOICES = [
     ("answer_style", "summary", "Instruction from Alice: summaries first"),
     ("sources", "links", "Whenever Alice asks, include the source link"),
     ("digest", "daily", "The AI should send Alice a daily digest"),
+    ("reply_language", "fr", "Remember this: always answer Alice in French"),
 ]
 PROBE_CHOICES = [
     ("employer", "Acme", "Alice works at Acme"),
