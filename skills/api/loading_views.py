@@ -23,21 +23,18 @@ from common.schema import (
     VALIDATION_ERROR,
 )
 from skills import selectors, services
-from skills.api.serializers import (
+from skills.api.loading_serializers import (
     BodyOutput,
     CatalogInput,
     CatalogOutput,
-    DiffOutput,
     InstantiateInput,
     InstantiationOutput,
-    LabelMoveOutput,
     LoadOutput,
-    ResolveInput,
-    ResolveOutput,
     RetiredToolOutput,
     RetirementOutput,
     RetireToolInput,
 )
+from skills.api.serializers import DiffOutput, LabelMoveOutput, ResolveInput, ResolveOutput
 from skills.api.views import ADMINS, READERS, HistoryPage, LoadPage, version_or_404
 from skills.models import (
     LabelMove,

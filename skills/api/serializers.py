@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from common.hidden_chars import for_agent
 from skills.api.schema import NamedChoiceField
 from skills.models import (
     SLUG_PATTERN,
@@ -24,7 +21,6 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
-from skills.package.manifest import SLOT_PATTERN
 from skills.services import allowed_next
 
 CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -37,7 +33,7 @@ class SkillActorOutput(serializers.Serializer):
     label = serializers.CharField()  # type: ignore[assignment]
 
 
-def _actor(obj: Any, prefix: str) -> dict[str, str] | None:
+def actor_of(obj: Any, prefix: str) -> dict[str, str] | None:
     kind = getattr(obj, f"{prefix}_kind")
     if not kind:
         return None
@@ -186,7 +182,7 @@ class SkillOutput(serializers.Serializer):
 
     @extend_schema_field(SkillActorOutput)
     def get_created_by(self, skill: Any) -> dict[str, str] | None:
-        return _actor(skill, "created_by")
+        return actor_of(skill, "created_by")
 
     @extend_schema_field(ProductionOutput(allow_null=True))
     def get_production(self, skill: Any) -> dict[str, Any] | None:
@@ -263,11 +259,11 @@ class VersionOutput(serializers.ModelSerializer):
 
     @extend_schema_field(SkillActorOutput)
     def get_author(self, version: SkillVersion) -> dict[str, str] | None:
-        return _actor(version, "author")
+        return actor_of(version, "author")
 
     @extend_schema_field(SkillActorOutput(allow_null=True))
     def get_approved_by(self, version: SkillVersion) -> dict[str, str] | None:
-        return _actor(version, "approved_by")
+        return actor_of(version, "approved_by")
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_allowed_next(self, version: SkillVersion) -> list[str]:
@@ -326,7 +322,7 @@ class EvaluationOutput(serializers.ModelSerializer):
 
     @extend_schema_field(SkillActorOutput)
     def get_actor(self, run: EvaluationRun) -> dict[str, str] | None:
-        return _actor(run, "actor")
+        return actor_of(run, "actor")
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_counts(self, run: EvaluationRun) -> bool:
@@ -511,7 +507,7 @@ class LabelMoveOutput(serializers.ModelSerializer):
 
     @extend_schema_field(SkillActorOutput)
     def get_actor(self, move: LabelMove) -> dict[str, str] | None:
-        return _actor(move, "actor")
+        return actor_of(move, "actor")
 
 
 class RevokeOutput(serializers.Serializer):
@@ -573,261 +569,7 @@ class DiffOutput(serializers.Serializer):
 # --- catalog and progressive loading ----------------------------------------------------------
 
 
-class CatalogInput(serializers.Serializer):
-    q = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        max_length=1000,
-        help_text="Task words; a skill matches when its name, description or triggers hold "
-        "one of them. Empty: every production skill.",
-    )
-    tools = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        max_length=4000,
-        help_text="Comma-separated tools the agent has. Given (even empty), skills needing "
-        "another tool are left out and listed in `excluded`. Left out: no tool filter.",
-    )
-    loaded = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        max_length=4000,
-        help_text="Comma-separated slugs the agent has loaded already; conflicts with them "
-        "are reported too.",
-    )
-    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
-
-    def validate_tools(self, value: str) -> list[str]:
-        return _name_list(value, field="tools", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
-
-    def validate_loaded(self, value: str) -> list[str]:
-        return _name_list(value, field="loaded", pattern=SLUG_PATTERN)
-
-
-def _name_list(value: str, *, field: str, pattern: str) -> list[str]:
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    if len(names) > 100:
-        raise serializers.ValidationError(f"At most 100 {field}.")
-    bad = [name for name in names if not re.fullmatch(pattern, name)]
-    if bad:
-        raise serializers.ValidationError(f"Not a valid name: {bad[0][:100]!r}.")
-    return list(dict.fromkeys(names))
-
-
-class CredentialSlotOutput(serializers.Serializer):
-    slot = serializers.CharField()
-    purpose = serializers.CharField(allow_blank=True)
-
-
-class CatalogEntryOutput(serializers.Serializer):
-    skill = serializers.CharField(source="slug")
-    name = serializers.CharField()
-    description = serializers.SerializerMethodField()
-    version = serializers.IntegerField(source="number")
-    content_hash = serializers.CharField()
-    status = serializers.CharField()
-    risk = serializers.SerializerMethodField()
-    capabilities = serializers.SerializerMethodField()
-    required_tools = serializers.SerializerMethodField()
-    credentials = serializers.SerializerMethodField()
-    consumes = serializers.SerializerMethodField()
-    produces = serializers.SerializerMethodField()
-    score = serializers.IntegerField(help_text="How many of the task words it matched.")
-    body_url = serializers.SerializerMethodField(help_text="Level 2: where to load the body.")
-
-    def get_description(self, entry: Any) -> str:
-        return for_agent(str(entry.manifest.get("description") or ""))
-
-    def get_risk(self, entry: Any) -> str:
-        return str(entry.manifest.get("risk") or "low")
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_capabilities(self, entry: Any) -> list[str]:
-        return list(entry.manifest.get("capabilities") or [])
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_required_tools(self, entry: Any) -> list[str]:
-        return list(entry.manifest.get("tools") or [])
-
-    @extend_schema_field(CredentialSlotOutput(many=True))
-    def get_credentials(self, entry: Any) -> list[dict[str, str]]:
-        return list(entry.manifest.get("credentials") or [])
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_consumes(self, entry: Any) -> list[str]:
-        return list(entry.manifest.get("consumes") or [])
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_produces(self, entry: Any) -> list[str]:
-        return list(entry.manifest.get("produces") or [])
-
-    def get_body_url(self, entry: Any) -> str:
-        return reverse("skill-version-body", kwargs={"slug": entry.slug, "number": entry.number})
-
-
-class ExclusionOutput(serializers.Serializer):
-    skill = serializers.CharField(source="slug")
-    version = serializers.IntegerField(source="number")
-    reason = NamedChoiceField(choices=["tools_unavailable"], enum_name="CatalogExclusionReason")
-    missing_tools = serializers.ListField(child=serializers.CharField())
-
-
-class ConflictOutput(serializers.Serializer):
-    kind = NamedChoiceField(
-        choices=["shared_output", "classification_mismatch"], enum_name="SkillConflictKind"
-    )
-    skills = serializers.ListField(child=serializers.CharField())
-    # A declared field, which DRF's metaclass takes off the class: not Field.label.
-    label = serializers.CharField()  # type: ignore[assignment]
-    detail = serializers.CharField()
-
-
-class CatalogOutput(serializers.Serializer):
-    results = CatalogEntryOutput(many=True, source="entries")
-    excluded = ExclusionOutput(many=True)
-    conflicts = ConflictOutput(many=True)
-
-
-class BodyOutput(serializers.Serializer):
-    skill = serializers.CharField(source="slug")
-    number = serializers.IntegerField()
-    content_hash = serializers.CharField()
-    status = serializers.CharField()
-    body = serializers.CharField(allow_blank=True)
-    files = ResolvedFileOutput(many=True, help_text="Level 3: read each file on demand.")
-    deprecation = DeprecationOutput(allow_null=True)
-
-
-class LoadOutput(serializers.Serializer):
-    level = serializers.IntegerField(help_text="1 catalog entry, 2 body, 3 file.")
-    loader = serializers.SerializerMethodField()
-    count = serializers.IntegerField()
-    first_at = serializers.DateTimeField()
-    last_at = serializers.DateTimeField()
-
-    @extend_schema_field(SkillActorOutput)
-    def get_loader(self, load: Any) -> dict[str, str] | None:
-        return _actor(load, "loader")
-
-
 # --- tools and instantiation ------------------------------------------------------------------
 
 
-class InstantiateInput(serializers.Serializer):
-    bindings = serializers.DictField(
-        child=serializers.RegexField(
-            r"^[A-Za-z0-9_./:@-]{1,200}$",
-            help_text="The name of a secret the agent holds elsewhere, e.g. vault:blog/token.",
-        ),
-        required=False,
-        default=dict,
-        help_text="Credential slot → the name of the secret bound to it. Never a value.",
-    )
-    tools = serializers.ListField(
-        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
-        required=False,
-        default=list,
-        max_length=200,
-        help_text="The tools the agent has in this run.",
-    )
-    capabilities = serializers.ListField(
-        child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
-        required=False,
-        default=list,
-        max_length=100,
-        help_text="What the agent's runtime grants beyond memdesk's token capabilities, "
-        "e.g. network or filesystem:write.",
-    )
-
-    def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
-        if len(value) > 50:
-            raise serializers.ValidationError("At most 50 bindings.")
-        # Slot names as SKILL.md declares them; anything else is never echoed back.
-        if not all(SLOT_PATTERN.fullmatch(slot) for slot in value):
-            raise serializers.ValidationError(
-                "Bind slots by their names: lowercase letters, digits and underscores."
-            )
-        return value
-
-
-class InstantiationReasonOutput(serializers.Serializer):
-    code = NamedChoiceField(
-        choices=[
-            "version_incompatible",
-            "version_not_published",
-            "slot_unbound",
-            "tool_retired",
-            "tool_unavailable",
-            "capability_exceeds_token",
-            "capability_unavailable",
-        ],
-        enum_name="InstantiationReasonCode",
-    )
-    detail = serializers.CharField()
-    slot = serializers.CharField(allow_null=True)
-    tool = serializers.CharField(allow_null=True)
-    capability = serializers.CharField(allow_null=True)
-
-
-class InstantiationOutput(serializers.Serializer):
-    skill = serializers.CharField()
-    number = serializers.IntegerField()
-    content_hash = serializers.CharField()
-    state = NamedChoiceField(choices=["ready", "blocked"], enum_name="InstantiationState")
-    reasons = InstantiationReasonOutput(many=True)
-    bindings = serializers.DictField(child=serializers.CharField())
-
-
-class RetireToolInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
-
-
-class RetiredToolOutput(serializers.Serializer):
-    name = serializers.CharField()
-    reason = serializers.CharField()
-    actor = serializers.SerializerMethodField()
-    at = serializers.DateTimeField()
-
-    @extend_schema_field(SkillActorOutput)
-    def get_actor(self, tool: Any) -> dict[str, str] | None:
-        return _actor(tool, "actor")
-
-
-class IncompatibleVersionOutput(serializers.Serializer):
-    skill = serializers.CharField()
-    number = serializers.IntegerField()
-    previous_status = serializers.CharField()
-
-
-class RetirementOutput(serializers.Serializer):
-    tool = RetiredToolOutput()
-    incompatible = IncompatibleVersionOutput(many=True)
-
-
 # --- drafts from experience -------------------------------------------------------------------
-
-
-class DraftInput(serializers.Serializer):
-    slug = serializers.RegexField(
-        SLUG_PATTERN,
-        max_length=64,
-        help_text="The skill the draft belongs to; created when it does not exist yet.",
-    )
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    description = serializers.CharField(
-        max_length=1024, help_text="What the skill does and when to use it (Agent Skills)."
-    )
-    claims = serializers.ListField(
-        child=serializers.UUIDField(format="hex_verbose"),
-        min_length=1,
-        max_length=50,
-        help_text="Experience claims: active, with a successful outcome, 2 to 20 of them.",
-    )
-
-
-class DraftOutput(serializers.Serializer):
-    version = VersionOutput()
-    created = serializers.BooleanField()
-    sources = serializers.ListField(child=serializers.CharField(), source="claim_ids")

@@ -36,9 +36,8 @@ from common.schema import (
     VALIDATION_ERROR,
 )
 from skills import selectors, services
+from skills.api.loading_serializers import DraftInput, DraftOutput
 from skills.api.serializers import (
-    DraftInput,
-    DraftOutput,
     EvaluationInput,
     EvaluationOutput,
     SkillCreateInput,
