@@ -26,23 +26,21 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from common.screen.normalize import INVISIBLE_LETTERS
+from common.screen.normalize import invisible_as_spaces
 
 MEANING_PATH = Path(__file__).resolve().parent / "models" / "meaning.npz"
 _SPACES = re.compile(r"\s+")
-# Invisible characters read as the space they usually stand for; nothing else
-# is folded. The canonical reading is no good here: it turns Cyrillic into the
-# Latin letters it resembles and drops the vowel signs of Indic scripts, and the
-# embedding's tokens are the words as written.
-_INVISIBLE = dict.fromkeys(
-    (0x00AD, 0x180E, *range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF, *INVISIBLE_LETTERS),
-    " ",
-)
 
 
 def plain(text: str) -> str:
-    """`text` as the embedding reads it: compatibility-folded, lower-cased, one space a gap."""
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).lower()
+    """`text` as the embedding reads it: compatibility-folded, lower-cased, one space a gap.
+
+    Invisible characters (zero-width, bidi, tag, blank letters) read as the space they
+    usually stand for; nothing else is folded. The canonical reading is no good here: it
+    turns Cyrillic into the Latin letters it resembles and drops the vowel signs of Indic
+    scripts, and the embedding's tokens are the words as written.
+    """
+    text = invisible_as_spaces(unicodedata.normalize("NFKC", text)).lower()
     return _SPACES.sub(" ", text).strip()
 
 

@@ -142,6 +142,11 @@ def strip_invisible(text: str) -> str:
     return text.translate(_strip_table())
 
 
+def invisible_as_spaces(text: str) -> str:
+    """Every format character (zero-width, bidi, tag) and invisible letter read as a space."""
+    return text.translate(_separator_table())
+
+
 def has_invisible(text: str) -> bool:
     return not text.isascii() and text.translate(_strip_table()) != text
 
