@@ -56,3 +56,41 @@ def test_a_redis_left_running_by_a_killed_run_is_reached_at_the_url_handed_out(
                 process.kill()
         with contextlib.suppress(redis.ConnectionError):  # the orphan goes with the test
             redis.Redis.from_url(orphan_url).shutdown(nosave=True)
+
+
+def test_a_command_run_with_its_own_data_leaves_the_servers_of_make_run_up(
+    tmp_path: Path,
+) -> None:
+    # `make run` keeps its embedded Redis under .data/; `make test` (and every other
+    # target but the reference agent's) runs `config.stack exec` with a data directory
+    # of its own, so when it stops its servers, the ones `make run` serves stay up.
+    (tmp_path / "run").mkdir()
+    run_env = {**os.environ, "MEMDESK_DATA_DIR": str(tmp_path / "run")}
+    run_env.pop("REDIS_URL", None)
+    serving, url = _start(run_env)
+    try:
+        exec_env = {**os.environ, "MEMDESK_DATA_DIR": str(tmp_path / "exec")}
+        exec_env.pop("REDIS_URL", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "config.stack", "exec", "--", sys.executable, "-c", "pass"],
+            env=exec_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "embedded Redis" in done.stdout  # it started (and stopped) a Redis of its own
+        assert redis.Redis.from_url(url).ping()  # and the one being served still answers
+    finally:
+        serving.kill()
+        with contextlib.suppress(redis.ConnectionError):
+            redis.Redis.from_url(url).shutdown(nosave=True)
+
+
+def test_every_make_target_that_starts_services_uses_data_of_its_own() -> None:
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    starting = [line for line in makefile.splitlines() if "config.stack exec" in line]
+    assert len(starting) >= 5
+    # The reference agent drives the memdesk `make run` serves, so it shares its data.
+    shared = [line for line in starting if "$(OWN_DATA)" not in line]
+    assert len(shared) == 1 and "REDIS_URL=$${REDIS_URL" in shared[0]
