@@ -1,10 +1,12 @@
 from django.urls import path
 
 from memory.api.claims import archive, merge, views
+from memory.api.ledger import events
+from memory.api.recall import answers
 
 urlpatterns = [
-    path("events", views.EventCreateView.as_view(), name="event-create"),
-    path("events/<uuid:event_id>", views.EventDetailView.as_view(), name="event-detail"),
+    path("events", events.EventCreateView.as_view(), name="event-create"),
+    path("events/<uuid:event_id>", events.EventDetailView.as_view(), name="event-detail"),
     path("claims", views.ClaimListCreateView.as_view(), name="claim-list"),
     path("claims:batch", views.ClaimBatchView.as_view(), name="claim-batch"),
     path("claims/<uuid:claim_id>", views.ClaimDetailView.as_view(), name="claim-detail"),
@@ -22,6 +24,6 @@ urlpatterns = [
     ),
     path("claims/<uuid:claim_id>/merge", merge.ClaimMergeView.as_view(), name="claim-merge"),
     path("gate/rules", views.GateRulesView.as_view(), name="gate-rules"),
-    path("recall", views.RecallView.as_view(), name="recall"),
-    path("subjects/<str:subject>/hot-memory", views.HotMemoryView.as_view(), name="hot-memory"),
+    path("recall", answers.RecallView.as_view(), name="recall"),
+    path("subjects/<str:subject>/hot-memory", answers.HotMemoryView.as_view(), name="hot-memory"),
 ]
