@@ -55,6 +55,14 @@ CONFIG = schemathesis.Config.from_dict(
             "stateful": {"enabled": True, "max-steps": STATEFUL_MAX_STEPS},
         },
         "generation": {"max-examples": MAX_EXAMPLES, "database": "none", "deterministic": True},
+        # A request the schema refuses may be refused for its size before it is read:
+        # 413 `payload_too_large` (a `text` far beyond its maxLength, over 1 MB) is a
+        # refusal too.
+        "checks": {
+            "negative_data_rejection": {
+                "expected-statuses": [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429]
+            }
+        },
     }
 )
 CHECKS = [
