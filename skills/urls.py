@@ -1,6 +1,6 @@
 from django.urls import path
 
-from skills import views
+from skills import version_views, views
 
 app_name = "skills"
 urlpatterns = [
@@ -12,20 +12,20 @@ urlpatterns = [
     path("<slug:slug>/rollback/", views.rollback, name="rollback"),
     path("<slug:slug>/history/", views.history, name="history"),
     path("<slug:slug>/diff/", views.diff, name="diff"),
-    path("<slug:slug>/v<int:number>/", views.version_detail, name="version"),
+    path("<slug:slug>/v<int:number>/", version_views.version_detail, name="version"),
     path(
         "<slug:slug>/v<int:number>/files/<path:path>",
-        views.file_detail,
+        version_views.file_detail,
         name="file",
     ),
     path(
         "<slug:slug>/v<int:number>/download/<path:path>",
-        views.file_download,
+        version_views.file_download,
         name="file-download",
     ),
     path(
         "<slug:slug>/v<int:number>/<slug:action>/",
-        views.version_action,
+        version_views.version_action,
         name="action",
     ),
 ]

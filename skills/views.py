@@ -22,14 +22,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.access import CONSOLE_READERS, console_context
 from accounts.actors import Actor
 from accounts.models import Membership, Role
-from accounts.selectors import audit_trail
 from common.htmx import is_htmx, render_page
 from common.problems import Problem
 from skills import selectors, services
-from skills.charts import cost_chart, matrix_rows
 from skills.forms import (
-    ACTIONS,
-    ActionForm,
     CompareForm,
     DraftForm,
     RetireToolForm,
@@ -37,8 +33,7 @@ from skills.forms import (
     SkillCreateForm,
     UploadForm,
 )
-from skills.inert import inert_file_response, is_text
-from skills.models import Skill, SkillFile, SkillVersion, VersionStatus
+from skills.models import Skill, SkillVersion, VersionStatus
 from skills.sidebyside import side_by_side
 
 HISTORY_PAGE_SIZE = 20
@@ -49,25 +44,25 @@ FILE_PREVIEW_BYTES = 200_000
 # --- who is asking ----------------------------------------------------------------------------
 
 
-def _actor(request: HttpRequest, membership: Membership) -> Actor:
+def console_actor(request: HttpRequest, membership: Membership) -> Actor:
     return Actor.for_user(request.user, membership.role)
 
 
-def _skill(membership: Membership, slug: str) -> Skill:
+def skill_for(membership: Membership, slug: str) -> Skill:
     skill = selectors.skill_get(tenant=membership.tenant, slug=slug)
     if skill is None:
         raise Http404("No such skill.")
     return skill
 
 
-def _version(membership: Membership, skill: Skill, number: int) -> SkillVersion:
+def version_for(membership: Membership, skill: Skill, number: int) -> SkillVersion:
     version = selectors.skill_version_get(tenant=membership.tenant, skill=skill, number=number)
     if version is None:
         raise Http404("No such version.")
     return version
 
 
-def _answer(
+def answer(
     request: HttpRequest,
     *,
     template: str,
@@ -137,7 +132,7 @@ def _create(request: HttpRequest) -> HttpResponse:
                 tenant=membership.tenant,
                 slug=form.cleaned_data["slug"],
                 name=form.cleaned_data["name"],
-                actor=_actor(request, membership),
+                actor=console_actor(request, membership),
             )
         except Problem as problem:
             form.add_error("slug", str(problem.detail))
@@ -159,7 +154,7 @@ def retire_tool(request: HttpRequest) -> HttpResponse:
                 tenant=membership.tenant,
                 name=form.cleaned_data["name"],
                 reason=form.cleaned_data["reason"],
-                actor=_actor(request, membership),
+                actor=console_actor(request, membership),
             )
         except Problem as problem:
             form.add_error("name", f"{problem.detail} ({problem.code})")
@@ -242,7 +237,7 @@ def _skill_context(
 @require_GET
 def detail(request: HttpRequest, slug: str) -> HttpResponse:
     membership = console_context(request, roles=CONSOLE_READERS)
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     return render_page(request, "skills/skill.html", _skill_context(membership, skill))
 
 
@@ -250,7 +245,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def upload(request: HttpRequest, slug: str) -> HttpResponse:
     membership = console_context(request, roles=[Role.ADMIN])
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
         package = form.cleaned_data["package"]
@@ -265,7 +260,7 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
                 tenant=membership.tenant,
                 skill=skill,
                 data=package.read(),
-                actor=_actor(request, membership),
+                actor=console_actor(request, membership),
             )
         except Problem as problem:
             form.add_error("package", f"{problem.detail} ({problem.code})")
@@ -286,7 +281,7 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def rollback(request: HttpRequest, slug: str) -> HttpResponse:
     membership = console_context(request, roles=[Role.ADMIN])
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     form = RollbackForm(request.POST, targets=_rollback_targets(membership, skill))
     done = error = None
     status = 400
@@ -296,7 +291,7 @@ def rollback(request: HttpRequest, slug: str) -> HttpResponse:
                 tenant=membership.tenant,
                 skill=skill,
                 to_number=form.cleaned_data["to"],
-                actor=_actor(request, membership),
+                actor=console_actor(request, membership),
                 reason=form.cleaned_data["reason"],
             )
         except Problem as problem:
@@ -307,9 +302,9 @@ def rollback(request: HttpRequest, slug: str) -> HttpResponse:
             done = f"Production moved from {previous} to {target}."
     else:
         error = "Check the form below."
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     context = _skill_context(membership, skill, rollback_form=None if done else form)
-    return _answer(
+    return answer(
         request,
         template="skills/skill.html",
         partial="production",
@@ -325,7 +320,7 @@ def rollback(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def history(request: HttpRequest, slug: str) -> HttpResponse:
     membership = console_context(request, roles=CONSOLE_READERS)
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     try:
         before = int(request.GET["before"]) if request.GET.get("before") else None
     except ValueError as exc:
@@ -337,207 +332,6 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 # --- a version --------------------------------------------------------------------------------
 
 
-def _version_context(
-    request: HttpRequest,
-    membership: Membership,
-    skill: Skill,
-    version: SkillVersion,
-    *,
-    failed_form: ActionForm | None = None,
-) -> dict[str, Any]:
-    tenant = membership.tenant
-    is_admin = membership.role == Role.ADMIN
-    actor = _actor(request, membership)
-    forms: list[ActionForm] = []
-    if is_admin:
-        for next_status in services.allowed_next(version.status):
-            # `incompatible` is reached by retiring a tool, not by a button here.
-            action = ACTIONS.get(next_status)
-            if action is None:
-                continue
-            if failed_form is not None and failed_form.action == action:
-                forms.append(failed_form)
-            else:
-                forms.append(ActionForm(action=action, prefix=action))
-    matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
-    sources = list(selectors.draft_sources(tenant=tenant, version=version))
-    claims = selectors.draft_source_claims(tenant=tenant, sources=sources)
-    draft_sources = [
-        {
-            "claim_id": source.claim_id,
-            "source_deleted_at": source.source_deleted_at,
-            "claim": claims.get(str(source.claim_id)),
-        }
-        for source in sources
-    ]
-    production = selectors.production_version(tenant=tenant, skill=skill)
-    compare_to = production if production is not None and production.pk != version.pk else None
-    if compare_to is None and version.number > 1:
-        compare_to = selectors.skill_version_get(
-            tenant=tenant, skill=skill, number=version.number - 1
-        )
-    return {
-        "skill": skill,
-        "version": version,
-        "is_admin": is_admin,
-        "is_author": services.is_author(actor, tenant=tenant, version=version),
-        "approval": selectors.approval_progress(tenant=tenant, version=version),
-        "action_forms": forms,
-        "production": production,
-        "compare_to": compare_to,
-        "changes": selectors.sensitive_changes_against_production(tenant=tenant, version=version),
-        "matrix": matrix,
-        "matrix_rows": matrix_rows(matrix),
-        "cost_curve": cost_chart(
-            selectors.cost_curve(tenant=tenant, skill=skill), current=version.number
-        ),
-        "files": list(selectors.version_files(tenant=tenant, version=version)),
-        "instances_last_24h": selectors.pins_recent_count(tenant=tenant, version=version),
-        "draft_sources": draft_sources,
-        "sources_deleted": any(source.source_deleted_at for source in sources),
-        "withheld": selectors.content_withheld(version=version),
-        "loads": selectors.version_load_totals(tenant=tenant, version=version),
-        "pins": list(selectors.version_pins(tenant=tenant, version=version)[:PINS_SHOWN]),
-        "trail": list(
-            audit_trail(tenant=tenant, target_type="skill_version", target_id=version.pk)
-        ),
-    }
-
-
-@login_required
-@require_GET
-def version_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    membership = console_context(request, roles=CONSOLE_READERS)
-    skill = _skill(membership, slug)
-    version = _version(membership, skill, number)
-    context = _version_context(request, membership, skill, version)
-    return render_page(request, "skills/version.html", context, partial="matrix")
-
-
-def _perform(
-    action: str, *, membership: Membership, version: SkillVersion, actor: Actor, reason: str
-) -> str:
-    tenant = membership.tenant
-    number = version.number
-    if action == "submit":
-        services.skill_version_submit(tenant=tenant, version=version, actor=actor)
-        return f"Submitted v{number} for review."
-    if action == "approve":
-        version = services.skill_version_approve(
-            tenant=tenant, version=version, actor=actor, reason=reason
-        )
-        if version.status == VersionStatus.IN_REVIEW:
-            return f"Approved v{number}: 1 of 2 approvals; one more admin must approve it."
-        return f"Approved v{number}. Publish it once all six evaluations pass."
-    if action == "reject":
-        services.skill_version_reject(tenant=tenant, version=version, actor=actor, reason=reason)
-        return f"Rejected v{number}."
-    if action == "publish":
-        services.skill_version_publish(tenant=tenant, version=version, actor=actor, reason=reason)
-        return f"Published v{number}; it is production now."
-    if action == "deprecate":
-        services.skill_version_deprecate(tenant=tenant, version=version, actor=actor, reason=reason)
-        return f"Deprecated v{number}; loads of it now carry a warning."
-    result = services.skill_version_revoke(
-        tenant=tenant, version=version, actor=actor, reason=reason
-    )
-    message = (
-        f"Revoked v{number}; every load of it is refused. "
-        f"{result.instances_last_24h} instance(s) loaded it in the last 24 h."
-    )
-    if result.label_move is not None:
-        to = result.label_move.to_version
-        message += f" Production is now v{to.number}." if to else " No version is production now."
-    return message
-
-
-@login_required
-@require_POST
-def version_action(request: HttpRequest, slug: str, number: int, action: str) -> HttpResponse:
-    if action not in ACTIONS.values():
-        raise Http404("No such action.")
-    membership = console_context(request, roles=[Role.ADMIN])
-    skill = _skill(membership, slug)
-    version = _version(membership, skill, number)
-    form = ActionForm(request.POST, action=action, prefix=action)
-    done = error = None
-    status = 400
-    if form.is_valid():
-        try:
-            done = _perform(
-                action,
-                membership=membership,
-                version=version,
-                actor=_actor(request, membership),
-                reason=form.cleaned_data["reason"],
-            )
-        except Problem as problem:
-            error, status = str(problem.detail), problem.status_code
-    else:
-        error = "Check the form: a reason and the confirmation are required."
-    skill = _skill(membership, slug)
-    version = _version(membership, skill, number)
-    context = _version_context(
-        request, membership, skill, version, failed_form=None if done else form
-    )
-    return _answer(
-        request,
-        template="skills/version.html",
-        partial="state",
-        context=context,
-        done=done,
-        error=error,
-        status=status,
-        redirect_to=reverse("skills:version", kwargs={"slug": slug, "number": number}),
-    )
-
-
-def _file(
-    request: HttpRequest, slug: str, number: int, path: str
-) -> tuple[Skill, SkillVersion, SkillFile]:
-    membership = console_context(request, roles=CONSOLE_READERS)
-    skill = _skill(membership, slug)
-    version = _version(membership, skill, number)
-    if selectors.content_withheld(version=version):
-        raise Http404("A source memory of this draft was deleted; its files are withheld.")
-    file = selectors.version_file_get(tenant=membership.tenant, version=version, path=path)
-    if file is None:
-        raise Http404("No such file.")
-    return skill, version, file
-
-
-@login_required
-@require_GET
-def file_detail(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
-    """A file as escaped text inside the console page; bytes that are not UTF-8 are never shown.
-
-    A package's files come from an agent: nothing in them is rendered as HTML,
-    SVG or an image here. The raw bytes are only offered as an inert download.
-    """
-    skill, version, file = _file(request, slug, number, path)
-    content = bytes(file.content)
-    text = None
-    if is_text(content):
-        # The cut may split a character; the whole file was checked above.
-        text = content[:FILE_PREVIEW_BYTES].decode("utf-8", errors="replace")
-    context = {
-        "skill": skill,
-        "version": version,
-        "file": file,
-        "text": text,
-        "truncated": text is not None and file.size > FILE_PREVIEW_BYTES,
-    }
-    return render_page(request, "skills/file.html", context, partial="content")
-
-
-@login_required
-@require_GET
-def file_download(request: HttpRequest, slug: str, number: int, path: str) -> HttpResponse:
-    """The raw bytes as an attachment that cannot run (see skills.inert)."""
-    *_, file = _file(request, slug, number, path)
-    return inert_file_response(path=file.path, content=bytes(file.content), sha256=file.sha256)
-
-
 # --- diff -------------------------------------------------------------------------------------
 
 
@@ -545,13 +339,13 @@ def file_download(request: HttpRequest, slug: str, number: int, path: str) -> Ht
 @require_GET
 def diff(request: HttpRequest, slug: str) -> HttpResponse:
     membership = console_context(request, roles=CONSOLE_READERS)
-    skill = _skill(membership, slug)
+    skill = skill_for(membership, slug)
     form = CompareForm(request.GET)
     context: dict[str, Any] = {"skill": skill, "compare_form": form, "diff": None}
     if not form.is_valid():
         return render_page(request, "skills/diff.html", context, partial="diff", status=400)
-    old = _version(membership, skill, form.cleaned_data["a"])
-    new = _version(membership, skill, form.cleaned_data["b"])
+    old = version_for(membership, skill, form.cleaned_data["a"])
+    new = version_for(membership, skill, form.cleaned_data["b"])
     result = selectors.version_diff(tenant=membership.tenant, old=old, new=new)
     context["diff"] = result
     context["file_diffs"] = [
@@ -584,7 +378,7 @@ def draft_new(request: HttpRequest) -> HttpResponse:
             try:
                 result = services.skill_draft_from_experiences(
                     tenant=membership.tenant,
-                    actor=_actor(request, membership),
+                    actor=console_actor(request, membership),
                     slug=form.cleaned_data["slug"],
                     name=form.cleaned_data["name"],
                     description=form.cleaned_data["description"],
