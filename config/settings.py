@@ -12,6 +12,8 @@ from csp.constants import NONE as CSP_NONE
 from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from config.logging_config import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -385,46 +387,7 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 AGENT_TOKEN_TOUCH_SECONDS = 60
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
-            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
-        }
-    },
-    # Database errors quote the rows they refused, i.e. what a caller sent:
-    # strip them from every record. On the loggers that report errors (so
-    # every handler, test capture included, sees the clean record) and on the
-    # handler (for the records of every other logger).
-    # A request path can hold a credential: Django's lines about a request quote it.
-    "filters": {
-        "redact_database_errors": {"()": "common.log_redaction.RedactDatabaseErrors"},
-        "redact_secrets_in_paths": {"()": "common.log_redaction.RedactSecretsInPaths"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": "json",
-            "filters": ["redact_database_errors", "redact_secrets_in_paths"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {
-        "django.server": {"level": "WARNING"},
-        "django.request": {
-            "level": "ERROR",
-            "filters": ["redact_database_errors", "redact_secrets_in_paths"],
-        },
-        "django.db.backends": {"filters": ["redact_database_errors"]},
-        "celery.app.trace": {"filters": ["redact_database_errors"]},
-        # One INFO line per request: reconciliation records every read it makes
-        # (with its URL, status and timing) in its own table already.
-        "httpx": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_config(LOG_LEVEL)
 CELERY_BEAT_SCHEDULE["purge-idempotency-records"] = {
     "task": "common.purge_idempotency_records",
     "schedule": 3600.0,
