@@ -50,7 +50,6 @@ from accounts.services import audit_record, tenant_create  # noqa: E402
 from bench import deletion as deletion_bench  # noqa: E402
 from bench import ingest, queues, recall, screen, screen_heldout  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
-from bench.seed import seed_subject  # noqa: E402
 from common.startup import freeze_loaded_objects  # noqa: E402
 from memory.models import (  # noqa: E402
     Claim,
@@ -65,6 +64,7 @@ from memory.models import (  # noqa: E402
     TombstoneTarget,
 )
 from memory.services.deletion import deletion_request_create, deletion_run  # noqa: E402
+from testing.seed import seed_subject  # noqa: E402
 
 # Timed as production runs, with DEBUG off: with it on, every statement is also logged
 # in the connection's query log. (`make bench` sets DEBUG=1 only so the settings load

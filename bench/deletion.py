@@ -29,7 +29,6 @@ from django.db import connection, transaction
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import tenant_create
-from bench.seed import Seeded, seed_subject
 from memory.models import (
     Claim,
     ClaimSource,
@@ -43,6 +42,7 @@ from memory.models import (
 )
 from memory.services.deletion import deletion_request_create, deletion_run
 from reviews.models import ReviewItem
+from testing.seed import Seeded, seed_subject
 
 WORKER = Actor.system("bench")
 GOAL_RATIO = 3.0

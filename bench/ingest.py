@@ -76,7 +76,7 @@ from memory.services.claim_screening import SecretScan, screen_candidate, screen
 from memory.services.claim_sources import resolve_sources
 from memory.services.claims import judge
 from memory.services.subjects import subjects_resolve
-from tests.common.corpus import plain
+from testing.corpus import plain
 
 HEADING = "## Ingest: claims:batch vs bulk_create and LangGraph's PostgresStore"
 BATCH = 100

@@ -47,9 +47,10 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.models import Role, Tenant
+from accounts.models import Role
 from accounts.services import member_create, tenant_create
 from reviews.models import Queue, ReviewItem
+from testing.seed import seed_queue
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADING = "## Review queue page vs the Django admin changelist"
@@ -58,37 +59,6 @@ PAGE = 50
 GOAL_PAGE1 = 10.0  # admin ÷ memdesk on page 1, at least
 GOAL_DEEP = 30.0  # admin OFFSET ÷ memdesk keyset at row ~80%, at least
 GOAL_DEEP_VS_PAGE1 = 2.0  # memdesk deep ÷ memdesk page 1, at most
-
-
-def seed_queue(
-    *, tenant: Tenant, items: int, queue: str = Queue.CANDIDATES, start: int = 0
-) -> None:
-    """`items` open review items in one INSERT … SELECT, two per timestamp, priorities 0-2.
-
-    Targets are claim ids (UUIDs) of no claim, derived from n = `start`, … so
-    calls with disjoint ranges add to the same queue without hitting the
-    one-open-item-per-target rule.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO {ReviewItem._meta.db_table} (tenant_id, queue, target_type, target_id,
-                target_version, status, priority, subject_key, topic, agent_label, reason_codes,
-                created_at)
-            SELECT %s, %s, 'claim', md5('seed-' || g)::uuid::text, '', 'open', g %% 3,
-                'user:u' || (g %% 100),
-                'seeded item ' || g, 'agent-' || (g %% 5), ARRAY['unverified_authority'],
-                now() - interval '30 days' + (g / 2) * interval '1 second'
-            FROM generate_series(%s, %s) AS g
-            """,
-            [tenant.pk, queue, start, start + items - 1],
-        )
-        # Fresh statistics (and, outside a transaction, a visibility map for
-        # index-only scans), as a long-lived table would have.
-        cursor.execute(
-            f"{'ANALYZE' if connection.in_atomic_block else 'VACUUM ANALYZE'} "
-            f"{ReviewItem._meta.db_table}"
-        )
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from memory.reconcilers.urls import parse_platform_url  # noqa: E402
 from memory.services.platforms import platform_register  # noqa: E402
 from memory.services.receipt_reads import receipts_reconcile  # noqa: E402
 from memory.services.reconciliation import receipts_reconcile_batch  # noqa: E402
-from tests.memory.fake_platform import FakePlatform  # noqa: E402
+from testing.fake_platform import FakePlatform  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 READ_DELAY_SECONDS = 0.05

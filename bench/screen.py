@@ -1,6 +1,6 @@
 """The screen's benchmark: detection per attack class, false positives, time per claim.
 
-Reads the labelled corpus in tests/common/corpus. Each attack is judged as an
+Reads the labelled corpus in testing/corpus. Each attack is judged as an
 agent could send it: alone in `text`, split between `text` and `value`, nested
 in a value, and as a scope value; each secret in `text` and nested under a key.
 Benign notes are submitted as whole claims, and the time of the screening a
@@ -27,7 +27,7 @@ from common.screen import (
     normalize,
 )
 from memory import gate
-from tests.common.corpus import labelled, plain
+from testing.corpus import labelled, plain
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 TIMING_ROUNDS = 5
@@ -147,7 +147,7 @@ def report() -> str:
         "",
         f"Run `python -m bench screen` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs. Written by bench/screen.py from "
-        "the labelled corpus in tests/common/corpus; see bench/README.md.",
+        "the labelled corpus in testing/corpus; see bench/README.md.",
         "",
         *_table(attacks, INJECTION_PLACEMENTS, "instruction_injection", "injection class"),
         "",

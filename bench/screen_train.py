@@ -6,7 +6,7 @@ a deterministic solver). Reads only training data:
 - `testing/screen_corpus/train/` — memory-poisoning attacks and benign memory
   notes in 17 languages, written for memdesk;
 - the training split of each public set in `testing/screen_corpus/public/`;
-- the corpus the rules were tuned on (`tests/common/corpus`, not its held-out files).
+- the corpus the rules were tuned on (`testing/corpus`, not its held-out files).
 
 Nothing under `heldout/`, nor a public test split, is read here: those sets
 measure the head (`python -m bench screen`) and never shape it.

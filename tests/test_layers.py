@@ -8,6 +8,9 @@ URLs, the demo, the dashboard) sees everything.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from tests.test_import_cycles import import_graph, module_paths
 
 LAYERS = ("common", "accounts", "reviews", "memory", "skills", "config")
@@ -35,3 +38,39 @@ def test_the_check_would_see_an_upward_import():
     assert set(module_paths()) and all(name.split(".")[0] in LAYERS for name in graph)
     planted = {**graph, "reviews.services": graph["reviews.services"] | {"memory.models"}}
     assert upward_imports(planted) == ["reviews.services imports memory.models"]
+
+
+def _imports_of(root: str) -> dict[str, set[str]]:
+    base = Path(__file__).resolve().parents[1]
+    found: dict[str, set[str]] = {}
+    for path in (base / root).rglob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+        found[str(path.relative_to(base))] = names
+    return found
+
+
+def test_shared_fixtures_live_in_testing_which_neither_bench_nor_tests_owns():
+    # The corpora, the fake platform and the bulk seeds are shared by the suite and the
+    # benchmarks; they live in `testing`, which imports neither. Only the tests of the
+    # benchmarks themselves import `bench`.
+    testing = _imports_of("testing")
+    assert [f for f, names in testing.items() if names & {"bench", "tests"}] == []
+    bench = _imports_of("bench")
+    assert [f for f, names in bench.items() if "tests" in names] == []
+    tests = _imports_of("tests")
+    assert (
+        sorted(
+            f
+            for f, names in tests.items()
+            if "bench" in names
+            and not f.startswith("tests/bench/")
+            and f != "tests/memory/test_deletion_bench.py"
+        )
+        == []
+    )
+    assert len(testing) >= 4 and len(tests) > 100  # the walk reads the real trees

@@ -30,7 +30,7 @@ from common.screen.injection_signals import SIGNALS, THRESHOLD
 from common.screen.needles import Haystack, Needles, alternatives, needles, needles_required
 from common.screen.normalize import canonical, canonical_joined, fold_leet, strip_invisible
 from common.screen.secret_detectors import own_detectors
-from tests.common.corpus import labelled, plain
+from testing.corpus import labelled, plain
 
 ATTACKS = labelled("injection_attacks.txt")
 # Held-out benign notes count here too; held-out attacks are only measured (bench).

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 
 from common.screen.secrets import find_secrets_in_text
-from tests.common.corpus import labelled
+from testing.corpus import labelled
 
 SAMPLES = labelled("secrets_redteam.tsv")
 SECRETS: dict[str, list[str]] = defaultdict(list)

@@ -29,8 +29,8 @@ from memory.models.receipts import RECEIPT_TRANSITIONS, Receipt, ReceiptState, T
 from memory.services.platforms import platform_register
 from memory.services.receipts import receipt_create, receipt_transition
 from memory.services.reconciliation import forget_read_threads
+from testing.fake_platform import FakePlatform
 from tests.memory import fake_dns
-from tests.memory.fake_platform import FakePlatform
 
 # When a move is open to several roles, walk it as the first of these.
 ROLE_PREFERENCE = (TransitionRole.AGENT, TransitionRole.WORKER, TransitionRole.EDITOR)

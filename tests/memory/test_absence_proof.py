@@ -34,8 +34,8 @@ from memory.services.receipt_reads import (
 from memory.services.receipt_sweeps import receipts_due_ids
 from memory.services.reconciliation import receipts_reconcile_batch
 from reviews.models import ReviewItem
+from testing.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 from tests.memory.conftest import PUBLIC_ADDRESS, http_reconciler, register_proving_platform
-from tests.memory.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_reconcile")]
 

@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
-from bench.seed import seed_subject
 from common.redis import cache_redis
 from memory.models import (
     Claim,
@@ -39,6 +38,7 @@ from memory.services.deletion_propagate import deletion_propagate
 from memory.terms import term_digest
 from reviews.models import ItemStatus, Queue, ReviewItem
 from reviews.services import review_decide
+from testing.seed import seed_subject
 from tests.dump import tables_containing
 from tests.memory.helpers import post_event, recall, submit
 

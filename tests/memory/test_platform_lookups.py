@@ -19,8 +19,8 @@ from memory.reconcilers import http as http_reconciler
 from memory.services.platforms import platform_register
 from memory.services.receipt_reads import receipts_reconcile
 from reviews.models import ItemStatus, ReviewItem
+from testing.fake_platform import FakePlatform
 from tests.memory.conftest import PUBLIC_ADDRESS, register_fake_platform
-from tests.memory.fake_platform import FakePlatform
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_reconcile")]
 

@@ -21,8 +21,8 @@ from django.utils import timezone
 from memory.models.receipts import Receipt, ReceiptState, ReceiptTransition, ReconciliationRead
 from memory.services.receipt_sweeps import receipts_expire_submit_leases
 from memory.tasks.receipts import dispatch_due_reconciliations
+from testing.fake_platform import WRITE_COMMIT_THEN_DROP
 from tests.memory.conftest import WorkerProcess, http_reconciler
-from tests.memory.fake_platform import WRITE_COMMIT_THEN_DROP
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -34,8 +34,8 @@ from memory.services.receipt_sweeps import receipts_dispatch_due
 from memory.services.receipts import receipt_resolve_manual
 from memory.tasks.receipts import reconcile_receipts
 from reviews.models import ItemStatus, ReviewItem
+from testing.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 from tests.memory.conftest import http_reconciler as reconciler_for_platform
-from tests.memory.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_reconcile")]
 

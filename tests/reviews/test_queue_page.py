@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from bench.queues import seed_queue
 from reviews.models import ReviewItem
 from reviews.selectors import queue_page, queue_workspace, review_items
+from testing.seed import seed_queue
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from django.db import connection
 
 from accounts.models import Tenant
 from memory.models import Claim, ClaimSource, Event, RecallTrace, Subject
-from reviews.models import ReviewItem
+from reviews.models import Queue, ReviewItem
 
 # Character trigrams of each word, like memory.search.ngrams does for Latin text.
 _NGRAMS_SQL = (
@@ -163,3 +163,34 @@ def seed_subject(
         traces=traces,
         review_items=review_items,
     )
+
+
+def seed_queue(
+    *, tenant: Tenant, items: int, queue: str = Queue.CANDIDATES, start: int = 0
+) -> None:
+    """`items` open review items in one INSERT … SELECT, two per timestamp, priorities 0-2.
+
+    Targets are claim ids (UUIDs) of no claim, derived from n = `start`, … so
+    calls with disjoint ranges add to the same queue without hitting the
+    one-open-item-per-target rule.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {ReviewItem._meta.db_table} (tenant_id, queue, target_type, target_id,
+                target_version, status, priority, subject_key, topic, agent_label, reason_codes,
+                created_at)
+            SELECT %s, %s, 'claim', md5('seed-' || g)::uuid::text, '', 'open', g %% 3,
+                'user:u' || (g %% 100),
+                'seeded item ' || g, 'agent-' || (g %% 5), ARRAY['unverified_authority'],
+                now() - interval '30 days' + (g / 2) * interval '1 second'
+            FROM generate_series(%s, %s) AS g
+            """,
+            [tenant.pk, queue, start, start + items - 1],
+        )
+        # Fresh statistics (and, outside a transaction, a visibility map for
+        # index-only scans), as a long-lived table would have.
+        cursor.execute(
+            f"{'ANALYZE' if connection.in_atomic_block else 'VACUUM ANALYZE'} "
+            f"{ReviewItem._meta.db_table}"
+        )
