@@ -7,6 +7,7 @@ from typing import Any
 from accounts.selectors import audit_trail
 from reviews.models import ReviewItem
 from skills import selectors
+from skills.charts import matrix_rows
 from skills.models import SkillVersion
 from skills.services import REVIEW_TARGET
 from skills.sidebyside import side_by_side
@@ -34,10 +35,13 @@ class SkillPublicationPresenter:
         if version is None:
             return "skills/review_version.html", {"version": None}
         skill = version.skill
+        matrix = selectors.evaluation_matrix(tenant=item.tenant, version=version)
         context: dict[str, Any] = {
             "skill": skill,
             "version": version,
-            "matrix": selectors.evaluation_matrix(tenant=item.tenant, version=version),
+            # The version page's matrix partial reads its rows, not the matrix itself.
+            "matrix": matrix,
+            "matrix_rows": matrix_rows(matrix),
             "approval": selectors.approval_progress(tenant=item.tenant, version=version),
             "compare_form": None,
             "diff": None,

@@ -442,3 +442,25 @@ def test_a_dirty_probe_tells_the_editor_what_to_do(demo_desk):
     assert "If the match is unrelated text (a false positive)" in guidance
     assert "(optional)" in page and "required to reject" not in page
     assert "The probe matched unrelated text" in page  # the deletions queue's own reasons
+
+
+def test_the_skill_publication_review_shows_the_matrix_rows_the_approver_decides_on(login):
+    # The demo's waiting version has a run for every category, one of them failed: the
+    # approver sees all six rows with their results, not a header over an empty table.
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=StringIO())
+    client = login(get_user_model().objects.get(username="admin"))
+    item = ReviewItem.objects.get(queue="skill_publication", status="open")
+
+    page = client.get(f"/review/skill_publication/?item={item.pk}").content.decode()
+
+    matrix = page.split('id="evaluation-matrix"', 1)[1].split("</table>", 1)[0]
+    rows = matrix.split("<tbody>", 1)[1]
+    assert rows.count('<th scope="row">') == 6
+    for category in ("normal", "missing_input", "injected_content", "version_incompatible"):
+        assert category in rows
+    assert "failed" in rows and "passed" in rows
