@@ -168,9 +168,10 @@ GATE_RULES: tuple[GateRule, ...] = (
         "self_reported_outcome",
         GateDecision.NEEDS_REVIEW,
         "The receipt the experience cites shows its outcome only on the word of whoever "
-        "cites it: the same token reported that the effect succeeded (or was rejected). An "
-        "editor decides; a reconciler's read, a platform or someone else settling the "
-        "receipt is independent evidence.",
+        "cites it: the same person (this token, another token of its owner, or the owner "
+        "signed in) reported that the effect succeeded (or was rejected). An editor decides; "
+        "a reconciler's read, a platform or another person settling the receipt is "
+        "independent evidence.",
     ),
     GateRule(
         "supersedes_stronger",

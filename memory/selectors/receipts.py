@@ -15,6 +15,7 @@ from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.actors import Actor
 from accounts.models import ActorKind, Capability, Tenant
+from accounts.selectors import persons_of
 from common.fingerprints import identifier_forms
 from memory.models.receipts import Checkpoint, Receipt, ReceiptTransition, ReconciliationRead
 
@@ -88,9 +89,10 @@ def receipt_outcomes(
 ) -> dict[UUID, ReceiptOutcome]:
     """The outcome of each receipt among `receipt_ids` that `actor` reaches.
 
-    A state counts as reported by `actor` when the transition into it was made by
-    the same token (or person). A reconciler's read, a platform or someone else
-    settling it is evidence the agent did not write about itself.
+    A state counts as reported by `actor` when the transition into it was made by the
+    same person: the same token, another token of its owner, or the owner signed in. A
+    reconciler's read, a platform or someone else settling it is evidence the agent did
+    not write about itself.
     """
     ids = list(receipt_ids)
     if not ids:
@@ -106,10 +108,17 @@ def receipt_outcomes(
         )
         .values_list("pk", "state", "settled_by_kind", "settled_by_id")
     )
+    rows = list(rows)
+    # Compared as people: another token of the same owner, or the owner signed in, is
+    # the same person reporting on their own effect (an ownerless token is only itself).
+    persons = persons_of(
+        tenant=tenant, actors={(kind, by) for _, _, kind, by in rows if kind is not None}
+    )
     return {
         pk: ReceiptOutcome(
             state=state,
-            self_reported=kind != ActorKind.SYSTEM and (kind, by) == (actor.kind, actor.id),
+            self_reported=kind not in (None, ActorKind.SYSTEM)
+            and persons[(kind, by)] == actor.person,
         )
         for pk, state, kind, by in rows
     }

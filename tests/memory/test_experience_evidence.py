@@ -1,6 +1,7 @@
 """An experience learns from an outcome only when someone other than its author settled
-the receipt it cites: a reconciler, a person, or another token. A token that reports its
-own effect as succeeded and then learns from it waits for an editor."""
+the receipt it cites: a reconciler, or another person (signed in, or through a token they
+own). A token that reports its own effect as succeeded, or has its owner's other token
+report it, and then learns from it waits for an editor."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def test_an_experience_citing_its_own_reported_success_waits_for_an_editor(deplo
     card = login(editor).get(f"/review/candidates/?item={item.pk}").content.decode()
     assert "self_reported_outcome" in card
     # The chip says what the code means, for the editor deciding it.
-    assert "the same token reported that the effect succeeded" in card
+    assert "the same person (this token, another token of its owner" in card
     rules = {r["code"]: r for r in deployer.get("/api/v1/gate/rules").json()["results"]}
     assert rules["self_reported_outcome"]["decision"] == "needs_review"
 
@@ -159,3 +160,37 @@ def test_a_receipt_the_token_cannot_see_is_no_evidence(deployer, acme, make_agen
         deployer, experience("00000000-0000-4000-8000-000000000000", predicate="other_shortcut")
     )
     assert verdict["reasons"] == missing["reasons"] == ["experience_without_evidence"]
+
+
+def test_another_token_of_the_same_person_is_not_independent(acme, make_agent, admin_user):
+    # Outcomes are compared as people: a second token the deployer's owner holds, or the
+    # owner signed in, settling the receipt is the same person reporting on their effect.
+    deployer = make_agent(acme, name="owned-deployer", owner=admin_user)
+    twin = make_agent(
+        acme,
+        name="owned-twin",
+        capabilities=["receipts:write", "receipts:operate"],
+        owner=admin_user,
+    )
+    receipt_id = planned(deployer)
+    report(deployer, receipt_id, "submitted")
+    report(twin, receipt_id, "succeeded", external_id="deploy_77")
+
+    verdict = submit(deployer, experience(receipt_id))
+    assert (verdict["decision"], verdict["reasons"]) == ("needs_review", ["self_reported_outcome"])
+
+
+def test_a_token_of_another_person_settling_is_independent(acme, make_agent, admin_user, admin2):
+    deployer = make_agent(acme, name="owned-deployer", owner=admin_user)
+    supervisor = make_agent(
+        acme,
+        name="their-supervisor",
+        capabilities=["receipts:write", "receipts:operate"],
+        owner=admin2,
+    )
+    receipt_id = planned(deployer)
+    report(deployer, receipt_id, "submitted")
+    report(supervisor, receipt_id, "succeeded", external_id="deploy_77")
+
+    verdict = submit(deployer, experience(receipt_id))
+    assert (verdict["decision"], verdict["reasons"]) == ("accepted", ["experience_with_outcome"])
