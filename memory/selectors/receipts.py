@@ -100,7 +100,7 @@ def receipt_outcomes(
     settling = ReceiptTransition.objects.filter(
         receipt=OuterRef("pk"), to_state=OuterRef("state")
     ).order_by("-at", "-id")
-    rows = (
+    rows = list(
         Receipt.objects.filter(reach(actor), tenant=tenant, pk__in=ids)
         .annotate(
             settled_by_kind=Subquery(settling.values("actor_kind")[:1]),
@@ -108,7 +108,6 @@ def receipt_outcomes(
         )
         .values_list("pk", "state", "settled_by_kind", "settled_by_id")
     )
-    rows = list(rows)
     # Compared as people: another token of the same owner, or the owner signed in, is
     # the same person reporting on their own effect (an ownerless token is only itself).
     persons = persons_of(
