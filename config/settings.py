@@ -12,6 +12,7 @@ from csp.constants import NONE as CSP_NONE
 from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from config.api_settings import rest_framework_settings, spectacular_settings
 from config.logging_config import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -225,33 +226,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-REST_FRAMEWORK: dict[str, Any] = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "accounts.authentication.BearerTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    "DEFAULT_PAGINATION_CLASS": "common.pagination.CursorPage",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "common.problems.problem_exception_handler",
-    "UNAUTHENTICATED_USER": None,
-    "DEFAULT_THROTTLE_CLASSES": [
-        "common.throttles.AgentTokenThrottle",
-        "common.throttles.UserThrottle",
-        "common.throttles.ScopedPrincipalThrottle",
-    ],
-}
-# The API takes JSON bodies only (anything else is 415 `unsupported_media_type`):
-# form values are all strings, which the fields would coerce into what the
-# schema refuses. The skill package upload names its multipart parser itself.
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["common.parsers.SafeJSONParser"]
-REST_FRAMEWORK["TEST_REQUEST_DEFAULT_FORMAT"] = "json"
+REST_FRAMEWORK = rest_framework_settings()
 
 # Limits ----------------------------------------------------------------------
 # Requests per agent token, per signed-in person and per anonymous address,
@@ -329,37 +304,7 @@ AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IP_HEADERS", ["REMOTE_ADDR"])
 # -----------------------------------------------------------------------------
 
-SPECTACULAR_SETTINGS: dict[str, Any] = {
-    "TITLE": "memdesk agent API",
-    "DESCRIPTION": (
-        "The review desk for AI-agent memory and skills. Errors are RFC 9457 problem "
-        "details with a stable `code`."
-    ),
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    "SCHEMA_PATH_PREFIX": r"/api/v1",
-    "ENUM_NAME_OVERRIDES": {
-        "ClaimKindEnum": "memory.models.claims.ClaimKind.choices",
-        "ClaimStatusEnum": "memory.models.claims.ClaimStatus.choices",
-        "ReviewItemStatusEnum": "reviews.models.ItemStatus.choices",
-        "ReviewQueueEnum": "reviews.models.Queue.choices",
-        "ReceiptStateEnum": "memory.models.receipts.ReceiptState.choices",
-        "SensitivityEnum": "memory.models.ledger.Sensitivity.choices",
-    },
-}
-
-# The schema documents the problems each operation can answer (401, 403, 404,
-# 400, 413, 415, 429), and carries a request and a response example for every
-# operation.
-SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
-    "drf_spectacular.hooks.postprocess_schema_enums",
-    "common.schema.document_problems",
-    "config.openapi.attach_examples",
-]
+SPECTACULAR_SETTINGS = spectacular_settings()
 
 # Celery: Redis wakes workers up; PostgreSQL holds the work (docs/architecture.md).
 CELERY_BROKER_URL = REDIS_URL
