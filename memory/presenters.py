@@ -14,6 +14,24 @@ from memory.models.receipts import Receipt
 from memory.plain import artifact_lines, probe_rows
 from reviews.models import Decision, ReviewItem
 
+# What makes approving a candidate a risk a person must name before taking it: the
+# gate held it as an order to future agents, or the screen doubted it.
+RISKY_REASONS = {
+    "instruction_injection": "the gate quarantined it as an instruction to future agents",
+    "injection_in_context": "joined with the subject's recent memories it reads as an instruction",
+    "injection_suspected": "the screen suspects an instruction to future agents",
+}
+
+
+def approve_risk(claim: Claim | None) -> str | None:
+    """Why approving `claim` is a risk, in words, or None when it is not."""
+    if claim is None:
+        return None
+    reasons = [RISKY_REASONS[r] for r in claim.gate_reasons if r in RISKY_REASONS]
+    if claim.status == ClaimStatus.QUARANTINED and not reasons:
+        reasons = ["the gate quarantined it"]
+    return "; ".join(reasons) or None
+
 
 def _titles_by_id(items: list[ReviewItem]) -> dict[str, tuple[str, str]]:
     """(statement, status) of each item's claim: only the columns a row shows, so a
@@ -69,7 +87,13 @@ class ClaimPresenter:
             .filter(tenant_id=item.tenant_id, pk=item.target_id)
             .first()
         )
-        context: dict[str, Any] = {"claim": claim, "decide_fields": self.decide_fields}
+        context: dict[str, Any] = {
+            "claim": claim,
+            "decide_fields": self.decide_fields,
+            # Approving a risky candidate is never the default: no primary button, no `a`
+            # shortcut, and a confirmation that names the risk.
+            "approve_risk": approve_risk(claim),
+        }
         if claim is None:
             return self.template, context
         sides = [claim]

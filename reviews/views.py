@@ -384,14 +384,19 @@ def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     # The next item is the first of the list the editor was looking at: same filters, same sort.
     query = _posted_query(request)
     next_item = _next_item(membership, queue, query, after=item)
+    shown = query.copy()
+    shown.pop("item", None)
+    if next_item is not None:
+        shown["item"] = str(next_item.pk)
+    url = reverse("reviews:queue", args=[queue]) + (f"?{shown.urlencode()}" if shown else "")
     if is_htmx(request):
         context = _workspace(request, membership, queue, next_item, query=query)
-        return render_page(request, "reviews/queue.html", context, partial="workspace")
-    query.pop("item", None)
-    if next_item is not None:
-        query["item"] = str(next_item.pk)
-    suffix = f"?{query.urlencode()}" if query else ""
-    return redirect(reverse("reviews:queue", args=[queue]) + suffix)
+        response = render_page(request, "reviews/queue.html", context, partial="workspace")
+        # The address names the item now shown, so a reload or a shared link opens it
+        # (and never the item just decided).
+        response["HX-Push-Url"] = url
+        return response
+    return redirect(url)
 
 
 def _outcome(policy: QueuePolicy | None, item: ReviewItem, decision: Decision) -> str:

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from common.problems import Problem
 from memory.models import Claim, ClaimRole, ClaimStatus, ExampleLabel
-from memory.presenters import ClaimPresenter
+from memory.presenters import ClaimPresenter, approve_risk
 from memory.services.claim_inputs import claim_version
 from memory.services.claim_moves import claim_merge_into, claim_move, claim_refresh
 from memory.services.claim_undo import claims_restore, claims_snapshot
@@ -47,6 +47,8 @@ class CandidatePayload(serializers.Serializer):
     # `merge`: the active claim the candidate's evidence joins.
     winner = serializers.UUIDField(required=False, format="hex_verbose")
     into = serializers.UUIDField(required=False, format="hex_verbose")
+    # `approve` of a quarantined or doubted candidate: the person says they read the risk.
+    confirm_risk = serializers.BooleanField(required=False)
 
 
 class ScopeMap(serializers.DictField):
@@ -127,6 +129,13 @@ class CandidateHandler(_ClaimHandler):
     def apply(self, decision: DecisionInput) -> None:
         tenant = decision.item.tenant
         if decision.verdict == "approve":
+            risk = approve_risk(_claim(decision.item))
+            if risk and not decision.payload.get("confirm_risk"):
+                raise Problem(
+                    "risk_not_confirmed",
+                    f"Approving this candidate needs your confirmation: {risk}.",
+                    errors={"confirm_risk": [f"Confirm that you read the risk: {risk}."]},
+                )
             claim_move(
                 tenant=tenant,
                 actor=decision.actor,

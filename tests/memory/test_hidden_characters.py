@@ -46,7 +46,8 @@ def smuggled(agent) -> dict[str, Any]:
 def approve(session_api, editor, claim: dict[str, Any]) -> None:
     decided = session_api(editor).post(
         f"/api/v1/reviews/{claim['review_item']['id']}/decide",
-        {"verdict": "approve", "reason_code": "verified"},
+        # The screen doubts what hides behind the tag characters: the editor confirms.
+        {"verdict": "approve", "reason_code": "verified", "confirm_risk": True},
         format="json",
     )
     assert decided.status_code == 200, decided.json()
@@ -168,7 +169,7 @@ def test_the_toast_after_approving_shows_the_badge_too(editor, login, smuggled):
 
     response = client.post(
         f"/review/candidates/{item.pk}/decide",
-        {"verdict": "approve", "reason_code": "verified"},
+        {"verdict": "approve", "reason_code": "verified", "confirm_risk": "true"},
         HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
         HTTP_HX_REQUEST="true",
     )

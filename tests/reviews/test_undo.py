@@ -140,7 +140,7 @@ def test_an_undone_approval_of_a_quarantined_memory_quarantines_it_again(agent, 
     claim = Claim.objects.get(pk=item.target_id)
     assert (item.queue, claim.status) == (Queue.CANDIDATES, ClaimStatus.QUARANTINED)
     before = state(claim)
-    decision = decide(item, erin, "approve")
+    decision = decide(item, erin, "approve", payload={"confirm_risk": True})
 
     undo(decision, erin, editor)
 
