@@ -109,3 +109,19 @@ def test_a_person_of_no_tenant_has_no_memories_page(outsider, login, alice_memor
     assert refused.status_code == 404
     assert not DeletionRequest.objects.exists()
     assert Claim.objects.get(pk=alice_memory["id"]).status == "active"
+
+
+def test_a_refused_correction_is_logged_with_its_code_and_never_its_words(
+    alice, login, alice_memory, caplog
+):
+    client = login(alice)
+    with caplog.at_level("WARNING", logger="memory.views"):
+        client.post(
+            f"/me/memories/{alice_memory['id']}/correct",
+            {"text": "Alice lives in Shanghai", "value": "Shanghai"},
+            HTTP_X_CSRFTOKEN=csrf(client),
+        )
+    [record] = [r for r in caplog.records if r.getMessage() == "correction refused"]
+    assert record.code == "correction_unchanged"
+    assert record.claim == alice_memory["id"]
+    assert "Shanghai" not in str(record.__dict__)
