@@ -385,15 +385,13 @@ def decide_view(request: HttpRequest, queue: str, item_id: int) -> HttpResponse:
     query = _posted_query(request)
     next_item = _next_item(membership, queue, query, after=item)
     shown = query.copy()
-    shown.pop("item", None)
-    if next_item is not None:
-        shown["item"] = str(next_item.pk)
-    url = reverse("reviews:queue", args=[queue]) + (f"?{shown.urlencode()}" if shown else "")
+    shown.setlist("item", [str(next_item.pk)] if next_item is not None else [])
+    encoded = shown.urlencode()
+    url = reverse("reviews:queue", args=[queue]) + (f"?{encoded}" if encoded else "")
     if is_htmx(request):
         context = _workspace(request, membership, queue, next_item, query=query)
         response = render_page(request, "reviews/queue.html", context, partial="workspace")
-        # The address names the item now shown, so a reload or a shared link opens it
-        # (and never the item just decided).
+        # The address names the item shown: a reload never opens the one just decided.
         response["HX-Push-Url"] = url
         return response
     return redirect(url)

@@ -142,6 +142,12 @@ def skill_version_approve(
             **actor_fields(actor, "actor"),
         )
         count = len(approvals) + 1
+        data = {
+            "changes": changes,
+            "review_item": review_item_id,
+            "approvals": count,
+            "approvals_required": required,
+        }
         if count < required:
             audit(
                 tenant=tenant,
@@ -149,12 +155,7 @@ def skill_version_approve(
                 verb="skill_version.approval_recorded",
                 version=locked,
                 reason=reason.strip(),
-                data={
-                    "changes": changes,
-                    "review_item": review_item_id,
-                    "approvals": count,
-                    "approvals_required": required,
-                },
+                data=data,
             )
             return locked
         locked.status = VersionStatus.APPROVED
@@ -180,12 +181,7 @@ def skill_version_approve(
             verb="skill_version.approved",
             version=locked,
             reason=reason.strip(),
-            data={
-                "changes": changes,
-                "review_item": review_item_id,
-                "approvals": count,
-                "approvals_required": required,
-            },
+            data=data,
         )
     return locked
 
