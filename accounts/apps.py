@@ -7,3 +7,7 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import schema  # noqa: F401 - registers the OpenAPI auth extension
+        from accounts.services import audit_moves
+        from common.transitions import on_moves
+
+        on_moves(audit_moves)

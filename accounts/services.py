@@ -28,6 +28,7 @@ from accounts.models import (
     Tenant,
 )
 from accounts.selectors import token_owner_choices
+from common.transitions import ANY_ROLE, Moves
 
 TOKEN_PREFIX = "mdk_"  # noqa: S105 - a public marker, not a secret
 
@@ -213,3 +214,28 @@ def agent_token_touch(*, token: AgentToken) -> None:
     if token.last_used_at is None or token.last_used_at < threshold:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+
+
+def audit_moves(moves: Moves) -> None:
+    """The audit rows of a `common.transitions` move, one per row moved, in one insert."""
+    machine = moves.machine
+    if machine.verb is None:
+        return
+    verb = machine.verb.format(to=moves.to)
+    actor = moves.actor
+    # A machine whose moves carry roles says which role moved; a plain one has none to say.
+    by = {} if moves.by == ANY_ROLE else {"by": moves.by}
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            tenant=moves.tenant,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
+            actor_label=actor.label,
+            verb=verb,
+            target_type=machine.target_type or machine.label,
+            target_id=str(pk),
+            reason=moves.reason[:500],
+            data={"from": source, **by, **moves.data},
+        )
+        for pk, source in moves.moved
+    )

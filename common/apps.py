@@ -8,4 +8,6 @@ class CommonConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from common import lookups  # noqa: F401 - registers `field__any`
+
         refuse_numbers_for_strings()

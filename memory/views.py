@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.contrib import messages
@@ -35,8 +34,6 @@ from memory.services.exports import (
     export_request,
     export_scope,
 )
-
-logger = logging.getLogger(__name__)
 
 # Nothing more happens by itself: `needs_review` waits for an editor.
 FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED, DeletionStatus.NEEDS_REVIEW}
@@ -167,16 +164,6 @@ def memory_correct_view(request: HttpRequest, claim_id: Any) -> HttpResponse:
             )
         except Problem as problem:
             error = str(problem.detail)
-            # A person's correction refused is rare and worth reading afterwards: the
-            # code and the gate's reasons, never the words.
-            logger.warning(
-                "correction refused",
-                extra={
-                    "code": problem.code,
-                    "reasons": (problem.extra or {}).get("reasons"),
-                    "claim": str(claim.pk),
-                },
-            )
     if error is None:
         messages.success(request, "Corrected. Agents recall the new statement from now on.")
     context = {

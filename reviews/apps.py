@@ -10,3 +10,8 @@ class ReviewsConfig(AppConfig):
         from reviews.metrics import collect_review_metrics
 
         register_collector("reviews", collect_review_metrics)
+
+        from common.transitions import on_moves
+        from reviews.services import reviews_close_on_moves
+
+        on_moves(reviews_close_on_moves)

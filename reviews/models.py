@@ -9,7 +9,7 @@ from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
 from common.append_only import Rewrite, only_rewrites
-from common.transitions import status_transition_trigger
+from common.transitions import ANY_ROLE, StateMachine
 
 
 class Queue(models.TextChoices):
@@ -31,27 +31,26 @@ class ItemStatus(models.TextChoices):
 OPEN_STATUSES = (ItemStatus.OPEN, ItemStatus.CLAIMED)
 
 _I = ItemStatus
-# The review item state machine, and the only place it is written down. A claimed
-# item is claimed again (the lease renewed or taken over) without moving; an item
-# whose target went away is cancelled whoever holds it.
-ITEM_TRANSITIONS: dict[str, frozenset[str]] = {
-    _I.OPEN: frozenset({_I.CLAIMED, _I.DECIDED, _I.CANCELLED}),
-    _I.CLAIMED: frozenset({_I.DECIDED, _I.CANCELLED}),
-}
+_ANY = frozenset({ANY_ROLE})
 # The role of the one move back: an undo reopens its decided item, held by the person
 # undoing (`review_undo`). Raw SQL without the role cannot reopen a decided item.
 ITEM_UNDO_ROLE = "undo"
-ITEM_UNDO_TRANSITIONS: dict[str, frozenset[str]] = {_I.DECIDED: frozenset({_I.CLAIMED})}
-
-
-@pgtrigger.register(
-    status_transition_trigger(
-        name="review_item_status_transition",
-        label="review item",
-        table=ITEM_TRANSITIONS,
-        role_only=(ITEM_UNDO_ROLE, ITEM_UNDO_TRANSITIONS),
-    )
+# The review item state machine, and the only place it is written down. A claimed
+# item is claimed again (the lease renewed or taken over) without moving; an item
+# whose target went away is cancelled whoever holds it. Decisions are the record of
+# its moves, so the machine writes no audit rows of its own.
+REVIEW_ITEM_MACHINE = StateMachine(
+    label="review item",
+    moves={
+        _I.OPEN: {_I.CLAIMED: _ANY, _I.DECIDED: _ANY, _I.CANCELLED: _ANY},
+        _I.CLAIMED: {_I.DECIDED: _ANY, _I.CANCELLED: _ANY},
+        _I.DECIDED: {_I.CLAIMED: frozenset({ITEM_UNDO_ROLE})},
+    },
+    gated_role=ITEM_UNDO_ROLE,
 )
+
+
+@pgtrigger.register(REVIEW_ITEM_MACHINE.trigger("review_item_status_transition"))
 class ReviewItem(models.Model):
     """Something a person must look at. Queues know targets only by type and id."""
 

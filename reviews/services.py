@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -15,11 +15,12 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
-from common.transitions import role_gated
+from common.transitions import Moves, move_many, move_row
 from reviews.filters import ReviewItemFilter
 from reviews.models import (
     ITEM_UNDO_ROLE,
     OPEN_STATUSES,
+    REVIEW_ITEM_MACHINE,
     Decision,
     DecisionUndo,
     ItemStatus,
@@ -128,11 +129,17 @@ def review_claim(*, tenant: Tenant, item_id: int, actor: Actor, user: Any) -> Re
                 claimed_by=str(item.claimed_by),
                 lease_expires_at=held_until.isoformat(),
             )
-        item.status = ItemStatus.CLAIMED
-        item.claimed_by = user
-        item.lease_expires_at = now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS)
-        item.save(update_fields=["status", "claimed_by", "lease_expires_at"])
-    return item
+        return move_row(
+            REVIEW_ITEM_MACHINE,
+            item,
+            to=ItemStatus.CLAIMED,
+            tenant=tenant,
+            actor=actor,
+            changes={
+                "claimed_by": user,
+                "lease_expires_at": now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS),
+            },
+        )
 
 
 def review_decide(
@@ -208,10 +215,14 @@ def review_decide(
         recorded = getattr(policy.handler, "recorded", None)
         if recorded is not None:
             recorded(item=item, decision=decision)
-        item.status = ItemStatus.DECIDED
-        item.decided_at = now
-        item.lease_expires_at = None
-        item.save(update_fields=["status", "decided_at", "lease_expires_at"])
+        move_row(
+            REVIEW_ITEM_MACHINE,
+            item,
+            to=ItemStatus.DECIDED,
+            tenant=tenant,
+            actor=actor,
+            changes={"decided_at": now, "lease_expires_at": None},
+        )
         follow_up = getattr(policy.handler, "follow_up", None)
         if follow_up is not None:
             follow_up(item=item)
@@ -306,24 +317,25 @@ def review_undo(*, tenant: Tenant, decision_id: int, actor: Actor, user: Any) ->
             actor_id=actor.id,
             actor_label=actor.label,
         )
-        item.status = ItemStatus.CLAIMED
-        item.claimed_by = user
-        item.lease_expires_at = now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS)
-        item.decided_at = None
-        # The target is as the decision found it; deciding again compares with that.
-        item.target_version = handler.current_version(item=item)
         try:
-            # Reopening a decided item passes the database trigger only inside this role.
-            with role_gated(ITEM_UNDO_ROLE), transaction.atomic():
-                item.save(
-                    update_fields=[
-                        "status",
-                        "claimed_by",
-                        "lease_expires_at",
-                        "decided_at",
-                        "target_version",
-                    ]
-                )
+            # Reopening a decided item is the undo role's move alone: the database
+            # passes it only inside that role.
+            move_row(
+                REVIEW_ITEM_MACHINE,
+                item,
+                to=ItemStatus.CLAIMED,
+                by=ITEM_UNDO_ROLE,
+                tenant=tenant,
+                actor=actor,
+                changes={
+                    "claimed_by": user,
+                    "lease_expires_at": now + timedelta(seconds=settings.REVIEW_LEASE_SECONDS),
+                    "decided_at": None,
+                    # The target is as the decision found it; deciding again compares
+                    # with that.
+                    "target_version": handler.current_version(item=item),
+                },
+            )
         except IntegrityError as clash:
             # Another review of the same target opened since: that one is where to decide.
             raise Problem(
@@ -412,42 +424,37 @@ def review_cancel_for_target(
     *, tenant: Tenant, target_type: str, target_id: Any, queue: str | None = None
 ) -> int:
     """Close open items whose target went away (erased, superseded elsewhere)."""
-    items = ReviewItem.objects.filter(
-        tenant=tenant,
-        target_type=target_type,
-        target_id=str(target_id),
-        status__in=OPEN_STATUSES,
+    return reviews_cancel_for_targets(
+        tenant=tenant, target_type=target_type, target_ids=[target_id], queue=queue
     )
-    if queue:
-        items = items.filter(queue=queue)
-    return items.update(status=ItemStatus.CANCELLED, lease_expires_at=None, claimed_by=None)
 
 
 def reviews_cancel_for_targets(
     *, tenant: Tenant, target_type: str, target_ids: Iterable[Any], queue: str | None = None
 ) -> int:
-    """`review_cancel_for_target` for many targets in one UPDATE. Returns the items closed.
+    """Close the open items of many targets, set-wise. Returns the items closed.
 
-    The ids travel as one array parameter, so 10,000 targets cost one statement
-    and no per-id placeholders.
+    The ids travel as one array parameter (`__any`), so 10,000 targets cost one locking
+    read and one UPDATE, with no per-id placeholders.
     """
     ids = sorted({str(target_id) for target_id in target_ids})
     if not ids:
         return 0
-    table = ReviewItem._meta.db_table
-    sql = (
-        f"UPDATE {table} SET status = %s, lease_expires_at = NULL, claimed_by_id = NULL "  # noqa: S608
-        "WHERE tenant_id = %s AND target_type = %s AND target_id = ANY(%s::text[]) "
-        "AND status = ANY(%s::text[])"
+    items = ReviewItem.objects.filter(
+        tenant=tenant, target_type=target_type, target_id__any=ids, status__in=OPEN_STATUSES
     )
-    params: list[Any] = [ItemStatus.CANCELLED, tenant.pk, target_type, ids, list(OPEN_STATUSES)]
     if queue:
-        sql += " AND queue = %s"
-        params.append(queue)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        cancelled: int = cursor.rowcount
-        return cancelled
+        items = items.filter(queue=queue)
+    return len(
+        move_many(
+            REVIEW_ITEM_MACHINE,
+            items,
+            to=ItemStatus.CANCELLED,
+            tenant=tenant,
+            actor=None,
+            changes={"lease_expires_at": None, "claimed_by": None},
+        )
+    )
 
 
 # What a saved filter may keep of the queue page's query string.
@@ -497,3 +504,16 @@ def saved_filter_delete(*, tenant: Tenant, owner: Any, filter_id: int) -> None:
     deleted, _ = SavedFilter.objects.filter(tenant=tenant, owner=owner, pk=filter_id).delete()
     if not deleted:
         raise not_found("saved filter")
+
+
+def reviews_close_on_moves(moves: Moves) -> None:
+    """Close the open review items a `common.transitions` move made pointless: the items
+    of rows that reached a state nobody reviews (`StateMachine.closes_reviews_at`)."""
+    machine = moves.machine
+    if machine.review_target is None or moves.to not in machine.closes_reviews_at:
+        return
+    reviews_cancel_for_targets(
+        tenant=moves.tenant,
+        target_type=machine.review_target,
+        target_ids=[pk for pk, _source in moves.moved],
+    )

@@ -11,6 +11,7 @@ whole correction is refused and nothing changes.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from uuid import UUID
 
@@ -37,6 +38,8 @@ from memory.services.claims import claim_submit
 from memory.services.events import event_record
 from memory.services.lineage import claims_invalidate_derived
 from reviews.services import review_cancel_for_target
+
+logger = logging.getLogger(__name__)
 
 # What the user may replace with a correction; the rest is history.
 CORRECTABLE_STATUSES = frozenset(claim_sources_for(ClaimStatus.SUPERSEDED, ClaimRole.USER))
@@ -117,6 +120,16 @@ def memory_correct(
             ),
         )
         if result.decision not in ACCEPTED_DECISIONS:
+            # A person's correction refused is rare and worth reading afterwards: the
+            # decision and the gate's reasons, never the words.
+            logger.warning(
+                "correction refused",
+                extra={
+                    "decision": result.decision,
+                    "reasons": result.reasons,
+                    "claim": str(old.pk),
+                },
+            )
             # Raising rolls back the retired claim and the ledger entry too.
             raise Problem(
                 "correction_refused",

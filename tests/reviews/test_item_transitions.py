@@ -1,6 +1,6 @@
-"""The review item state machine is guarded in the database: a move `ITEM_TRANSITIONS`
-does not list is refused with `check_violation`, raw SQL included; reopening a decided
-item passes only inside the undo service."""
+"""The review item state machine is guarded in the database: a move
+`REVIEW_ITEM_MACHINE` does not list is refused with `check_violation`, raw SQL included;
+reopening a decided item passes only inside the undo service."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from django.db import IntegrityError, connection, transaction
 
 from accounts.actors import Actor
 from accounts.models import Role
-from reviews.models import ITEM_TRANSITIONS, ItemStatus, ReviewItem
+from common.transitions import ANY_ROLE
+from reviews.models import ITEM_UNDO_ROLE, REVIEW_ITEM_MACHINE, ItemStatus, ReviewItem
 from reviews.services import review_claim, review_decide, review_undo, reviews_cancel_for_targets
 from tests.memory.helpers import submit
 
@@ -81,5 +82,6 @@ def test_a_cancelled_item_stays_cancelled(acme, agent):
         assert item.status == ItemStatus.CANCELLED
         for target in set(ItemStatus.values) - {ItemStatus.CANCELLED}:
             refused_by_database(item, target)
-    assert ItemStatus.CANCELLED not in ITEM_TRANSITIONS
+    assert REVIEW_ITEM_MACHINE.targets(ItemStatus.CANCELLED, ANY_ROLE) == []
+    assert REVIEW_ITEM_MACHINE.targets(ItemStatus.CANCELLED, ITEM_UNDO_ROLE) == []
     assert set(ReviewItem.objects.values_list("status", flat=True)) == {ItemStatus.CANCELLED}
