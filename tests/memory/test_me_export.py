@@ -128,11 +128,13 @@ def test_the_export_holds_my_consents_and_no_one_elses(session_api, alice, bob, 
 
 def test_export_history_shows_a_correction_and_the_revision_it_replaced(session_api, alice, world):
     client = session_api(alice)
-    corrected = client.post(
+    answer = client.post(
         f"/api/v1/me/memories/{world['home']['id']}/correct",
         {"value": "Hangzhou", "text": "I moved to Hangzhou"},
         format="json",
-    ).json()
+    )
+    assert answer.status_code == 201, answer.json()
+    corrected = answer.json()
     claims = {c["id"]: c for c in document_of(client.get("/api/v1/me/export"))["claims"]}
     assert claims[world["home"]["id"]]["status"] == "superseded"
     assert claims[corrected["id"]]["supersedes"] == world["home"]["id"]

@@ -45,11 +45,13 @@ def test_a_correction_answers_at_once_with_its_message_and_the_new_row(alice, lo
 
 def test_the_replaced_memory_is_history_without_correct_or_delete(alice, login, alice_memory):
     client = login(alice)
-    client.post(
+    answer = client.post(
         f"/me/memories/{alice_memory['id']}/correct",
         {"text": "Alice lives in Hangzhou"},
         HTTP_X_CSRFTOKEN=csrf(client),
+        follow=True,
     )
+    assert "Corrected." in answer.content.decode(), answer.content.decode()[-3000:]
     assert Claim.objects.get(pk=alice_memory["id"]).status == ClaimStatus.SUPERSEDED
     page = client.get("/me/").content.decode()
     old_row = page[page.index(f'<tr id="memory-{alice_memory["id"]}"') :]
