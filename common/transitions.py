@@ -171,6 +171,11 @@ class StateMachine:
         """The states `role` may move a `source` row to."""
         return sorted(t for t in self.moves.get(source, {}) if self.allows(source, t, role))
 
+    def sources(self, target: str, role: str = ANY_ROLE) -> list[str]:
+        """The states `role` may move a row from to reach `target`: the WHERE clause of a
+        set-wise move written as one SQL statement (`status = ANY(%s)`)."""
+        return sorted(s for s, moves in self.moves.items() if self.allows(s, target, role))
+
     def check(self, source: str, target: str, role: str = ANY_ROLE, *, noun: str = "") -> None:
         """Raise `InvalidTransition` (409, with the allowed targets) unless the move is legal."""
         if not self.allows(source, target, role):
@@ -293,7 +298,7 @@ def move_row(
         with _gate(machine, by):
             row.save(update_fields=list(written))
         if source != to:
-            _announce(machine, tenant, actor, to, by, reason, [(row.pk, source)], data)
+            moves_recorded(machine, tenant, actor, to, by, reason, [(row.pk, source)], data)
     return row
 
 
@@ -337,7 +342,7 @@ def move_many(
             written["updated_at"] = timezone.now()
         with _gate(machine, by):
             rows.model._default_manager.filter(pk__any=[pk for pk, _ in moving]).update(**written)
-        _announce(machine, tenant, actor, to, by, reason, moving, data)
+        moves_recorded(machine, tenant, actor, to, by, reason, moving, data)
     return [pk for pk, _ in moving]
 
 
@@ -345,7 +350,7 @@ def _has_field(model: Any, name: str) -> bool:
     return any(f.name == name for f in model._meta.concrete_fields)
 
 
-def _announce(
+def moves_recorded(
     machine: StateMachine,
     tenant: Any,
     actor: Any,
