@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory.models import Claim
-from memory.models.lifecycle import DeletionRequest
+from memory.claims.models import Claim
+from memory.privacy.models.lifecycle import DeletionRequest
 from tests.memory.helpers import post_event, submit
 
 pytestmark = pytest.mark.django_db
@@ -115,7 +115,7 @@ def test_a_refused_correction_is_logged_with_its_code_and_never_its_words(
     alice, login, alice_memory, caplog
 ):
     client = login(alice)
-    with caplog.at_level("WARNING", logger="memory.views"):
+    with caplog.at_level("WARNING", logger="memory.privacy.views.me"):
         client.post(
             f"/me/memories/{alice_memory['id']}/correct",
             {"text": "Alice lives in Shanghai", "value": "Shanghai"},
