@@ -16,6 +16,7 @@ key, and the use counts move only in the statement whose insert created it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -45,11 +46,20 @@ from memory.claims.selectors.claims import (
     claims_recall,
 )
 from memory.claims.selectors.recall_ranking import RecallQuery
-from memory.privacy.models import DeletionRequest
 
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table
-_DELETION = DeletionRequest._meta.db_table
+
+
+@functools.cache
+def _deletions_table() -> str:
+    # A subject's deletions are recorded by memory.privacy, which builds on claims
+    # (docs/architecture.md, "Layers"): the table is found through the relation its
+    # model declares on Subject, not by importing it.
+    deletion = Subject._meta.get_field("deletions").related_model
+    assert isinstance(deletion, type)  # a model class, once the apps are loaded
+    return deletion._meta.db_table
+
 
 logger = logging.getLogger(__name__)
 
@@ -293,7 +303,7 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
             f"""
             WITH erasure AS (
                 SELECT EXISTS (
-                    SELECT 1 FROM {_DELETION} d
+                    SELECT 1 FROM {_deletions_table()} d
                     WHERE d.tenant_id = %(tenant)s AND d.subject_id = %(subject)s
                       AND (d.finished_at IS NULL OR d.finished_at > %(recalled_at)s)
                 ) AS erasing
