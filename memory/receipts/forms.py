@@ -1,4 +1,4 @@
-"""Console forms of the memory app. They validate input only; the services decide."""
+"""The platforms page's forms. They validate input only; the services decide."""
 
 from __future__ import annotations
 
