@@ -173,7 +173,7 @@ class ActorKind(models.TextChoices):
     SYSTEM = "system"
 
 
-# What a deletion may take out of an audit row (`memory.held_content` scrubs these).
+# What a deletion may take out of an audit row (`memory.privacy.held_content` scrubs these).
 AUDIT_SCRUB = Rewrite(stamp="scrubbed_at", clears=("reason", "data"))
 
 

@@ -51,19 +51,16 @@ from bench import deletion as deletion_bench  # noqa: E402
 from bench import ingest, queues, recall, screen, screen_heldout  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
 from common.startup import freeze_loaded_objects  # noqa: E402
-from memory.models import (  # noqa: E402
-    Claim,
-    ClaimStatus,
+from memory.claims.models import Claim, ClaimStatus, Event, Subject  # noqa: E402
+from memory.privacy.models import (  # noqa: E402
     DeletionRequest,
     DeletionScope,
     DeletionStatus,
-    Event,
-    Subject,
     Tombstone,
     TombstoneAction,
     TombstoneTarget,
 )
-from memory.services.deletion import deletion_request_create, deletion_run  # noqa: E402
+from memory.privacy.services.deletion import deletion_request_create, deletion_run  # noqa: E402
 from testing.seed import seed_subject  # noqa: E402
 
 # Timed as production runs, with DEBUG off: with it on, every statement is also logged

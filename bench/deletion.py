@@ -29,18 +29,9 @@ from django.db import connection, transaction
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import tenant_create
-from memory.models import (
-    Claim,
-    ClaimSource,
-    DeletionRequest,
-    DeletionScope,
-    DeletionStatus,
-    Event,
-    RecallTrace,
-    Subject,
-    Tombstone,
-)
-from memory.services.deletion import deletion_request_create, deletion_run
+from memory.claims.models import Claim, ClaimSource, Event, RecallTrace, Subject
+from memory.privacy.models import DeletionRequest, DeletionScope, DeletionStatus, Tombstone
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from reviews.models import ReviewItem
 from testing.seed import Seeded, seed_subject
 

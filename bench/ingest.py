@@ -68,14 +68,14 @@ from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
 from bench.database import conninfo
 from common.fingerprints import fingerprint
-from memory.api.claims.serializers import CandidateIn
-from memory.models import Claim, ClaimSource, Subject
-from memory.search import ngrams, searchable_text
-from memory.sensitivity import classify, find_ephemeral
-from memory.services.claim_screening import SecretScan, screen_candidate, screen_injections
-from memory.services.claim_sources import resolve_sources
-from memory.services.claims import judge
-from memory.services.subjects import subjects_resolve
+from memory.claims.api.claims.serializers import CandidateIn
+from memory.claims.models import Claim, ClaimSource, Subject
+from memory.claims.search import ngrams, searchable_text
+from memory.claims.sensitivity import classify, find_ephemeral
+from memory.claims.services.claim_screening import SecretScan, screen_candidate, screen_injections
+from memory.claims.services.claim_sources import resolve_sources
+from memory.claims.services.claims import judge
+from memory.claims.services.subjects import subjects_resolve
 from testing.corpus import plain
 
 HEADING = "## Ingest: claims:batch vs bulk_create and LangGraph's PostgresStore"

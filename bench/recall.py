@@ -52,13 +52,13 @@ from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
 from bench.database import conninfo
 from bench.recall_data import ACTOR, FAMILIES, MEMORIES_PER_USER, QUESTIONS_PER_USER, seed_users
-from memory.embedders import embedder, semantic_mode
-from memory.models import Claim, ClaimEmbedding, Subject
-from memory.selectors.claims import claims_recall
-from memory.selectors.recall_ranking import RecallQuery, cached_query_vector
-from memory.services.embeddings import claims_embed_pending
-from memory.services.recall import recall_run
-from memory.tasks.embeddings import embed_claims
+from memory.claims.embedders import embedder, semantic_mode
+from memory.claims.models import Claim, ClaimEmbedding, Subject
+from memory.claims.selectors.claims import claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery, cached_query_vector
+from memory.claims.services.embeddings import claims_embed_pending
+from memory.claims.services.recall import recall_run
+from memory.claims.tasks import embed_claims
 
 
 def _pct(values: list[float], p: float) -> float:

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
-from memory.models import Claim, Subject
-from memory.search import ngrams
+from memory.claims.models import Claim, Subject
+from memory.claims.search import ngrams
 
 MEMORIES_PER_USER = 200
 

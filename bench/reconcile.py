@@ -43,13 +43,13 @@ from django.utils import timezone  # noqa: E402
 from accounts.actors import Actor  # noqa: E402
 from accounts.models import Tenant  # noqa: E402
 from accounts.services import tenant_create  # noqa: E402
-from memory.models.platforms import AbsenceProof, Platform  # noqa: E402
-from memory.models.receipts import Receipt, ReceiptState  # noqa: E402
-from memory.reconcilers.http import lookup_clients  # noqa: E402
-from memory.reconcilers.urls import parse_platform_url  # noqa: E402
-from memory.services.platforms import platform_register  # noqa: E402
-from memory.services.receipt_reads import receipts_reconcile  # noqa: E402
-from memory.services.reconciliation import receipts_reconcile_batch  # noqa: E402
+from memory.receipts.models.platforms import AbsenceProof, Platform  # noqa: E402
+from memory.receipts.models.receipts import Receipt, ReceiptState  # noqa: E402
+from memory.receipts.reconcilers.http import lookup_clients  # noqa: E402
+from memory.receipts.reconcilers.urls import parse_platform_url  # noqa: E402
+from memory.receipts.services.platforms import platform_register  # noqa: E402
+from memory.receipts.services.receipt_reads import receipts_reconcile  # noqa: E402
+from memory.receipts.services.reconciliation import receipts_reconcile_batch  # noqa: E402
 from testing.fake_platform import FakePlatform  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"

@@ -26,7 +26,7 @@ from common.screen import (
     find_secrets_in_value,
     normalize,
 )
-from memory import gate
+from memory.claims import gate
 from testing.corpus import labelled, plain
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

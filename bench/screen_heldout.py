@@ -31,12 +31,12 @@ from accounts.models import Tenant
 from common.screen import decode, find_secrets_in_text, normalize
 from common.screen.injection import judge_injection_many
 from common.screen.learned import PASS, QUARANTINE, head
-from memory import gate
-from memory.models.ledger import Sensitivity
-from memory.models.screening import ScreenExample
-from memory.screen_fit import band_quality
-from memory.selectors.screening import screen_bands, screen_examples
-from memory.sensitivity import classify
+from memory.claims import gate
+from memory.claims.models.ledger import Sensitivity
+from memory.claims.models.screening import ScreenExample
+from memory.claims.screen_fit import band_quality
+from memory.claims.selectors.screening import screen_bands, screen_examples
+from memory.claims.sensitivity import classify
 from testing.screen_corpus import HERE, Sample, read
 
 HEADING = "## Screen: held-out sets, learned head and rules together"

@@ -1,7 +1,7 @@
 """The values every app's OpenAPI examples share: ids, times, actors, a page.
 
 Each app keeps the request and response examples of its operations beside their
-serializers (`memory/api/*/examples.py`, `reviews/api/examples.py`,
+serializers (`memory/*/api/*/examples.py`, `reviews/api/examples.py`,
 `skills/api/examples.py`); `config/openapi.py` attaches them all to the schema by
 operationId. tests/clients/test_openapi_examples.py checks that every operation has
 them and that each validates against its schema.

@@ -53,12 +53,12 @@ def spectacular_settings() -> dict[str, Any]:
         "COMPONENT_SPLIT_REQUEST": True,
         "SCHEMA_PATH_PREFIX": r"/api/v1",
         "ENUM_NAME_OVERRIDES": {
-            "ClaimKindEnum": "memory.models.claims.ClaimKind.choices",
-            "ClaimStatusEnum": "memory.models.claims.ClaimStatus.choices",
+            "ClaimKindEnum": "memory.claims.models.claims.ClaimKind.choices",
+            "ClaimStatusEnum": "memory.claims.models.claims.ClaimStatus.choices",
             "ReviewItemStatusEnum": "reviews.models.ItemStatus.choices",
             "ReviewQueueEnum": "reviews.models.Queue.choices",
-            "ReceiptStateEnum": "memory.models.receipts.ReceiptState.choices",
-            "SensitivityEnum": "memory.models.ledger.Sensitivity.choices",
+            "ReceiptStateEnum": "memory.receipts.models.receipts.ReceiptState.choices",
+            "SensitivityEnum": "memory.claims.models.ledger.Sensitivity.choices",
         },
     }
 

@@ -10,9 +10,10 @@ from django.db.models import Count, Func
 from django.utils import timezone
 
 from accounts.models import Tenant
-from memory.metrics.agents import AgentReliability, agent_reliability
-from memory.models import Claim, Receipt
-from memory.services.recovery import recovery_decision_counts
+from memory.claims.metrics import AgentReliability, agent_reliability
+from memory.claims.models import Claim
+from memory.receipts.models import Receipt
+from memory.receipts.services.recovery import recovery_decision_counts
 
 DAYS = 14
 

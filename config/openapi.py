@@ -11,17 +11,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from memory.api import examples as memory_examples
+from memory.claims.api import examples as claims_examples
+from memory.privacy.api import examples as privacy_examples
+from memory.receipts.api import examples as receipts_examples
 from reviews.api import examples as reviews_examples
 from skills.api import examples as skills_examples
 
 EXAMPLES: dict[str, dict[str, Any]] = {
-    **memory_examples.EXAMPLES,
+    **claims_examples.EXAMPLES,
+    **receipts_examples.EXAMPLES,
+    **privacy_examples.EXAMPLES,
     **reviews_examples.EXAMPLES,
     **skills_examples.EXAMPLES,
 }
 # Answers that have no serializer: the schema their example goes under.
-ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {**memory_examples.ANSWER_SCHEMAS}
+ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {**claims_examples.ANSWER_SCHEMAS}
 
 
 def attach_examples(result: dict[str, Any], generator: Any, request: Any, public: Any) -> dict:

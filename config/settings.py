@@ -69,6 +69,9 @@ INSTALLED_APPS = [
     "accounts",
     "reviews",
     "memory",
+    "memory.receipts",
+    "memory.claims",
+    "memory.privacy",
     "skills",
     "config",
 ]
@@ -368,7 +371,7 @@ RECONCILE_HTTP_MAX_RESPONSE_BYTES = env_int("RECONCILE_HTTP_MAX_RESPONSE_BYTES",
 # Resolves platform host names (a dotted path to `f(host, port) -> [address]`).
 # memdesk judges every address it returns and connects to the one it judged.
 PLATFORM_RESOLVER = os.environ.get(
-    "PLATFORM_RESOLVER", "memory.reconcilers.addresses.system_resolve"
+    "PLATFORM_RESOLVER", "memory.receipts.reconcilers.addresses.system_resolve"
 )
 # CA certificates (a PEM file) platform certificates are verified against;
 # empty: the public roots. Set it for platforms behind an internal CA.
@@ -400,9 +403,9 @@ if CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] < 2 * CELERY_TASK_TIME_
 # another app's `decision` or `outcome` field cannot collide with them.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
-        "ReconciliationReadOutcomeEnum": "memory.models.receipts.ReadOutcome.choices",
-        "RecoveryDecisionEnum": "memory.services.recovery.RecoveryDecision.choices",
-        "RecoveryReasonEnum": "memory.services.recovery.RecoveryReason.choices",
+        "ReconciliationReadOutcomeEnum": "memory.receipts.models.receipts.ReadOutcome.choices",
+        "RecoveryDecisionEnum": "memory.receipts.services.recovery.RecoveryDecision.choices",
+        "RecoveryReasonEnum": "memory.receipts.services.recovery.RecoveryReason.choices",
     }
 )
 # Sweeps are the safety net behind the on-commit enqueue: they find work from
@@ -480,8 +483,8 @@ CELERY_BEAT_SCHEDULE["memory-retention-sweep"] = {
 }
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
-        "DeletionStatusEnum": "memory.models.lifecycle.DeletionStatus.choices",
-        "DeletionScopeEnum": "memory.models.lifecycle.DeletionScope.choices",
+        "DeletionStatusEnum": "memory.privacy.models.lifecycle.DeletionStatus.choices",
+        "DeletionScopeEnum": "memory.privacy.models.lifecycle.DeletionScope.choices",
     }
 )
 
@@ -541,7 +544,7 @@ LEDGER_SEMANTIC_MIN_SIMILARITY = float(os.environ.get("LEDGER_SEMANTIC_MIN_SIMIL
 # Recent queries' vectors kept per process (agents repeat their questions); 0: none.
 RECALL_QUERY_CACHE_SIZE = env_int("RECALL_QUERY_CACHE_SIZE", 1024)
 # /healthz reports how recall ranks by meaning; common cannot import memory.
-SEMANTIC_MODE_PROBE = "memory.embedders.semantic_mode"
+SEMANTIC_MODE_PROBE = "memory.claims.embedders.semantic_mode"
 CELERY_BEAT_SCHEDULE["memory-embed-pending"] = {
     "task": "memory.embed_pending",
     "schedule": float(EMBED_SWEEP_SECONDS),
@@ -566,5 +569,5 @@ CELERY_BEAT_SCHEDULE["memory-exports-sweep"] = {
     "options": {"queue": LIFECYCLE_QUEUE, "expires": EXPORT_SWEEP_SECONDS},
 }
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
-    {"ExportStatusEnum": "memory.models.exports.ExportStatus.choices"}
+    {"ExportStatusEnum": "memory.privacy.models.exports.ExportStatus.choices"}
 )

@@ -7,10 +7,13 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 from common import views as common_views
 from common.schema_view import SchemaView
 from config import views as console_views
+from memory.privacy import urls as privacy_urls
 
 api_v1 = [
     path("", include("reviews.api.urls")),
-    path("", include("memory.api.urls")),
+    path("", include("memory.claims.api.urls")),
+    path("", include("memory.receipts.api.urls")),
+    path("", include("memory.privacy.api.urls")),
     path("", include("skills.api.urls")),
 ]
 
@@ -50,12 +53,12 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("review/", include("reviews.urls")),
-    path("me/", include("memory.urls")),
-    path("memory/", include("memory.desk_urls")),
+    path("me/", include(privacy_urls.me_urls)),
+    path("memory/", include("memory.claims.urls")),
     path("skills/", include("skills.urls")),
-    path("platforms/", include("memory.platform_urls")),
+    path("platforms/", include("memory.receipts.urls")),
     path("tokens/", include("accounts.urls")),
-    path("settings/retention/", include("memory.retention_urls")),
+    path("settings/retention/", include(privacy_urls.retention_urls)),
     path("", include(console)),
 ]
 

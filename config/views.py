@@ -13,9 +13,9 @@ from accounts.models import Role
 from common.htmx import render_page
 from config.charts import bar_chart, column_chart, milliseconds, percent
 from config.dashboard import dashboard_data
-from memory.metrics.agents import AgentReliability
-from memory.selectors.retention import retention_overview
-from memory.selectors.traces import unused_recalls
+from memory.claims.metrics import AgentReliability
+from memory.claims.selectors.traces import unused_recalls
+from memory.privacy.selectors.retention import retention_overview
 from reviews.selectors import queue_depths
 
 

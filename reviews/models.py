@@ -116,7 +116,7 @@ class ReviewItem(models.Model):
         return f"{self.queue} {self.target_type}:{self.target_id} ({self.status})"
 
 
-# What a deletion may take out of a decision (`memory.held_content` scrubs these).
+# What a deletion may take out of a decision (`memory.privacy.held_content` scrubs these).
 DECISION_SCRUB = Rewrite(stamp="scrubbed_at", clears=("note", "payload", "undo_state"))
 
 

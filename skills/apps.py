@@ -7,7 +7,7 @@ class SkillsConfig(AppConfig):
 
     def ready(self) -> None:
         from common.metrics import register_collector
-        from memory.signals import claims_forgotten
+        from memory.privacy.signals import claims_forgotten
         from skills import decisions
         from skills.metrics import collect_skill_metrics
         from skills.receivers import on_claims_forgotten

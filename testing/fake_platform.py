@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 if TYPE_CHECKING:
-    from memory.models import Platform
+    from memory.receipts.models import Platform
 
 WRITE_NORMAL = "normal"
 # The platform stores the article, then the connection dies before any answer.

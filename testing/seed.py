@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from django.db import connection
 
 from accounts.models import Tenant
-from memory.models import Claim, ClaimSource, Event, RecallTrace, Subject
+from memory.claims.models import Claim, ClaimSource, Event, RecallTrace, Subject
 from reviews.models import Queue, ReviewItem
 
-# Character trigrams of each word, like memory.search.ngrams does for Latin text.
+# Character trigrams of each word, like memory.claims.search.ngrams does for Latin text.
 _NGRAMS_SQL = (
     "ARRAY(SELECT DISTINCT substr(w, i, 3) FROM regexp_split_to_table(lower({text}), "
     "'[^a-z0-9]+') AS w, generate_series(1, greatest(length(w) - 2, 1)) AS i "

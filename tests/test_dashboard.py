@@ -1,6 +1,6 @@
 import pytest
 
-from memory.services.recovery import recovery_decision_counts
+from memory.receipts.services.recovery import recovery_decision_counts
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db

@@ -6,15 +6,10 @@ from django.core.management import call_command
 from accounts.actors import Actor
 from accounts.models import AgentToken, Membership
 from common.fingerprints import erased_marker
-from memory.models import (
-    Checkpoint,
-    Claim,
-    ClaimSource,
-    DeletionRequest,
-    DeletionStatus,
-    Receipt,
-)
-from memory.selectors.receipts import checkpoint_get
+from memory.claims.models import Claim, ClaimSource
+from memory.privacy.models import DeletionRequest, DeletionStatus
+from memory.receipts.models import Checkpoint, Receipt
+from memory.receipts.selectors.receipts import checkpoint_get
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db

@@ -1,9 +1,12 @@
 """The apps form layers, and every import points down (docs/architecture.md, "Layers").
 
-common < accounts < reviews < memory < skills < config: a module may import its own
-app and the apps below it, never one above. `reviews` is queue infrastructure and
-knows no claims or skills; `memory` never needs `skills`; only `config` (settings,
-URLs, the demo, the dashboard) sees everything.
+common < accounts < reviews < memory < memory.receipts < memory.claims < memory.privacy
+< skills < config: a module may import its own app and the apps below it, never one
+above. `reviews` is queue infrastructure and knows no claims or skills; the bare
+`memory` package (the label's owner and its migrations) needs none of its domains;
+receipts know no claims, claims know nothing of deletion, consent or exports (they
+read consent through the reader privacy hands them); `memory` never needs `skills`;
+only `config` (settings, URLs, the demo, the dashboard) sees everything.
 """
 
 from __future__ import annotations
@@ -13,11 +16,28 @@ from pathlib import Path
 
 from tests.test_import_cycles import import_graph, module_paths
 
-LAYERS = ("common", "accounts", "reviews", "memory", "skills", "config")
+LAYERS = (
+    "common",
+    "accounts",
+    "reviews",
+    "memory",
+    "memory.receipts",
+    "memory.claims",
+    "memory.privacy",
+    "skills",
+    "config",
+)
 
 
 def _layer(module: str) -> int:
-    return LAYERS.index(module.split(".", 1)[0])
+    """The layer of the longest prefix of `module` that names one (memory.claims.gate is
+    memory.claims, memory.apps is memory)."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in LAYERS:
+            return LAYERS.index(prefix)
+    raise ValueError(f"{module} is in no layer")
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -36,8 +56,13 @@ def test_every_import_points_down_the_layers():
 def test_the_check_would_see_an_upward_import():
     graph = import_graph(module_paths())
     assert set(module_paths()) and all(name.split(".")[0] in LAYERS for name in graph)
-    planted = {**graph, "reviews.services": graph["reviews.services"] | {"memory.models"}}
-    assert upward_imports(planted) == ["reviews.services imports memory.models"]
+    planted = {**graph, "reviews.services": graph["reviews.services"] | {"memory.claims.models"}}
+    assert upward_imports(planted) == ["reviews.services imports memory.claims.models"]
+    # Between two memory domains: receipts sit below claims.
+    receipts = "memory.receipts.services.receipts"
+    planted = {**graph, receipts: graph[receipts] | {"memory.claims.models"}}
+    assert upward_imports(planted) == [f"{receipts} imports memory.claims.models"]
+    assert _layer("memory.claims.gate") > _layer("memory.receipts") > _layer("memory.apps")
 
 
 def _imports_of(root: str) -> dict[str, set[str]]:

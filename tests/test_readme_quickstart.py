@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from memory.models import Checkpoint, Claim, Event, Receipt
+from memory.claims.models import Claim, Event
+from memory.receipts.models import Checkpoint, Receipt
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
 from accounts.services import tenant_create
-from memory.models import Event
+from memory.claims.models import Event
 from tests import snapshot
 from tests.memory.helpers import submit
 

@@ -11,16 +11,16 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AgentToken, Role, SubjectOwnership, Tenant
-from memory.selectors.claims import subject_get
-from memory.selectors.recall_ranking import RecallQuery
-from memory.services.claim_inputs import CandidateInput, SourceInput
-from memory.services.claims import claim_submit
-from memory.services.consolidation import consolidation_run
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.events import event_record
-from memory.services.recall import recall_run
-from memory.services.receipts import receipt_create, receipt_transition
-from memory.services.recovery import checkpoint_save
+from memory.claims.selectors.claims import subject_get
+from memory.claims.selectors.recall_ranking import RecallQuery
+from memory.claims.services.claim_inputs import CandidateInput, SourceInput
+from memory.claims.services.claims import claim_submit
+from memory.claims.services.events import event_record
+from memory.claims.services.recall import recall_run
+from memory.privacy.services.consolidation import consolidation_run
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.receipts.services.receipts import receipt_create, receipt_transition
+from memory.receipts.services.recovery import checkpoint_save
 
 
 @dataclass(frozen=True)

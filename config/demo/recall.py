@@ -11,13 +11,13 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from config.demo.memory import DemoTokens
-from memory.selectors.claims import subject_get
-from memory.selectors.recall_ranking import RecallQuery
-from memory.services.claim_inputs import CandidateInput, SourceInput
-from memory.services.claims import claim_submit
-from memory.services.events import event_record
-from memory.services.recall import recall_run
-from memory.services.recall_uses import UseReport, recall_uses_report
+from memory.claims.selectors.claims import subject_get
+from memory.claims.selectors.recall_ranking import RecallQuery
+from memory.claims.services.claim_inputs import CandidateInput, SourceInput
+from memory.claims.services.claims import claim_submit
+from memory.claims.services.events import event_record
+from memory.claims.services.recall import recall_run
+from memory.claims.services.recall_uses import UseReport, recall_uses_report
 
 DEPLOY_STEPS = [
     "Started the weekly CRM deploy check",

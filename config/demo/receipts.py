@@ -10,11 +10,11 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import ActorKind, AgentToken, Tenant
 from common.fingerprints import fingerprint
-from memory.models.receipts import Receipt, ReceiptState
-from memory.services.platforms import operation_policy_set, platform_register
-from memory.services.receipt_reads import receipts_reconcile
-from memory.services.receipts import receipt_create, receipt_transition
-from memory.services.recovery import checkpoint_save
+from memory.receipts.models.receipts import Receipt, ReceiptState
+from memory.receipts.services.platforms import operation_policy_set, platform_register
+from memory.receipts.services.receipt_reads import receipts_reconcile
+from memory.receipts.services.receipts import receipt_create, receipt_transition
+from memory.receipts.services.recovery import checkpoint_save
 
 BLOG = "https://blog.example/api/articles"
 # `.invalid` never resolves (RFC 2606): should a demo receipt's outcome become

@@ -10,9 +10,9 @@ from django.db.models import (
 )
 
 from accounts.models import Tenant
-from memory.gate import experience_outcome
-from memory.models import Claim, ClaimKind, ClaimStatus
-from memory.selectors.claims import claims_visible
+from memory.claims.gate import experience_outcome
+from memory.claims.models import Claim, ClaimKind, ClaimStatus
+from memory.claims.selectors.claims import claims_visible
 from skills.models import (
     DraftSource,
     SkillVersion,

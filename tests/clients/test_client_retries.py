@@ -15,7 +15,7 @@ from memdesk_client.errors import (
     ServerError,
 )
 
-from memory.models import Claim, Event
+from memory.claims.models import Claim, Event
 from tests.clients.test_python_client import TIMEOUT, _accepted_fact
 
 

@@ -22,7 +22,9 @@ from mcp.client.stdio import StdioServerParameters
 from accounts.actors import Actor
 from accounts.models import Role
 from accounts.services import agent_token_create
-from memory.models import Checkpoint, Claim, DeletionRequest, Event, Receipt
+from memory.claims.models import Claim, Event
+from memory.privacy.models import DeletionRequest
+from memory.receipts.models import Checkpoint, Receipt
 from skills import services as skill_services
 from skills.models import EvaluationCategory
 from tests.skills.conftest import package, service_case

@@ -26,8 +26,9 @@ from memdesk_client.errors import (
     UnsafePathSegment,
 )
 
-from memory.models import Checkpoint, Claim, Event, Receipt, ReceiptTransition
-from memory.services import recovery
+from memory.claims.models import Claim, Event
+from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition
+from memory.receipts.services import recovery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

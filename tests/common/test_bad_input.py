@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from memory.models import Claim, Event
-from memory.models.receipts import Checkpoint, Receipt
+from memory.claims.models import Claim, Event
+from memory.receipts.models.receipts import Checkpoint, Receipt
 from tests.memory.helpers import candidate, submit
 
 pytestmark = pytest.mark.django_db

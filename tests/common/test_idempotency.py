@@ -9,8 +9,9 @@ from accounts.actors import Actor
 from accounts.services import agent_token_create
 from common.fingerprints import erased_marker
 from common.models import IdempotencyRecord
-from memory.models import Claim, DeletionStatus, Event
-from memory.services.deletion import deletion_run
+from memory.claims.models import Claim, Event
+from memory.privacy.models import DeletionStatus
+from memory.privacy.services.deletion import deletion_run
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate
 

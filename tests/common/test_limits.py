@@ -18,7 +18,7 @@ from rest_framework.test import APIClient, APIRequestFactory
 from common import schema_view
 from common.schema_view import SchemaView
 from common.throttles import AgentTokenThrottle
-from memory.models import Claim, Event
+from memory.claims.models import Claim, Event
 from tests.memory.helpers import candidate
 
 pytestmark = pytest.mark.django_db

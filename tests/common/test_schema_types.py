@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from memory.models import Event
-from memory.models.receipts import Checkpoint
+from memory.claims.models import Event
+from memory.receipts.models.receipts import Checkpoint
 from tests.common.test_bad_input import assert_problem, event_body
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,7 @@ import config.wsgi
 print(json.dumps({
     "frozen": gc.get_freeze_count(),
     "tracked": len(gc.get_objects()),
-    "urlconf_loaded": "memory.api.claims.views" in sys.modules,
+    "urlconf_loaded": "memory.claims.api.claims.views" in sys.modules,
 }))
 """
 

@@ -7,7 +7,7 @@ refusal in the browser's console or as a securitypolicyviolation event.
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from reviews.models import ReviewItem
 from skills.models import SkillVersion
 from tests.e2e.conftest import screenshot, settle, violations, watch

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from memory.models import Claim, DeletionRequest, RecallTrace
+from memory.claims.models import Claim, RecallTrace
+from memory.privacy.models import DeletionRequest
 from reviews.models import Queue, ReviewItem
 from skills.models import SkillVersion
 from tests.e2e.conftest import ARTIFACTS, settle

@@ -12,18 +12,11 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
-from memory.models import (
-    Claim,
-    ClaimStatus,
-    DataExport,
-    DeletionRequest,
-    DeletionStatus,
-    Event,
-    ExportStatus,
-)
-from memory.services.claim_inputs import CandidateInput, SourceInput
-from memory.services.claims import claim_submit
-from memory.services.events import event_record
+from memory.claims.models import Claim, ClaimStatus, Event
+from memory.claims.services.claim_inputs import CandidateInput, SourceInput
+from memory.claims.services.claims import claim_submit
+from memory.claims.services.events import event_record
+from memory.privacy.models import DataExport, DeletionRequest, DeletionStatus, ExportStatus
 from tests.e2e.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -3,8 +3,8 @@
 
 import pytest
 
-from memory.models import Claim
-from memory.models.lifecycle import DeletionRequest
+from memory.claims.models import Claim
+from memory.privacy.models.lifecycle import DeletionRequest
 from tests.e2e.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

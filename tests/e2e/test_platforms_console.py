@@ -3,7 +3,7 @@ platform listed, a registration refused for an internal address and then accepte
 
 from __future__ import annotations
 
-from memory.models.platforms import Platform
+from memory.receipts.models.platforms import Platform
 
 
 def test_admin_registers_a_platform_from_the_console(sign_in):

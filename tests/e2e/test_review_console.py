@@ -2,7 +2,8 @@
 
 import pytest
 
-from memory.models import Claim, Receipt
+from memory.claims.models import Claim
+from memory.receipts.models import Receipt
 from reviews.models import ReviewItem
 from tests.e2e.conftest import screenshot, settle
 from tests.e2e.test_every_page import WIDTHS, look

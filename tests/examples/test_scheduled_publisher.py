@@ -15,8 +15,8 @@ from accounts.models import Role
 from accounts.services import agent_token_create
 from examples.scheduled_publisher.driver import FAULTS, Driver, read_metrics
 from examples.scheduled_publisher.platform import FakeBlog
-from memory.services.platforms import operation_policy_set, platform_register
-from memory.tasks.receipts import dispatch_due_reconciliations
+from memory.receipts.services.platforms import operation_policy_set, platform_register
+from memory.receipts.tasks import dispatch_due_reconciliations
 from tests.memory.conftest import celery_workers  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.slow

@@ -15,11 +15,11 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Tenant
 from accounts.services import tenant_create
-from memory.models import Claim, ClaimSource, Event, Subject
-from memory.services.claim_inputs import CandidateInput, SourceInput
-from memory.services.claims import claim_submit
-from memory.services.consent import consents_set
-from memory.services.events import event_record
+from memory.claims.models import Claim, ClaimSource, Event, Subject
+from memory.claims.services.claim_inputs import CandidateInput, SourceInput
+from memory.claims.services.claims import claim_submit
+from memory.claims.services.events import event_record
+from memory.privacy.services.consent import consents_set
 from reviews.models import ReviewItem
 
 GITHUB_TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"

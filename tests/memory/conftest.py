@@ -24,11 +24,16 @@ from django.db import connection
 
 from accounts.actors import Actor
 from accounts.models import Role
-from memory.models.platforms import AbsenceProof, Platform
-from memory.models.receipts import RECEIPT_TRANSITIONS, Receipt, ReceiptState, TransitionRole
-from memory.services.platforms import platform_register
-from memory.services.receipts import receipt_create, receipt_transition
-from memory.services.reconciliation import forget_read_threads
+from memory.receipts.models.platforms import AbsenceProof, Platform
+from memory.receipts.models.receipts import (
+    RECEIPT_TRANSITIONS,
+    Receipt,
+    ReceiptState,
+    TransitionRole,
+)
+from memory.receipts.services.platforms import platform_register
+from memory.receipts.services.receipts import receipt_create, receipt_transition
+from memory.receipts.services.reconciliation import forget_read_threads
 from testing.fake_platform import FakePlatform
 from tests.memory import fake_dns
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from memory.reconcilers.addresses import Unresolvable
+from memory.receipts.reconcilers.addresses import Unresolvable
 
 RECORDS: dict[str, list[list[str]]] = {}
 ASKED: Counter[str] = Counter()

@@ -22,17 +22,17 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent
-from memory.models.platforms import Platform
-from memory.models.receipts import Receipt, ReceiptState
-from memory.services.platforms import platform_register
-from memory.services.receipt_reads import (
+from memory.receipts.models.platforms import Platform
+from memory.receipts.models.receipts import Receipt, ReceiptState
+from memory.receipts.services.platforms import platform_register
+from memory.receipts.services.receipt_reads import (
     receipt_read,
     receipt_reconcile_claim,
     receipt_reconcile_settle,
     receipts_reconcile,
 )
-from memory.services.receipt_sweeps import receipts_due_ids
-from memory.services.reconciliation import receipts_reconcile_batch
+from memory.receipts.services.receipt_sweeps import receipts_due_ids
+from memory.receipts.services.reconciliation import receipts_reconcile_batch
 from reviews.models import ReviewItem
 from testing.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 from tests.memory.conftest import PUBLIC_ADDRESS, http_reconciler, register_proving_platform

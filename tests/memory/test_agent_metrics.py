@@ -13,11 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from accounts.actors import Actor
 from accounts.models import ActorKind
-from memory.metrics.agents import agent_reliability, percentile
-from memory.models import Claim, RecallTrace
-from memory.models.receipts import ReceiptState
-from memory.services.receipts import receipt_create, receipt_transition
-from memory.services.recovery import recovery_decide
+from memory.claims.metrics import agent_reliability, percentile
+from memory.claims.models import Claim, RecallTrace
+from memory.receipts.models.receipts import ReceiptState
+from memory.receipts.services.receipts import receipt_create, receipt_transition
+from memory.receipts.services.recovery import recovery_decide
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db

@@ -21,10 +21,11 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from accounts.services import audit_record
-from memory.models import Event, ReceiptState, ReceiptTransition, Subject
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.receipts import receipt_transition
-from memory.services.scrub import scrub_quoted_content
+from memory.claims.models import Event, Subject
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.privacy.services.scrub import scrub_quoted_content
+from memory.receipts.models import ReceiptState, ReceiptTransition
+from memory.receipts.services.receipts import receipt_transition
 from reviews.models import Decision, ReviewItem
 from reviews.services import review_decide
 from tests.memory.helpers import post_event, submit

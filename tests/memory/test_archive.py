@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import AuditEvent, Role
-from memory.models import Claim, allowed_claim_targets
+from memory.claims.models import Claim, allowed_claim_targets
 from tests.memory.helpers import recall, submit
 
 

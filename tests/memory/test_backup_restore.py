@@ -20,24 +20,14 @@ from django.db import connection
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Tenant
 from common.models import IdempotencyRecord
-from memory.models import (
-    Checkpoint,
-    Claim,
-    ClaimSource,
-    DataExport,
-    DeletionRequest,
-    Event,
-    ExportStatus,
-    RecallTrace,
-    Receipt,
-    ReceiptTransition,
-    Subject,
-)
-from memory.selectors.probes import deletion_probes
-from memory.selectors.probes_everywhere import content_tables
-from memory.services.consolidation import consolidation_run
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.exports import export_run
+from memory.claims.models import Claim, ClaimSource, Event, RecallTrace, Subject
+from memory.privacy.models import DataExport, DeletionRequest, ExportStatus
+from memory.privacy.selectors.probes import deletion_probes
+from memory.privacy.selectors.probes_everywhere import content_tables
+from memory.privacy.services.consolidation import consolidation_run
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.privacy.services.exports import export_run
+from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition
 from reviews.models import Decision, ReviewItem
 from tests.dump import tables_containing
 from tests.memory.helpers import recall

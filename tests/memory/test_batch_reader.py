@@ -7,8 +7,8 @@ import itertools
 import uuid
 from typing import Any
 
-from memory.api.claims.batch_reader import ItemReader
-from memory.api.claims.serializers import CandidateIn
+from memory.claims.api.claims.batch_reader import ItemReader
+from memory.claims.api.claims.serializers import CandidateIn
 
 EVENT = str(uuid.uuid4())
 PLAIN: dict[str, Any] = {

@@ -28,7 +28,7 @@ from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import InvalidTransition
 from common.transitions import role_gated
-from memory.models import (
+from memory.claims.models import (
     CLAIM_TRANSITIONS,
     Claim,
     ClaimRole,
@@ -36,10 +36,10 @@ from memory.models import (
     allowed_claim_targets,
     claim_sources_for,
 )
-from memory.selectors.probes import LIVE_CLAIM_STATUSES
-from memory.services.claim_moves import claim_move
-from memory.services.consolidation import consolidation_run
-from memory.services.subjects import subject_resolve
+from memory.claims.services.claim_moves import claim_move
+from memory.claims.services.subjects import subject_resolve
+from memory.privacy.selectors.probes import LIVE_CLAIM_STATUSES
+from memory.privacy.services.consolidation import consolidation_run
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.models import Claim, ClaimSource, Event
+from memory.claims.models import Claim, ClaimSource, Event
 from reviews.models import ReviewItem
 from tests.common.plans import executed_plan_nodes
 from tests.memory.helpers import candidate, post_event, submit

@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import AuditEvent
-from memory.models import Claim, ClaimSource, Subject
+from memory.claims.models import Claim, ClaimSource, Subject
 from reviews.models import ReviewItem
 from tests.common.plans import executed_plan_nodes
 from tests.memory.batch_corpus import (

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.services import agent_token_create
-from memory.models import Claim, ClaimSource
-from memory.services.events import event_record
+from memory.claims.models import Claim, ClaimSource
+from memory.claims.services.events import event_record
 from tests.memory.helpers import candidate
 
 pytestmark = pytest.mark.django_db(transaction=True)

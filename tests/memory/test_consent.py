@@ -11,9 +11,10 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent
-from memory.models import Claim, ClaimStatus, Consent, DeletionRequest, Event
-from memory.models.lifecycle import DeletionStatus
-from memory.services.deletion import deletion_run
+from memory.claims.models import Claim, ClaimStatus, Event
+from memory.privacy.models import Consent, DeletionRequest
+from memory.privacy.models.lifecycle import DeletionStatus
+from memory.privacy.services.deletion import deletion_run
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate, post_event, submit
 

@@ -14,19 +14,11 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
-from memory.models import (
-    Claim,
-    ClaimSource,
-    ClaimStatus,
-    ConsolidationRun,
-    Event,
-    RecallTrace,
-    Subject,
-    Tombstone,
-)
-from memory.services.consolidation import consolidation_run
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.tasks.lifecycle import consolidate
+from memory.claims.models import Claim, ClaimSource, ClaimStatus, Event, RecallTrace, Subject
+from memory.privacy.models import ConsolidationRun, Tombstone
+from memory.privacy.services.consolidation import consolidation_run
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.privacy.tasks import consolidate
 from reviews.models import Queue, ReviewItem
 from reviews.services import review_decide
 from tests.memory.helpers import evidence, recall, submit

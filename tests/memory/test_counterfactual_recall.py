@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Claim, RecallTrace, RecallUse
+from memory.claims.models import Claim, RecallTrace, RecallUse
 from tests.memory.helpers import recall, submit
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from memory.models import RecallTrace, Subject
-from memory.services.deletion import deletion_request_create, deletion_run
+from memory.claims.models import RecallTrace, Subject
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from tests.memory.helpers import submit
 
 

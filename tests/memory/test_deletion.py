@@ -21,21 +21,17 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.redis import cache_redis
-from memory.models import (
-    Claim,
-    ClaimStatus,
-    DeletionRequest,
-    DeletionStatus,
-    Event,
-    RecallTrace,
-    Subject,
-    Tombstone,
+from memory.claims.models import Claim, ClaimStatus, Event, RecallTrace, Subject
+from memory.privacy.models import DeletionRequest, DeletionStatus, Tombstone
+from memory.privacy.selectors.probes import deletion_probes
+from memory.privacy.services.deletion import (
+    deletion_request_create,
+    deletion_run,
+    deletions_due_ids,
 )
-from memory.selectors.probes import deletion_probes
-from memory.services.deletion import deletion_request_create, deletion_run, deletions_due_ids
-from memory.services.deletion_leases import deletion_claim
-from memory.services.deletion_propagate import deletion_propagate
-from memory.terms import term_digest
+from memory.privacy.services.deletion_leases import deletion_claim
+from memory.privacy.services.deletion_propagate import deletion_propagate
+from memory.privacy.terms import term_digest
 from reviews.models import ItemStatus, Queue, ReviewItem
 from reviews.services import review_decide
 from testing.seed import seed_subject
@@ -417,7 +413,7 @@ def test_a_request_out_of_attempts_fails_and_asks_for_a_person(agent, acme, edit
 def test_the_sweep_wakes_a_worker_for_requests_whose_message_was_lost(
     agent, acme, settings, monkeypatch
 ):
-    from memory.tasks import lifecycle
+    from memory.privacy import tasks as lifecycle
 
     sent: list[tuple] = []
     monkeypatch.setattr(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.deletion import REVIEW_ITEMS_PER_CLAIM, SMOKE, markdown, measure
-from memory.models import Claim, ClaimStatus
+from memory.claims.models import Claim, ClaimStatus
 from reviews.models import ItemStatus, ReviewItem
 
 

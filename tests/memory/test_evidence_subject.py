@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from tests.memory.helpers import candidate, post_event, recall
 
 pytestmark = pytest.mark.django_db

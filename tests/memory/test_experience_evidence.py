@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from memory.models import Claim
-from memory.services.receipts import receipt_transition
+from memory.claims.models import Claim
+from memory.receipts.services.receipts import receipt_transition
 from reviews.models import ReviewItem
 from tests.memory.helpers import candidate, recall
 

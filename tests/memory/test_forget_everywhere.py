@@ -28,18 +28,12 @@ from accounts.actors import Actor
 from common.fingerprints import erased_marker
 from common.models import IdempotencyRecord
 from common.redis import cache_redis
-from memory.models import (
-    Checkpoint,
-    Claim,
-    ClaimStatus,
-    DeletionRequest,
-    DeletionStatus,
-    Event,
-    Receipt,
-)
-from memory.models.receipts import ReceiptState
-from memory.services.deletion import deletion_run
-from memory.services.recovery import RecoveryDecision, RecoveryReason
+from memory.claims.models import Claim, ClaimStatus, Event
+from memory.privacy.models import DeletionRequest, DeletionStatus
+from memory.privacy.services.deletion import deletion_run
+from memory.receipts.models import Checkpoint, Receipt
+from memory.receipts.models.receipts import ReceiptState
+from memory.receipts.services.recovery import RecoveryDecision, RecoveryReason
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
 from tests.dump import pg_dump_lines_containing, tables_containing
 from tests.memory.helpers import post_event, recall

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory.models import Claim, ClaimSource, Event, Subject
+from memory.claims.models import Claim, ClaimSource, Event, Subject
 from tests.memory.helpers import candidate, post_event
 
 pytestmark = pytest.mark.django_db

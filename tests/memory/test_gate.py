@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from memory import gate
-from memory.models import GateDecision
+from memory.claims import gate
+from memory.claims.models import GateDecision
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -13,12 +13,13 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memory.held_content import HELD_CONTENT, HeldContent
-from memory.models import Claim, DeletionRequest, Subject, Tombstone
-from memory.selectors.probes import deletion_probes
-from memory.services import erasure
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.tombstones import tombstones_reapply
+from memory.claims.models import Claim, Subject
+from memory.privacy.held_content import HELD_CONTENT, HeldContent
+from memory.privacy.models import DeletionRequest, Tombstone
+from memory.privacy.selectors.probes import deletion_probes
+from memory.privacy.services import erasure
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.privacy.services.tombstones import tombstones_reapply
 from tests.memory.helpers import recall, submit
 from tests.memory.test_backup_restore import back_up, restore
 

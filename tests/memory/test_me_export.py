@@ -21,11 +21,12 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Role
 from accounts.services import subject_link
-from memory.models import DataExport, ExportStatus, Subject
-from memory.selectors.me import me_subjects
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.services.exports import export_run, exports_dispatch_due, exports_expire
-from memory.tasks.exports import export_run_task
+from memory.claims.models import Subject
+from memory.privacy.models import DataExport, ExportStatus
+from memory.privacy.selectors.me import me_subjects
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.privacy.services.exports import export_run, exports_dispatch_due, exports_expire
+from memory.privacy.tasks import export_run_task
 from tests.dump import tables_containing
 from tests.memory.helpers import post_event, submit
 

@@ -4,9 +4,9 @@ read-only, deletions are listed, and reports keep the engineer's details for edi
 import pytest
 
 from accounts.actors import Actor
-from memory.models import Claim, ClaimStatus
-from memory.models.lifecycle import DeletionRequest
-from memory.services.deletion import deletion_run
+from memory.claims.models import Claim, ClaimStatus
+from memory.privacy.models.lifecycle import DeletionRequest
+from memory.privacy.services.deletion import deletion_run
 from tests.memory.helpers import post_event, submit
 
 pytestmark = pytest.mark.django_db

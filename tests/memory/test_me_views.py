@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory.models import Claim
-from memory.models.lifecycle import DeletionRequest
+from memory.claims.models import Claim
+from memory.privacy.models.lifecycle import DeletionRequest
 from tests.memory.helpers import post_event, submit
 
 pytestmark = pytest.mark.django_db

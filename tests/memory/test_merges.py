@@ -6,14 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.merges import (
-    COUNTER,
-    SCALAR,
-    Side,
-    merge_values,
-    merged_text,
-    value_type,
-)
+from memory.claims.merges import COUNTER, SCALAR, Side, merge_values, merged_text, value_type
 
 EARLY = datetime(2026, 1, 1, tzinfo=UTC)
 LATE = EARLY + timedelta(days=1)

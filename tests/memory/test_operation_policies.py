@@ -13,10 +13,10 @@ from rest_framework.test import APIClient
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent
-from memory.models.platforms import OperationPolicy
-from memory.models.receipts import Receipt, ReceiptTransition
-from memory.services.platforms import operation_policy_set
-from memory.services.receipt_reads import receipts_reconcile
+from memory.receipts.models.platforms import OperationPolicy
+from memory.receipts.models.receipts import Receipt, ReceiptTransition
+from memory.receipts.services.platforms import operation_policy_set
+from memory.receipts.services.receipt_reads import receipts_reconcile
 from tests.memory.conftest import http_reconciler
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +87,7 @@ def test_a_bad_policy_is_refused_and_changes_nothing(admin_api, blog_platform, b
 
 
 def test_an_unknown_or_other_tenants_platform_is_not_found(admin_api, globex, dns):
-    from memory.services.platforms import platform_register
+    from memory.receipts.services.platforms import platform_register
     from tests.memory.conftest import PUBLIC_ADDRESS
 
     dns.answer("blog.example", [PUBLIC_ADDRESS])

@@ -13,11 +13,11 @@ import trustme
 from django.db.models import RestrictedError
 
 from accounts.actors import Actor
-from memory.models.platforms import Platform
-from memory.models.receipts import Receipt, ReceiptState, ReconciliationRead
-from memory.reconcilers import http as http_reconciler
-from memory.services.platforms import platform_register
-from memory.services.receipt_reads import receipts_reconcile
+from memory.receipts.models.platforms import Platform
+from memory.receipts.models.receipts import Receipt, ReceiptState, ReconciliationRead
+from memory.receipts.reconcilers import http as http_reconciler
+from memory.receipts.services.platforms import platform_register
+from memory.receipts.services.receipt_reads import receipts_reconcile
 from reviews.models import ItemStatus, ReviewItem
 from testing.fake_platform import FakePlatform
 from tests.memory.conftest import PUBLIC_ADDRESS, register_fake_platform

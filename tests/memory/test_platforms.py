@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
-from memory.models.platforms import Platform
-from memory.services.platforms import platform_register
+from memory.receipts.models.platforms import Platform
+from memory.receipts.services.platforms import platform_register
 from tests.memory.conftest import PUBLIC_ADDRESS
 
 pytestmark = pytest.mark.django_db

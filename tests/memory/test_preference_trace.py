@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Claim, ClaimStatus
+from memory.claims.models import Claim, ClaimStatus
 from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory.models import Claim, ClaimSource, RecallTrace, Subject
-from memory.selectors.claims import claims_recall
-from memory.selectors.recall_ranking import RecallQuery
+from memory.claims.models import Claim, ClaimSource, RecallTrace, Subject
+from memory.claims.selectors.claims import claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery
 from tests.common.plans import executed_plan_nodes
 from tests.memory.helpers import recall, submit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from reviews.models import ReviewItem
 from tests.memory.helpers import recall, submit
 

@@ -15,12 +15,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
-from memory.models import Claim, RecallTrace, Subject
-from memory.selectors.claims import claims_recall
-from memory.selectors.recall_ranking import RecallQuery
-from memory.services.deletion import deletion_request_create
-from memory.services.recall import recall_run
-from memory.tasks.recall import record_recall
+from memory.claims.models import Claim, RecallTrace, Subject
+from memory.claims.selectors.claims import claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery
+from memory.claims.services.recall import recall_run
+from memory.claims.tasks import record_recall
+from memory.privacy.services.deletion import deletion_request_create
 from tests.memory.helpers import recall, submit
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from memory.models import Claim, RecallTrace, RecallUse, Subject
-from memory.selectors.traces import claim_value, unused_recalls
-from memory.services.deletion import deletion_request_create, deletion_run
+from memory.claims.models import Claim, RecallTrace, RecallUse, Subject
+from memory.claims.selectors.traces import claim_value, unused_recalls
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from tests.memory.helpers import recall, submit
 
 LONG = "Alice keeps a long list of every Shanghai restaurant she has visited since 2019"

@@ -8,9 +8,9 @@ import pytest
 
 from accounts.actors import Actor
 from accounts.models import Role
-from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
-from memory.services.receipts import receipt_create
-from memory.services.recovery import checkpoint_save
+from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.services.receipts import receipt_create
+from memory.receipts.services.recovery import checkpoint_save
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db

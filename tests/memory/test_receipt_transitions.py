@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 from accounts.actors import Actor
 from accounts.models import AuditEvent
 from common.problems import InvalidTransition, Problem
-from memory.models.receipts import (
+from memory.receipts.models.receipts import (
     RECEIPT_TRANSITIONS,
     TERMINAL_RECEIPT_STATES,
     Receipt,
@@ -38,14 +38,14 @@ from memory.models.receipts import (
     TransitionRole,
     allowed_receipt_targets,
 )
-from memory.services import receipt_moves
-from memory.services.receipt_sweeps import receipts_expire_submit_leases
-from memory.services.receipts import (
+from memory.receipts.services import receipt_moves
+from memory.receipts.services.receipt_sweeps import receipts_expire_submit_leases
+from memory.receipts.services.receipts import (
     receipt_create,
     receipt_resolve_manual,
     receipt_transition,
 )
-from memory.tasks.receipts import reconcile_receipts
+from memory.receipts.tasks import reconcile_receipts
 from reviews.models import ItemStatus, ReviewItem
 from tests.memory.conftest import move_as, path_to
 

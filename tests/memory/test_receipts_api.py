@@ -10,8 +10,8 @@ from accounts.models import AuditEvent
 from common.fingerprints import fingerprint
 from common.models import IdempotencyRecord
 from config.demo.receipts import seed_receipts
-from memory.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
-from memory.services.recovery import recovery_decide
+from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.services.recovery import recovery_decide
 from reviews.models import ItemStatus, ReviewItem
 
 # Receipts here look up on `blog`, registered at https://blog.example/api/.

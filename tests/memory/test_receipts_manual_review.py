@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import AuditEvent
-from memory.models.receipts import ReceiptState, ReceiptTransition
-from memory.services.receipts import receipt_resolve_manual
+from memory.receipts.models.receipts import ReceiptState, ReceiptTransition
+from memory.receipts.services.receipts import receipt_resolve_manual
 from reviews.models import Decision, ItemStatus, ReviewItem
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("blog_platform")]

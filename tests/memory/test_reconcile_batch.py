@@ -16,17 +16,17 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import AuditEvent
-from memory.models.receipts import (
+from memory.receipts.models.receipts import (
     ReadOutcome,
     Receipt,
     ReceiptState,
     ReceiptTransition,
     ReconciliationRead,
 )
-from memory.reconcilers import LookupResult
-from memory.services.receipt_reads import ReconcilePass, receipts_reconcile
-from memory.services.receipt_reads import receipt_read as read_once
-from memory.services.reconciliation import (
+from memory.receipts.reconcilers import LookupResult
+from memory.receipts.services.receipt_reads import ReconcilePass, receipts_reconcile
+from memory.receipts.services.receipt_reads import receipt_read as read_once
+from memory.receipts.services.reconciliation import (
     receipts_reconcile_batch,
     receipts_reconcile_claim_batch,
     receipts_reconcile_settle_batch,

@@ -18,9 +18,14 @@ import pytest
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from memory.models.receipts import Receipt, ReceiptState, ReceiptTransition, ReconciliationRead
-from memory.services.receipt_sweeps import receipts_expire_submit_leases
-from memory.tasks.receipts import dispatch_due_reconciliations
+from memory.receipts.models.receipts import (
+    Receipt,
+    ReceiptState,
+    ReceiptTransition,
+    ReconciliationRead,
+)
+from memory.receipts.services.receipt_sweeps import receipts_expire_submit_leases
+from memory.receipts.tasks import dispatch_due_reconciliations
 from testing.fake_platform import WRITE_COMMIT_THEN_DROP
 from tests.memory.conftest import WorkerProcess, http_reconciler
 

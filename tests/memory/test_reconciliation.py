@@ -20,19 +20,24 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent
 from config.celery import app as celery_app
-from memory.models.receipts import ReadOutcome, Receipt, ReceiptTransition, ReconciliationRead
-from memory.reconcilers import LookupResult
-from memory.reconcilers import http as http_reconciler
-from memory.services import receipt_moves
-from memory.services.receipt_reads import (
+from memory.receipts.models.receipts import (
+    ReadOutcome,
+    Receipt,
+    ReceiptTransition,
+    ReconciliationRead,
+)
+from memory.receipts.reconcilers import LookupResult
+from memory.receipts.reconcilers import http as http_reconciler
+from memory.receipts.services import receipt_moves
+from memory.receipts.services.receipt_reads import (
     receipt_reconcile_claim,
     receipt_reconcile_settle,
     receipts_reconcile,
     reconcile_backoff,
 )
-from memory.services.receipt_sweeps import receipts_dispatch_due
-from memory.services.receipts import receipt_resolve_manual
-from memory.tasks.receipts import reconcile_receipts
+from memory.receipts.services.receipt_sweeps import receipts_dispatch_due
+from memory.receipts.services.receipts import receipt_resolve_manual
+from memory.receipts.tasks import reconcile_receipts
 from reviews.models import ItemStatus, ReviewItem
 from testing.fake_platform import WRITE_COMMIT_THEN_DROP, WRITE_DROP_BEFORE_COMMIT
 from tests.memory.conftest import http_reconciler as reconciler_for_platform

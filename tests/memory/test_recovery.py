@@ -14,10 +14,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.models.receipts import Receipt, ReceiptState
-from memory.services.receipt_reads import receipt_reconcile_claim
-from memory.services.receipts import receipt_resolve_manual, receipt_transition
-from memory.services.recovery import RECOVERY_OUTCOMES, recovery_decision_counts, recovery_rule
+from memory.receipts.models.receipts import Receipt, ReceiptState
+from memory.receipts.services.receipt_reads import receipt_reconcile_claim
+from memory.receipts.services.receipts import receipt_resolve_manual, receipt_transition
+from memory.receipts.services.recovery import (
+    RECOVERY_OUTCOMES,
+    recovery_decision_counts,
+    recovery_rule,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,12 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import Problem
-from memory.models import Claim, ClaimStatus, DeletionRequest, Event, RecallTrace, RetentionPolicy
-from memory.models.lifecycle import DeletionStatus
-from memory.services.deletion import deletion_run
-from memory.services.retention import retention_policy_set
-from memory.tasks.lifecycle import retention_sweep_task
+from memory.claims.models import Claim, ClaimStatus, Event, RecallTrace
+from memory.privacy.models import DeletionRequest, RetentionPolicy
+from memory.privacy.models.lifecycle import DeletionStatus
+from memory.privacy.services.deletion import deletion_run
+from memory.privacy.services.retention import retention_policy_set
+from memory.privacy.tasks import retention_sweep_task
 from tests.dump import tables_containing
 from tests.memory.helpers import post_event, recall, submit
 

@@ -14,9 +14,10 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import AuditEvent
-from memory.models import Claim, ClaimSource, ClaimStatus, DeletionRequest, DeletionStatus
-from memory.services.consolidation import consolidation_run
-from memory.tasks.lifecycle import deletion_run_task
+from memory.claims.models import Claim, ClaimSource, ClaimStatus
+from memory.privacy.models import DeletionRequest, DeletionStatus
+from memory.privacy.services.consolidation import consolidation_run
+from memory.privacy.tasks import deletion_run_task
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
 from tests.memory.helpers import recall, submit
 

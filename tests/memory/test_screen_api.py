@@ -12,8 +12,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import AuditEvent
-from memory.models import Claim, Event, RecallTrace, Subject
-from memory.models.receipts import Checkpoint, Receipt
+from memory.claims.models import Claim, Event, RecallTrace, Subject
+from memory.receipts.models.receipts import Checkpoint, Receipt
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate, recall, submit
 from tests.memory.test_receipts_api import create, transition

@@ -17,8 +17,8 @@ from django.db import DatabaseError, transaction
 from accounts.models import AuditEvent, Role
 from common.screen.injection import InjectionResult, judge_injection
 from common.screen.learned import PASS, REVIEW, head
-from memory.models import Claim, ScreenCalibration, ScreenExample
-from memory.selectors.screening import screen_bands, screen_examples
+from memory.claims.models import Claim, ScreenCalibration, ScreenExample
+from memory.claims.selectors.screening import screen_bands, screen_examples
 from reviews.models import ReviewItem
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate, submit

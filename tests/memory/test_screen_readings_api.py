@@ -12,7 +12,7 @@ import codecs
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from tests.memory.helpers import candidate, recall, submit
 
 pytestmark = pytest.mark.django_db

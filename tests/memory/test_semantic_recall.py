@@ -22,13 +22,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
-from memory.embedders import pgvector_installed
-from memory.models import Claim, ClaimEmbedding, RecallTrace, Subject
-from memory.selectors.claims import RecallResult, claims_recall
-from memory.selectors.recall_ranking import RecallQuery
-from memory.services.consent import consents_set
-from memory.services.deletion import deletion_request_create, deletion_run
-from memory.tasks.embeddings import embed_claims
+from memory.claims.embedders import pgvector_installed
+from memory.claims.models import Claim, ClaimEmbedding, RecallTrace, Subject
+from memory.claims.selectors.claims import RecallResult, claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery
+from memory.claims.tasks import embed_claims
+from memory.privacy.services.consent import consents_set
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from tests.dump import tables_containing
 from tests.memory.helpers import recall, submit
 
@@ -313,7 +313,7 @@ def guarded(self, address):
 socket.socket.connect = guarded
 import django
 django.setup()
-from memory.embedders import LocalEmbedder
+from memory.claims.embedders import LocalEmbedder
 vectors = LocalEmbedder().embed(["Alice lives in Shanghai", "where is she based"])
 print(vectors.shape[1], round(float(vectors[0] @ vectors[1]), 2))
 """

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.models import Sensitivity
-from memory.sensitivity import CONSENT_CLASSES, classify
+from memory.claims.models import Sensitivity
+from memory.claims.sensitivity import CONSENT_CLASSES, classify
 from testing.screen_corpus import read_file
 
 CORPUS = Path(__file__).parent / "corpus" / "sensitive_redteam.tsv"

@@ -11,10 +11,12 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from accounts.actors import Actor
-from memory.models import DeletionRequest, DeletionStatus, Receipt, ReceiptState, Subject
-from memory.models.lifecycle import DELETION_TRANSITIONS
-from memory.models.receipts import RECEIPT_TRANSITIONS, TransitionRole
-from memory.services.deletion import deletion_request_create, deletion_run
+from memory.claims.models import Subject
+from memory.privacy.models import DeletionRequest, DeletionStatus
+from memory.privacy.models.lifecycle import DELETION_TRANSITIONS
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
+from memory.receipts.models import Receipt, ReceiptState
+from memory.receipts.models.receipts import RECEIPT_TRANSITIONS, TransitionRole
 from tests.memory.conftest import move_as
 from tests.memory.helpers import post_event
 

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from reviews.models import ReviewItem
 from tests.memory.helpers import candidate, post_event, recall
 

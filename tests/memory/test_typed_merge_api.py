@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import AuditEvent
-from memory.models import Claim
+from memory.claims.models import Claim
 from reviews.models import ItemStatus, ReviewItem
 from tests.memory.helpers import recall, submit
 

@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from memory.models import Claim, ClaimStatus
+from memory.claims.models import Claim, ClaimStatus
 from reviews.models import ReviewItem
 
 pytestmark = pytest.mark.django_db

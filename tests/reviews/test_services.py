@@ -16,8 +16,8 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import Problem
-from memory.models import Claim, ClaimRole, ClaimStatus
-from memory.services.claim_moves import claim_move
+from memory.claims.models import Claim, ClaimRole, ClaimStatus
+from memory.claims.services.claim_moves import claim_move
 from reviews.models import Decision, ItemStatus, Queue, ReviewItem
 from reviews.services import (
     review_claim,

@@ -16,8 +16,8 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import AuditEvent, Role
 from common.problems import Problem
-from memory.models import Claim, ClaimStatus
-from memory.services.consolidation import consolidation_run
+from memory.claims.models import Claim, ClaimStatus
+from memory.privacy.services.consolidation import consolidation_run
 from reviews.models import Decision, DecisionUndo, ItemStatus, Queue, ReviewItem
 from reviews.services import review_decide, review_undo
 from tests.memory.helpers import recall, submit

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory.models import Claim
+from memory.claims.models import Claim
 from reviews.models import Decision, ReviewItem
 from tests.memory.helpers import submit
 
@@ -312,7 +312,7 @@ def test_manual_review_offers_receipt_reasons_and_says_a_note_is_enough(demo_des
 
 
 def test_manual_review_succeeds_on_a_note_alone(demo_desk):
-    from memory.models import Receipt
+    from memory.receipts.models import Receipt
 
     item = ReviewItem.objects.get(queue="manual_review")
     response = demo_desk.post(
@@ -327,7 +327,7 @@ def test_manual_review_succeeds_on_a_note_alone(demo_desk):
 
 
 def test_a_refused_settlement_keeps_what_was_typed_and_marks_the_field(demo_desk):
-    from memory.models import Receipt
+    from memory.receipts.models import Receipt
 
     item = ReviewItem.objects.get(queue="manual_review")
     refused = demo_desk.post(

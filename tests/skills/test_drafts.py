@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from memory.models import Claim, Subject
-from memory.services.deletion import deletion_request_create, deletion_run
+from memory.claims.models import Claim, Subject
+from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from skills.models import DraftSource, SkillVersion
 from tests.memory.helpers import candidate, post_event
 

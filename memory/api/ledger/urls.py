@@ -1,7 +1,0 @@
-from django.urls import path
-
-from memory.api.ledger import views
-
-urlpatterns = [
-    path("events/search", views.LedgerSearchView.as_view(), name="events-search"),
-]

@@ -1,0 +1,52 @@
+"""The claims domain's models: subjects and ledger events, claims and their sources,
+recall traces, embeddings, the screen"s examples. Their app label is `memory`
+(docs/architecture.md, "One label, one migration history")."""
+
+from memory.claims.models.claims import (
+    AUTHORITY_RANK,
+    AUTHORITY_RANK_SQL,
+    CLAIM_TRANSITIONS,
+    Authority,
+    Basis,
+    Claim,
+    ClaimKind,
+    ClaimRole,
+    ClaimSource,
+    ClaimStatus,
+    GateDecision,
+    RecallTrace,
+    RecallUse,
+    TraceKind,
+    allowed_claim_targets,
+    claim_sources_for,
+)
+from memory.claims.models.embeddings import ClaimEmbedding, EventEmbedding
+from memory.claims.models.ledger import Event, Sensitivity, Subject
+from memory.claims.models.screening import ExampleLabel, ScreenCalibration, ScreenExample
+
+__all__ = [
+    "AUTHORITY_RANK",
+    "AUTHORITY_RANK_SQL",
+    "CLAIM_TRANSITIONS",
+    "Authority",
+    "Basis",
+    "Claim",
+    "ClaimEmbedding",
+    "ClaimKind",
+    "ClaimRole",
+    "ClaimSource",
+    "ClaimStatus",
+    "Event",
+    "EventEmbedding",
+    "ExampleLabel",
+    "GateDecision",
+    "RecallTrace",
+    "RecallUse",
+    "ScreenCalibration",
+    "ScreenExample",
+    "Sensitivity",
+    "Subject",
+    "TraceKind",
+    "allowed_claim_targets",
+    "claim_sources_for",
+]

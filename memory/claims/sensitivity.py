@@ -1,0 +1,291 @@
+"""Sensitivity classes and values never worth remembering, as data.
+
+The write gate (claims) and the ledger (events) both read what an agent sends
+through these rules, on the canonical spelling of `common.screen.normalize`,
+so a full-width or accented spelling is found like a plain one; on its
+leetspeak reading; and on every payload it hides (base64, hex, URL-encoded).
+The phrases, in fifteen languages, are in `memory.claims.sensitivity_terms`. An agent may
+name a class itself (`sensitivity`); the stronger of its hint and the rules
+wins, so a hint can raise a class, never lower what the rules found.
+
+Sensitive classes are kept only with the subject's consent for that class;
+ephemeral values (one-time codes, temporary paths, session ids) never.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from common.screen.decode import hidden_texts
+from common.screen.needles import LabelledPatterns, alternatives, needles
+from common.screen.normalize import canonical, fold_leet
+from memory.claims import sensitivity_terms as terms
+from memory.claims.models.ledger import Sensitivity
+
+# The classes that need the subject's consent, strongest first: when a text
+# touches several, the first names the memory. The special categories of
+# personal data (health, sex life, beliefs, origin, genetics, convictions) come
+# before what is private but not special.
+CONSENT_CLASSES: tuple[str, ...] = (
+    Sensitivity.MINORS,
+    Sensitivity.HEALTH,
+    Sensitivity.GENETIC_BIOMETRIC,
+    Sensitivity.SEXUAL_ORIENTATION,
+    Sensitivity.CRIMINAL_RECORD,
+    Sensitivity.RELIGION,
+    Sensitivity.ETHNIC_ORIGIN,
+    Sensitivity.POLITICAL,
+    Sensitivity.TRADE_UNION,
+    Sensitivity.CREDENTIALS_ADJACENT,
+    Sensitivity.FINANCE,
+    Sensitivity.LOCATION,
+    Sensitivity.SENSITIVE,
+)
+_RANK = {Sensitivity.NORMAL: 0, Sensitivity.PERSONAL: 1} | {
+    cls: 2 + len(CONSENT_CLASSES) - i for i, cls in enumerate(CONSENT_CLASSES)
+}
+
+
+@dataclass(frozen=True)
+class SensitivityRule:
+    sensitivity: str
+    description: str
+    patterns: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        # A space in a pattern matches the canonical text's one space between words; as a
+        # class it keeps each word a needle of its own, and a haystack finds word needles
+        # from the words of a text (looked up once) rather than by trying each phrase.
+        spaced = tuple(p.replace("\\ ", r"\s").replace(" ", r"\s") for p in self.patterns)
+        object.__setattr__(self, "patterns", spaced)
+
+
+@dataclass(frozen=True)
+class EphemeralRule:
+    kind: str
+    description: str
+    patterns: tuple[str, ...]
+
+
+# In the order of CONSENT_CLASSES.
+SENSITIVITY_RULES: tuple[SensitivityRule, ...] = (
+    SensitivityRule(
+        Sensitivity.MINORS,
+        "About a child: a stated age under 18, a school year, or the words for a minor.",
+        terms.MINORS,
+    ),
+    SensitivityRule(
+        Sensitivity.HEALTH,
+        "Health: diagnoses, conditions, medication (by name too), treatment, pregnancy.",
+        terms.HEALTH,
+    ),
+    SensitivityRule(
+        Sensitivity.GENETIC_BIOMETRIC,
+        "Genetic or biometric data: DNA tests and genes, fingerprints, face or iris templates.",
+        terms.GENETIC_BIOMETRIC,
+    ),
+    SensitivityRule(
+        Sensitivity.SEXUAL_ORIENTATION,
+        "Sex life or sexual orientation: gay, lesbian, bisexual, transgender, coming out.",
+        terms.SEXUAL_ORIENTATION,
+    ),
+    SensitivityRule(
+        Sensitivity.CRIMINAL_RECORD,
+        "Criminal record: convictions, sentences, prison, arrests, parole.",
+        terms.CRIMINAL_RECORD,
+    ),
+    SensitivityRule(
+        Sensitivity.RELIGION,
+        "Religion or belief: a faith, a conversion, worship, atheism.",
+        terms.RELIGION,
+    ),
+    SensitivityRule(
+        Sensitivity.ETHNIC_ORIGIN,
+        "Racial or ethnic origin: ethnicity, descent, a named ethnic group.",
+        terms.ETHNIC_ORIGIN,
+    ),
+    SensitivityRule(
+        Sensitivity.POLITICAL,
+        "Political opinion: party membership, votes, political views.",
+        terms.POLITICAL,
+    ),
+    SensitivityRule(
+        Sensitivity.TRADE_UNION,
+        "Trade-union membership: a union member, a shop steward, a named union.",
+        terms.TRADE_UNION,
+    ),
+    SensitivityRule(
+        Sensitivity.CREDENTIALS_ADJACENT,
+        "Next to a credential: password hints, security questions and answers, recovery phrases.",
+        terms.CREDENTIALS_ADJACENT,
+    ),
+    SensitivityRule(
+        Sensitivity.FINANCE,
+        "Money: accounts, cards, salary, income, debts, credit, taxes.",
+        terms.FINANCE,
+    ),
+    SensitivityRule(
+        Sensitivity.LOCATION,
+        "A precise location: a home or street address, GPS coordinates (a city is not one).",
+        terms.LOCATION,
+    ),
+    SensitivityRule(
+        Sensitivity.PERSONAL,
+        "Personal details: birthday, phone number, e-mail address.",
+        terms.PERSONAL,
+    ),
+)
+
+EPHEMERAL_RULES: tuple[EphemeralRule, ...] = (
+    EphemeralRule(
+        "one_time_code",
+        "A one-time code (verification, login, 2FA): worthless tomorrow, dangerous today.",
+        (
+            r"\b(?:one[- ]time (?:pass)?code|otp|verification code|security code|2fa code|"
+            r"auth(?:entication)? code|login code|confirmation code)\b\D{0,20}\d{4,8}\b",
+            r"\b\d{4,8}\b\D{0,20}\b(?:is your|as your) (?:one[- ]time|verification|login|"
+            r"security) code\b",
+            r"(?:验证码|动态码|校验码)\D{0,8}\d{4,8}",
+        ),
+    ),
+    EphemeralRule(
+        "temporary_path",
+        "A temporary file path: it is gone after the run that made it.",
+        (
+            r"(?:^|[\s'\"=:(\[]|file://)(?:/tmp|/var/tmp|/dev/shm|/private/var/folders)/",
+            r"\b[a-z]:\\(?:users\\[^\\\s]+\\)?appdata\\local\\temp\\",
+            r"%temp%",
+        ),
+    ),
+    EphemeralRule(
+        "session_id",
+        "A session id: it names one login, not the person.",
+        (
+            r"\b(?:session[ _-]?id|sessionid|phpsessid|jsessionid|session token)\b"
+            r"\s*(?:is|=|:)?\s*[a-z0-9_\-]{8,}",
+            r"会话\s*id\D{0,4}[a-z0-9_\-]{8,}",
+        ),
+    ),
+)
+
+# Each class's patterns under its name, one set per script its needles are written in:
+# a text holds the needles of few of them, and only those run (see `LabelledPatterns`).
+# A haystack looks for needles outside ASCII one by one, so a Russian text is not made
+# to look for the Arabic, Hindi, Korean and Chinese ones too.
+_ASCII = "ascii"
+_SCRIPT_BLOCKS = (
+    (0x0400, 0x052F, "cyrillic"),
+    (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x08FF, "arabic"),
+    (0x0900, 0x0DFF, "indic"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x2E80, 0x303F, "cjk"),
+    (0x3040, 0x30FF, "kana"),
+    (0x3100, 0x9FFF, "cjk"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xF900, 0xFAFF, "cjk"),
+    (0xFB50, 0xFEFF, "arabic"),
+)
+
+
+@lru_cache(maxsize=4096)
+def _script(char: str) -> str:
+    if char.isascii():
+        return _ASCII
+    code = ord(char)
+    return next((name for low, high, name in _SCRIPT_BLOCKS if low <= code <= high), "other")
+
+
+def _scripts_of(pattern: str) -> frozenset[str] | None:
+    """The scripts a text must be written in for `pattern` to match it: one per needle
+    (the script of its first letter outside ASCII), or None when it has no needles."""
+    found = needles(re.compile(pattern))
+    if not found.known:
+        return None
+    return frozenset(
+        next((_script(c) for c in needle if not c.isascii()), _ASCII)
+        for needle in found.exact | found.folded
+    )
+
+
+def _by_script(rules: Iterable[SensitivityRule]) -> dict[str | None, LabelledPatterns]:
+    grouped: dict[str | None, list[tuple[str, str]]] = {}
+    for rule in rules:
+        for pattern in rule.patterns:
+            for piece in alternatives(pattern):
+                for script in _scripts_of(piece) or (None,):
+                    grouped.setdefault(script, []).append((rule.sensitivity, piece))
+    return {
+        script: LabelledPatterns(pieces, remembers_words=script == _ASCII)
+        for script, pieces in grouped.items()
+    }
+
+
+_SENSITIVITY_PATTERNS = _by_script(SENSITIVITY_RULES)
+
+
+def _labels_in(text: str, known: set[str]) -> set[str]:
+    scripts = {None, *map(_script, set(text))}
+    found: set[str] = set()
+    for script in scripts:
+        patterns = _SENSITIVITY_PATTERNS.get(script)
+        if patterns is not None:
+            found |= patterns.labels_in(text, known=known | found)
+    return found
+
+
+# Three rules of few patterns: searching them all costs less than looking for their
+# needles first.
+_COMPILED_EPHEMERAL = tuple(
+    (rule.kind, re.compile("|".join(rule.patterns))) for rule in EPHEMERAL_RULES
+)
+
+
+def _readable(strings: Iterable[str]) -> list[str]:
+    # Identifiers like `home_address` read as words.
+    return [canonical(s.replace("_", " ")) for s in strings if s]
+
+
+def _readings(strings: Iterable[str]) -> list[str]:
+    """What a reader could take from `strings`: each as written, with leetspeak read as
+    letters ("h1v p0s1t1v3"), and every payload it hides (base64, hex, URL-encoded)."""
+    raw = [s for s in strings if s]
+    texts = _readable([*raw, *(hidden for s in raw for hidden in hidden_texts(s))])
+    leet = [folded for text in texts if (folded := fold_leet(text)) != text]
+    return list(dict.fromkeys([*texts, *leet]))
+
+
+@dataclass(frozen=True)
+class Classification:
+    """What the rules and the hint say about one piece of content."""
+
+    sensitivity: str
+    # Every class found (or hinted) that needs consent, strongest first.
+    consent_classes: tuple[str, ...]
+
+
+def classify(strings: Iterable[str], *, hint: str = Sensitivity.NORMAL) -> Classification:
+    """The sensitivity of `strings`: the stronger of what the rules find and the hint."""
+    found: set[str] = set()
+    for text in _readings(strings):
+        found |= _labels_in(text, found)
+    if hint:
+        found.add(hint)
+    consent = tuple(cls for cls in CONSENT_CLASSES if cls in found)
+    strongest = max(found, key=lambda cls: _RANK[cls], default=Sensitivity.NORMAL)
+    return Classification(sensitivity=strongest, consent_classes=consent)
+
+
+def find_ephemeral(strings: Iterable[str]) -> tuple[str, ...]:
+    """The kinds of ephemeral value in `strings`, in rule order."""
+    texts = _readable(strings)
+    return tuple(
+        kind for kind, pattern in _COMPILED_EPHEMERAL if any(pattern.search(t) for t in texts)
+    )
+
+
+def needs_consent(sensitivity: str) -> bool:
+    return sensitivity in CONSENT_CLASSES

@@ -1,0 +1,6 @@
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("memory.receipts.api.receipts.urls")),
+    path("", include("memory.receipts.api.platforms.urls")),
+]

@@ -1,0 +1,342 @@
+"""Checkpoints, and the read-only answer to "what do I do now?" after a crash or re-trigger.
+
+The decision is a pure function of the checkpoint and the receipts it names
+(docs/design.md, "State machines"): asking it any number of times changes no
+row, so an agent may ask on every start without fear.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.core.cache import cache
+from django.db import IntegrityError, models, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Tenant
+from accounts.services import audit_record
+from common.problems import Problem, not_found
+from common.redis import cache_redis
+from common.screen import find_secrets_in_strings
+from memory.receipts.models.receipts import (
+    UNVERIFIED_RECEIPT_STATES,
+    Checkpoint,
+    Receipt,
+    ReceiptState,
+)
+from memory.receipts.selectors.receipts import (
+    checkpoint_get,
+    checkpoint_stored,
+    reach,
+    receipts_by_ids,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class RecoveryDecision(models.TextChoices):
+    FRESH = "fresh"
+    RESUME = "resume"
+    VERIFY_ONLY = "verify_only"
+    NO_OP = "no_op"
+    ESCALATE = "escalate"
+
+
+class RecoveryReason(models.TextChoices):
+    NO_CHECKPOINT = "no_checkpoint"
+    CHECKPOINT_EXPIRED = "checkpoint_expired"
+    INPUT_CHANGED = "input_changed"
+    EFFECT_IN_MANUAL_REVIEW = "effect_in_manual_review"
+    EFFECT_UNVERIFIED = "effect_unverified"
+    ALREADY_VERIFIED = "already_verified"
+    # The stage is done and verified but the checkpoint names stages still to
+    # run: a crash between two stages must not end the task as a no-op.
+    NEXT_STAGE = "next_stage"
+    RETRY_BUDGET_EXHAUSTED = "retry_budget_exhausted"
+    INCOMPLETE_STAGE = "incomplete_stage"
+
+
+# Every answer recovery can give, in the order the rules are tried.
+RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT),
+    (RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED),
+    (RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED),
+    (RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW),
+    (RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED),
+    (RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED),
+    (RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE),
+    (RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED),
+    (RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE),
+)
+
+
+@dataclass(frozen=True)
+class RecoveryAnswer:
+    decision: str
+    reason: str
+    checkpoint: Checkpoint | None
+    effects: list[Receipt]
+
+
+def recovery_rule(
+    *,
+    checkpoint: Checkpoint | None,
+    effects: Sequence[Receipt],
+    input_fingerprint: str,
+    now: datetime,
+) -> tuple[str, str]:
+    """The decision and its reason; the first rule that applies wins."""
+    if checkpoint is None:
+        return RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT
+    if checkpoint.expires_at is not None and checkpoint.expires_at <= now:
+        return RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED
+    if checkpoint.input_fingerprint != input_fingerprint:
+        return RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED
+    states = {effect.state for effect in effects}
+    if ReceiptState.MANUAL_REVIEW in states:
+        return RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW
+    if states & UNVERIFIED_RECEIPT_STATES:
+        return RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED
+    if checkpoint.stage_complete and states <= {ReceiptState.SUCCEEDED}:
+        if checkpoint.allowed_next_stages:
+            return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
+        return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+    if checkpoint.retry_count >= checkpoint.max_retries:
+        return RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED
+    return RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE
+
+
+def recovery_decide(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    triggered_at: datetime | None = None,
+    now: datetime | None = None,
+) -> RecoveryAnswer:
+    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis.
+
+    `triggered_at` is when the agent's run was triggered: the decision's latency
+    is counted from it (from trigger to a safe next step); without it,
+    from when memdesk started deciding. A checkpoint `actor` does not reach is
+    answered as no checkpoint, exactly like another tenant's.
+    """
+    started = time.perf_counter()
+    now = now or timezone.now()
+    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
+    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
+    decision, reason = recovery_rule(
+        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
+    )
+    _count_decision(tenant, decision, reason)
+    decided = time.perf_counter() - started
+    latency = (now - triggered_at).total_seconds() + decided if triggered_at else decided
+    _record_latency(tenant, latency)
+    return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
+
+
+# Recovery must change no row (docs/design.md, principle 9), so its counter cannot
+# live in PostgreSQL. A prometheus_client Counter would be per process: every
+# web worker would answer a scrape with its own partial count. One Redis key
+# per (decision, reason) is shared by all processes, for /metrics, and one per
+# (tenant, decision, reason) for the tenant's dashboard, which must not show
+# other tenants' traffic. Losing Redis loses a counter, never data.
+_COUNTER_KEY = "metrics:recovery_decisions:{}:{}"
+_TENANT_COUNTER_KEY = "metrics:recovery_decisions:tenant:{}:{}:{}"
+
+
+def _count_decision(tenant: Tenant, decision: str, reason: str) -> None:
+    for key in (
+        _COUNTER_KEY.format(decision, reason),
+        _TENANT_COUNTER_KEY.format(tenant.pk, decision, reason),
+    ):
+        try:
+            cache.add(key, 0, timeout=None)
+            cache.incr(key)
+        except Exception:
+            # A metric must never turn a correct answer into an error.
+            logger.warning("could not count a recovery decision", exc_info=True)
+
+
+def recovery_decision_counts(*, tenant: Tenant | None = None) -> dict[tuple[str, str], int]:
+    """How often each (decision, reason) was answered, across every process.
+
+    With `tenant`, only that tenant's answers; without, the whole installation.
+    """
+    if tenant is None:
+        keys = {_COUNTER_KEY.format(d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
+    else:
+        keys = {_TENANT_COUNTER_KEY.format(tenant.pk, d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
+    values = cache.get_many(list(keys))
+    return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
+
+
+# The latency of each decision, for p50/p95. Recovery stays read-only on rows, so
+# the samples live in Redis beside the counters: one capped list per tenant of
+# the most recent decisions, from which percentiles are exact, not estimated
+# from buckets. Latencies outside [0, a day] are a clock's error, not a wait.
+_LATENCY_KEY = "metrics:recovery_latency:tenant:{}"
+LATENCY_SAMPLES = 10_000
+_MAX_LATENCY_SECONDS = 86_400.0
+
+
+def _record_latency(tenant: Tenant, seconds: float) -> None:
+    if not 0 <= seconds <= _MAX_LATENCY_SECONDS:
+        return
+    key = cache.make_key(_LATENCY_KEY.format(tenant.pk))
+    try:
+        pipeline = cache_redis().pipeline()
+        pipeline.lpush(key, f"{seconds:.6f}")
+        pipeline.ltrim(key, 0, LATENCY_SAMPLES - 1)
+        pipeline.execute()
+    except Exception:
+        logger.warning("could not record a recovery latency", exc_info=True)
+
+
+def recovery_latencies(*, tenant_ids: Sequence[int]) -> dict[int, list[float]]:
+    """The recorded latencies (seconds, newest first) of each tenant's recent decisions."""
+    if not tenant_ids:
+        return {}
+    pipeline = cache_redis().pipeline()
+    for tenant_id in tenant_ids:
+        pipeline.lrange(cache.make_key(_LATENCY_KEY.format(tenant_id)), 0, -1)
+    return {
+        tenant_id: [float(value) for value in values]
+        for tenant_id, values in zip(tenant_ids, pipeline.execute(), strict=True)
+    }
+
+
+def _refuse_secrets(fields: dict[str, list[str]]) -> None:
+    errors: dict[str, list[str]] = {}
+    for name, strings in fields.items():
+        findings = find_secrets_in_strings(strings)
+        if findings:
+            errors[name] = [
+                f"Looks like a credential ({', '.join(sorted({f.kind for f in findings}))})."
+            ]
+    if errors:
+        raise Problem(
+            "secret_detected",
+            "The checkpoint contains what looks like a credential. Nothing was stored; "
+            "memdesk never stores secrets.",
+            errors=errors,
+        )
+
+
+def _checkpoint_written(
+    *, tenant: Tenant, actor: Actor, task_key: str, fields: dict[str, Any]
+) -> tuple[Checkpoint, bool]:
+    """Replace the checkpoint of `task_key` with `fields`, or make it, owned by `actor`'s
+    token; `not_found` if it belongs to a token `actor` does not reach."""
+    # Once a deletion replaced the key by its digest, the task's checkpoint is
+    # still the one row saved under it (and keeps the digest).
+    stored = checkpoint_stored(tenant=tenant, task_key=task_key, lock=True)
+    if stored is None:
+        try:
+            with transaction.atomic():
+                made = Checkpoint.objects.create(
+                    tenant=tenant,
+                    task_key=task_key,
+                    token_id=actor.token_id,
+                    created_at=fields["updated_at"],
+                    **fields,
+                )
+            return made, True
+        except IntegrityError:
+            # Another save of the same key won the race; judge it as already there.
+            stored = checkpoint_stored(tenant=tenant, task_key=task_key, lock=True)
+            if stored is None:
+                raise
+    # A replacement keeps the first saver as owner, also when an operator saves it.
+    if not Checkpoint.objects.filter(reach(actor), pk=stored.pk).exists():
+        raise not_found("checkpoint")
+    for name, value in fields.items():
+        setattr(stored, name, value)
+    stored.save(update_fields=list(fields))
+    return stored, False
+
+
+def checkpoint_save(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    stage: str,
+    run_id: str = "",
+    stage_complete: bool = False,
+    retry_count: int = 0,
+    max_retries: int = 3,
+    allowed_next_stages: Iterable[str] = (),
+    effects: Iterable[UUID | str] = (),
+    expires_at: datetime | None = None,
+) -> tuple[Checkpoint, bool]:
+    """Create or replace the checkpoint of `task_key`. Effects must be receipts `actor` reaches.
+
+    The checkpoint belongs to the token that first saved it. Another token that
+    does not hold `receipts:operate` gets 404 `not_found`, as for a checkpoint of
+    another tenant: it can neither replace it nor learn that it exists.
+    """
+    allowed_next_stages = list(allowed_next_stages)
+    _refuse_secrets(
+        {
+            "task_key": [task_key],
+            "input_fingerprint": [input_fingerprint],
+            "stage": [stage],
+            "run_id": [run_id],
+            "allowed_next_stages": allowed_next_stages,
+        }
+    )
+    effect_ids = list(dict.fromkeys(UUID(str(effect)) for effect in effects))
+    known = set(
+        Receipt.objects.filter(reach(actor), tenant=tenant, pk__in=effect_ids).values_list(
+            "pk", flat=True
+        )
+    )
+    missing = [str(effect) for effect in effect_ids if effect not in known]
+    if missing:
+        raise Problem(
+            "unknown_effect",
+            "Every effect must be a receipt of yours; write the receipt before the call.",
+            errors={"effects": [f"No receipt {effect}." for effect in missing]},
+        )
+    now = timezone.now()
+    fields = {
+        "run_id": run_id,
+        "input_fingerprint": input_fingerprint,
+        "stage": stage,
+        "stage_complete": stage_complete,
+        "retry_count": retry_count,
+        "max_retries": max_retries,
+        "allowed_next_stages": list(allowed_next_stages),
+        "effects": effect_ids,
+        "expires_at": expires_at,
+        "updated_at": now,
+    }
+    with transaction.atomic():
+        checkpoint, created = _checkpoint_written(
+            tenant=tenant, actor=actor, task_key=task_key, fields=fields
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            verb="checkpoint.saved",
+            target_type="checkpoint",
+            target_id=checkpoint.pk,
+            data={
+                "task_key": task_key,
+                "run_id": run_id,
+                "stage": stage,
+                "stage_complete": stage_complete,
+                "retry_count": retry_count,
+            },
+        )
+    return checkpoint, created
