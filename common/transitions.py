@@ -149,6 +149,8 @@ class StateMachine:
     gated_role: str | None = None
     verb: str | None = None
     target_type: str = ""
+    # The order answers list states in (the TextChoices' order); alphabetical if empty.
+    states: tuple[str, ...] = ()
     review_target: str | None = None
     closes_reviews_at: frozenset[str] = field(default_factory=frozenset)
 
@@ -163,18 +165,27 @@ class StateMachine:
         }
         return cls(label=label, moves=moves, **options)
 
-    def allows(self, source: str, target: str, role: str = ANY_ROLE) -> bool:
+    def allows(self, source: str, target: str, role: str | None = ANY_ROLE) -> bool:
+        """Whether `role` may move a `source` row to `target`; with no role, whether anyone may."""
         roles = self.moves.get(source, {}).get(target, frozenset())
+        if role is None:
+            return bool(roles)
         return role in roles or ANY_ROLE in roles
 
-    def targets(self, source: str, role: str = ANY_ROLE) -> list[str]:
-        """The states `role` may move a `source` row to."""
-        return sorted(t for t in self.moves.get(source, {}) if self.allows(source, t, role))
+    def _ordered(self, states: Iterable[str]) -> list[str]:
+        chosen = set(states)
+        if self.states:
+            return [state for state in self.states if state in chosen]
+        return sorted(chosen)
 
-    def sources(self, target: str, role: str = ANY_ROLE) -> list[str]:
+    def targets(self, source: str, role: str | None = ANY_ROLE) -> list[str]:
+        """The states `role` may move a `source` row to."""
+        return self._ordered(t for t in self.moves.get(source, {}) if self.allows(source, t, role))
+
+    def sources(self, target: str, role: str | None = ANY_ROLE) -> list[str]:
         """The states `role` may move a row from to reach `target`: the WHERE clause of a
         set-wise move written as one SQL statement (`status = ANY(%s)`)."""
-        return sorted(s for s, moves in self.moves.items() if self.allows(s, target, role))
+        return self._ordered(s for s in self.moves if self.allows(s, target, role))
 
     def check(self, source: str, target: str, role: str = ANY_ROLE, *, noun: str = "") -> None:
         """Raise `InvalidTransition` (409, with the allowed targets) unless the move is legal."""
@@ -285,9 +296,11 @@ def move_row(
     written and the row's open review items closed in the same transaction.
     """
     source = getattr(row, machine.column)
-    if source != to:
-        # Staying put is not a move (a lease renewed, a field corrected): the table and
-        # the trigger let a row change everything but its state.
+    # Staying put is not a move (a lease renewed, a field corrected: the table and the
+    # trigger let a row change everything but its state), unless the table lists the
+    # stay as a move of its own (a conflict settled for the claim standing).
+    moving = source != to or to in machine.moves.get(source, {})
+    if moving:
         machine.check(source, to, by)
     written = {machine.column: to, **(changes or {})}
     if _has_field(row, "updated_at") and "updated_at" not in written:
@@ -297,7 +310,7 @@ def move_row(
     with transaction.atomic():
         with _gate(machine, by):
             row.save(update_fields=list(written))
-        if source != to:
+        if moving:
             moves_recorded(machine, tenant, actor, to, by, reason, [(row.pk, source)], data)
     return row
 

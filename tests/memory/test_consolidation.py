@@ -74,6 +74,15 @@ def test_expired_claims_are_invalidated_with_what_was_derived_and_hot_memory_reb
     assert run.changes["hot_memory"]["blocks_rebuilt"] == 1
     assert "may not work" not in hot_memory(agent)["text"]
     assert AuditEvent.objects.filter(verb="claims.expired").count() == 1
+    # Each claim the set-wise statements moved has its own row, as `claim_move` writes.
+    moves = {
+        event.target_id: (event.reason, event.data)
+        for event in AuditEvent.objects.filter(verb="claim.invalidated")
+    }
+    assert moves == {
+        visa["id"]: ("expired", {"from": "active", "by": "worker"}),
+        derived["id"]: ("source_changed", {"from": "active", "by": "worker"}),
+    }
 
     again = consolidation_run(tenant=acme)
     assert again.changed == 0

@@ -1,10 +1,11 @@
 """The claims domain's models: subjects and ledger events, claims and their sources,
-recall traces, embeddings, the screen"s examples. Their app label is `memory`
+recall traces, embeddings, the screen's examples. Their app label is `memory`
 (docs/architecture.md, "One label, one migration history")."""
 
 from memory.claims.models.claims import (
     AUTHORITY_RANK,
     AUTHORITY_RANK_SQL,
+    CLAIM_MACHINE,
     CLAIM_TRANSITIONS,
     Authority,
     Basis,
@@ -27,6 +28,7 @@ from memory.claims.models.screening import ExampleLabel, ScreenCalibration, Scre
 __all__ = [
     "AUTHORITY_RANK",
     "AUTHORITY_RANK_SQL",
+    "CLAIM_MACHINE",
     "CLAIM_TRANSITIONS",
     "Authority",
     "Basis",

@@ -10,11 +10,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
-from common.transitions import (
-    moves_of_any_role_but,
-    moves_only_of,
-    status_transition_trigger,
-)
+from common.transitions import StateMachine
 from memory.claims.models.ledger import Event, Sensitivity, Subject
 
 
@@ -177,25 +173,30 @@ CLAIM_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
 }
 
 
+# The machine every move of a claim goes through (`common.transitions.move_row`;
+# `moves_recorded` for the set-wise SQL paths, whose WHERE is `sources(to, role)`):
+# each move audited as `claim.<to>`. Review decisions close their own items, so only
+# an erasure closes a claim's open items by itself.
+CLAIM_MACHINE = StateMachine(
+    label="claim",
+    moves=CLAIM_TRANSITIONS,
+    gated_role=ClaimRole.UNDO,
+    verb="claim.{to}",
+    review_target="claim",
+    closes_reviews_at=frozenset({_C.ERASED}),
+    states=tuple(_C.values),
+)
+
+
 def allowed_claim_targets(status: str, role: str | None = None) -> list[str]:
     """The statuses a claim in `status` may move to (by `role`, or by anyone)."""
-    moves = CLAIM_TRANSITIONS.get(status, {})
-    return [
-        target
-        for target in _C.values
-        if target in moves and (role is None or role in moves[target])
-    ]
+    return CLAIM_MACHINE.targets(status, role)
 
 
 def claim_sources_for(to: str, role: str | None = None) -> list[str]:
     """The statuses from which `role` (or anyone) may move a claim to `to`, for set-based
     moves in SQL (`WHERE status = ANY(%s)`)."""
-    return [
-        source
-        for source in _C.values
-        if to in CLAIM_TRANSITIONS.get(source, {})
-        and (role is None or role in CLAIM_TRANSITIONS[source][to])
-    ]
+    return CLAIM_MACHINE.sources(to, role)
 
 
 class GateDecision(models.TextChoices):
@@ -211,14 +212,7 @@ class GateDecision(models.TextChoices):
 # Generated from the table so the database and the services cannot disagree.
 # Moves only an undo may make (a decision taken back) pass only while the undo
 # service says so (`common.transitions.role_gated`), so raw SQL cannot make them.
-@pgtrigger.register(
-    status_transition_trigger(
-        name="claim_status_transition",
-        label="claim",
-        table=moves_of_any_role_but(CLAIM_TRANSITIONS, ClaimRole.UNDO),
-        role_only=(ClaimRole.UNDO, moves_only_of(CLAIM_TRANSITIONS, ClaimRole.UNDO)),
-    )
-)
+@pgtrigger.register(CLAIM_MACHINE.trigger("claim_status_transition"))
 class Claim(models.Model):
     """A fact, preference or experience about a subject, with its provenance and times.
 

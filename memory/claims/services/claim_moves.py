@@ -4,7 +4,6 @@ closes or opens review items in the same transaction."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
 
@@ -16,14 +15,13 @@ from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
 from common.screen import find_secrets_in_text
-from common.transitions import role_gated
+from common.transitions import move_row
 from memory.claims.models import (
-    CLAIM_TRANSITIONS,
+    CLAIM_MACHINE,
     Claim,
     ClaimRole,
     ClaimStatus,
     Event,
-    allowed_claim_targets,
 )
 from memory.claims.services.claim_inputs import (
     SourceInput,
@@ -115,35 +113,36 @@ def claim_move(
     with transaction.atomic():
         now = timezone.now()
         claim = _locked_claim(tenant=tenant, claim_id=claim_id)
-        if by not in CLAIM_TRANSITIONS.get(claim.status, {}).get(to, frozenset()):
-            raise InvalidTransition(
-                f"A {claim.status} claim cannot become {to}.",
-                allowed=allowed_claim_targets(claim.status, by),
-            )
-        fields = ["status", "updated_at"]
+        # Checked before the activation below supersedes anything in its name.
+        CLAIM_MACHINE.check(claim.status, to, by)
+        changes: dict[str, Any] = {"updated_at": now}
         if scope is not None:
-            claim.scope = validate_scope(scope)
-            claim.scope_key = scope_key(claim.scope)
-            claim.scope_size = len(claim.scope)
-            fields += ["scope", "scope_key", "scope_size"]
+            narrowed = validate_scope(scope)
+            changes |= {
+                "scope": narrowed,
+                "scope_key": scope_key(narrowed),
+                "scope_size": len(narrowed),
+            }
         if to == ClaimStatus.SUPERSEDED and closes_at is not None:
-            claim.valid_to = claim.valid_to or closes_at
-            if claim.valid_from and claim.valid_to <= claim.valid_from:
-                claim.valid_to = None
-            fields.append("valid_to")
+            valid_to = claim.valid_to or closes_at
+            # A validity that would end before it began is left open instead.
+            changes["valid_to"] = (
+                None if claim.valid_from and valid_to <= claim.valid_from else valid_to
+            )
         if to == ClaimStatus.ACTIVE:
+            scope_json = changes.get("scope_key", claim.scope_key)
             identity_lock(
                 tenant=tenant,
                 subject=claim.subject,
                 predicate=claim.predicate,
-                scope_json=claim.scope_key,
+                scope_json=scope_json,
             )
             current = (
                 Claim.objects.filter(
                     tenant=tenant,
                     subject=claim.subject,
                     predicate=claim.predicate,
-                    scope_key=claim.scope_key,
+                    scope_key=scope_json,
                     status=ClaimStatus.ACTIVE,
                 )
                 .exclude(pk=claim.pk)
@@ -151,7 +150,7 @@ def claim_move(
                 .first()
             )
             if current is not None:
-                claim.supersedes = claim_move(
+                changes["supersedes"] = claim_move(
                     tenant=tenant,
                     actor=actor,
                     claim_id=current,
@@ -160,23 +159,17 @@ def claim_move(
                     reason=f"superseded by {claim.pk}",
                     closes_at=now,
                 )
-                fields.append("supersedes")
-            claim.conflicts_with = []
-            fields.append("conflicts_with")
-        source = claim.status
-        claim.status = to
-        claim.updated_at = now
-        # Moves only an undo may make pass the database trigger only inside this role.
-        with role_gated(by) if by == ClaimRole.UNDO else nullcontext():
-            claim.save(update_fields=fields)
-        audit_record(
+            changes["conflicts_with"] = []
+        claim = move_row(
+            CLAIM_MACHINE,
+            claim,
+            to=to,
+            by=by,
             tenant=tenant,
             actor=actor,
-            verb=f"claim.{to}",
-            target_type="claim",
-            target_id=claim.id,
             reason=reason,
-            data={"from": source, "by": by, **(data or {})},
+            changes=changes,
+            data=data,
         )
     return claim
 

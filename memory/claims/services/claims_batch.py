@@ -41,6 +41,7 @@ from common.problems import Problem
 from memory.claims import gate
 from memory.claims.consent import consented_classes
 from memory.claims.models import (
+    CLAIM_MACHINE,
     Claim,
     ClaimRole,
     ClaimSource,
@@ -468,11 +469,13 @@ def _supersede(
         old = p.state.active
         if not _supersedes(p) or old is None:
             continue
+        # The batch writes its moves with one UPDATE; the machine still checks each.
+        CLAIM_MACHINE.check(old.status, ClaimStatus.SUPERSEDED, ClaimRole.WRITER)
         closes_at = p.screened.candidate.valid_from or now
         old.valid_to = old.valid_to or closes_at
         if old.valid_from and old.valid_to <= old.valid_from:
             old.valid_to = None
-        old.status = ClaimStatus.SUPERSEDED
+        old_status, old.status = old.status, ClaimStatus.SUPERSEDED
         old.updated_at = now
         moved.append(old)
         audits[old.pk] = _audit(
@@ -481,7 +484,7 @@ def _supersede(
             verb=f"claim.{ClaimStatus.SUPERSEDED}",
             target_id=old.id,
             reason="newer_revision",
-            data={"from": ClaimStatus.ACTIVE, "by": ClaimRole.WRITER},
+            data={"from": old_status, "by": ClaimRole.WRITER},
         )
     if moved:
         Claim.objects.bulk_update(moved, ["status", "valid_to", "updated_at"])

@@ -19,7 +19,8 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
-from memory.claims.models import Claim, ClaimRole, ClaimStatus, claim_sources_for
+from common.transitions import moves_recorded
+from memory.claims.models import CLAIM_MACHINE, Claim, ClaimRole, ClaimStatus
 from reviews.models import OPEN_STATUSES, ReviewItem
 from reviews.services import reviews_cancel_for_targets
 
@@ -31,7 +32,7 @@ GONE_PARENT_STATUSES = (
     ClaimStatus.ERASED,
 )
 # Where consolidation's set-based moves (expiry, derived invalidation) may start.
-_INVALIDATABLE = claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
+_INVALIDATABLE = CLAIM_MACHINE.sources(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
 MAX_LINEAGE_DEPTH = 32
 AUDIT_IDS = 200
 
@@ -53,10 +54,23 @@ class Changed:
 
     ids: list[str] = field(default_factory=list)
     subjects: set[int] = field(default_factory=set)
+    # (claim, the status it left) for the moves a set-wise statement made.
+    moved: list[tuple[str, str]] = field(default_factory=list)
 
-    def add(self, claim_id: Any, subject_id: int) -> None:
+    def add(self, claim_id: Any, subject_id: int, was: str | None = None) -> None:
         self.ids.append(str(claim_id))
         self.subjects.add(subject_id)
+        if was is not None:
+            self.moved.append((str(claim_id), was))
+
+
+def claims_moved(
+    *, tenant: Tenant, actor: Actor, to: str, by: str, reason: str, changed: Changed
+) -> None:
+    """The per-claim records of a set-wise move made in SQL (`claim.<to>` audit rows),
+    as `claim_move` writes them for one claim."""
+    if changed.moved:
+        moves_recorded(CLAIM_MACHINE, tenant, actor, to, by, reason, changed.moved, None)
 
 
 def claim_reviews_cancel(*, tenant: Tenant, claim_ids: Iterable[UUID | str]) -> int:
@@ -89,7 +103,7 @@ def claims_invalidate_derived(
         rows = _rows(
             f"""
             WITH affected AS (
-                SELECT DISTINCT d.id FROM {_CLAIM} d
+                SELECT DISTINCT d.id, d.status AS was FROM {_CLAIM} d
                 JOIN {_LINEAGE} l ON l.from_claim_id = d.id
                 JOIN {_CLAIM} p ON p.id = l.to_claim_id
                 WHERE d.tenant_id = %s AND d.status = ANY(%s) AND p.status = ANY(%s)
@@ -103,7 +117,7 @@ def claims_invalidate_derived(
             )
             UPDATE {_CLAIM} c SET status = 'invalidated', updated_at = %s
             FROM affected WHERE c.id = affected.id AND c.status = ANY(%s)
-            RETURNING c.id, c.subject_id
+            RETURNING c.id, c.subject_id, affected.was
             """,  # noqa: S608 - table names come from model metadata
             [
                 tenant.pk,
@@ -118,10 +132,18 @@ def claims_invalidate_derived(
         )
         if not rows:
             break
-        for claim_id, subject_id in rows:
-            changed.add(claim_id, subject_id)
+        for claim_id, subject_id, was in rows:
+            changed.add(claim_id, subject_id, was)
         parents = [str(row[0]) for row in rows]
     if changed.ids:
+        claims_moved(
+            tenant=tenant,
+            actor=actor,
+            to=ClaimStatus.INVALIDATED,
+            by=ClaimRole.WORKER,
+            reason=reason,
+            changed=changed,
+        )
         claim_reviews_cancel(tenant=tenant, claim_ids=changed.ids)
         single = given is not None and len(given) == 1
         audit_record(

@@ -3,8 +3,14 @@ exports, consent and retention. Their app label is `memory`
 (docs/architecture.md, "One label, one migration history")."""
 
 from memory.privacy.models.consent import CONSENT_CHOICES, Consent, RetainedRecord, RetentionPolicy
-from memory.privacy.models.exports import EXPORT_TRANSITIONS, DataExport, ExportStatus
+from memory.privacy.models.exports import (
+    EXPORT_MACHINE,
+    EXPORT_TRANSITIONS,
+    DataExport,
+    ExportStatus,
+)
 from memory.privacy.models.lifecycle import (
+    DELETION_MACHINE,
     DELETION_TRANSITIONS,
     ConsolidationRun,
     ConsolidationTrigger,
@@ -19,7 +25,9 @@ from memory.privacy.models.lifecycle import (
 
 __all__ = [
     "CONSENT_CHOICES",
+    "DELETION_MACHINE",
     "DELETION_TRANSITIONS",
+    "EXPORT_MACHINE",
     "EXPORT_TRANSITIONS",
     "Consent",
     "ConsolidationRun",

@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
-from common.transitions import status_transition_trigger
+from common.transitions import StateMachine
 from memory.privacy.models.lifecycle import DeletionRequest
 
 
@@ -46,12 +46,11 @@ UNFINISHED_EXPORT_STATUSES = (_E.PENDING, _E.RUNNING)
 CONTENT_EXPORT_STATUSES = (_E.PENDING, _E.RUNNING, _E.READY, _E.FAILED)
 
 
+EXPORT_MACHINE = StateMachine.plain(label="export", table=EXPORT_TRANSITIONS)
+
+
 # Generated from the table, like every state machine's guard.
-@pgtrigger.register(
-    status_transition_trigger(
-        name="export_status_transition", label="export", table=EXPORT_TRANSITIONS
-    )
-)
+@pgtrigger.register(EXPORT_MACHINE.trigger("export_status_transition"))
 class DataExport(models.Model):
     """Everything memdesk holds about one person's subjects, as one JSON document.
 

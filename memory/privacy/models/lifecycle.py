@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import Tenant
-from common.transitions import status_transition_trigger
+from common.transitions import StateMachine
 from memory.claims.models.claims import Claim
 from memory.claims.models.ledger import Subject
 
@@ -59,12 +59,12 @@ UNFINISHED_DELETION_STATUSES = (
 )
 
 
+# Each move audited as `deletion.<to>` by `deletion_move`, which adds the attempt.
+DELETION_MACHINE = StateMachine.plain(label="deletion", table=DELETION_TRANSITIONS)
+
+
 # Generated from the table: a finished deletion is never put back to work, raw SQL included.
-@pgtrigger.register(
-    status_transition_trigger(
-        name="deletion_status_transition", label="deletion", table=DELETION_TRANSITIONS
-    )
-)
+@pgtrigger.register(DELETION_MACHINE.trigger("deletion_status_transition"))
 class DeletionRequest(models.Model):
     """A request to forget one memory or everything about a subject, and its report.
 

@@ -33,6 +33,7 @@ from accounts.services import audit_record
 from memory.claims.hot_memory import hot_memory_purge
 from memory.claims.models import (
     AUTHORITY_RANK,
+    CLAIM_MACHINE,
     Authority,
     Basis,
     Claim,
@@ -41,7 +42,6 @@ from memory.claims.models import (
     ClaimStatus,
     RecallTrace,
     Subject,
-    claim_sources_for,
 )
 from memory.claims.selectors.hot_memory import hot_memory
 from memory.claims.services.claim_inputs import claim_version
@@ -51,6 +51,7 @@ from memory.claims.services.lineage import (
     Changed,
     claim_reviews_cancel,
     claims_invalidate_derived,
+    claims_moved,
 )
 from memory.privacy.models import ConsolidationRun, ConsolidationTrigger
 from memory.privacy.services.erasure import lifecycle_lock_key
@@ -59,7 +60,7 @@ from reviews.models import OPEN_STATUSES, Queue, ReviewItem
 from reviews.services import review_cancel_for_target, review_open
 
 # Where consolidation's set-based moves (expiry, derived invalidation) may start.
-_INVALIDATABLE = claim_sources_for(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
+_INVALIDATABLE = CLAIM_MACHINE.sources(ClaimStatus.INVALIDATED, ClaimRole.WORKER)
 
 _CLAIM = Claim._meta.db_table
 _REVIEW = ReviewItem._meta.db_table
@@ -102,14 +103,29 @@ def _audit(tenant: Tenant, actor: Actor, verb: str, changed: Changed) -> None:
 def _expire(*, tenant: Tenant, actor: Actor, now: datetime) -> Changed:
     changed = Changed()
     rows = _rows(
-        f"UPDATE {_CLAIM} SET status = 'invalidated', updated_at = %s "  # noqa: S608
-        "WHERE tenant_id = %s AND status = ANY(%s) AND expires_at <= %s "
-        "RETURNING id, subject_id",
-        [now, tenant.pk, _INVALIDATABLE, now],
+        f"""
+        WITH due AS (
+            SELECT id, status AS was FROM {_CLAIM}
+            WHERE tenant_id = %s AND status = ANY(%s) AND expires_at <= %s
+            FOR UPDATE
+        )
+        UPDATE {_CLAIM} c SET status = 'invalidated', updated_at = %s
+        FROM due WHERE c.id = due.id
+        RETURNING c.id, c.subject_id, due.was
+        """,  # noqa: S608 - table names come from model metadata
+        [tenant.pk, _INVALIDATABLE, now, now],
     )
-    for claim_id, subject_id in rows:
-        changed.add(claim_id, subject_id)
+    for claim_id, subject_id, was in rows:
+        changed.add(claim_id, subject_id, was)
     if changed.ids:
+        claims_moved(
+            tenant=tenant,
+            actor=actor,
+            to=ClaimStatus.INVALIDATED,
+            by=ClaimRole.WORKER,
+            reason="expired",
+            changed=changed,
+        )
         claim_reviews_cancel(tenant=tenant, claim_ids=changed.ids)
     _audit(tenant, actor, "claims.expired", changed)
     return changed

@@ -1,6 +1,6 @@
 """A deletion request's state machine and a worker's lease on it: move, claim, release, fence.
 
-A request moves only along `DELETION_TRANSITIONS`, with an audit row per
+A request moves only along `DELETION_MACHINE` (models/lifecycle.py), with an audit row per
 move. A worker takes it with `FOR UPDATE SKIP LOCKED` and a lease, and bumps
 `attempts`; the attempt number is the fence, so a worker whose lease lapsed
 finds a different number when it comes back and its late writes are dropped.
@@ -21,8 +21,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.services import audit_record
-from common.problems import InvalidTransition
-from memory.privacy.models import DELETION_TRANSITIONS, DeletionRequest, DeletionStatus
+from memory.privacy.models import DELETION_MACHINE, DeletionRequest, DeletionStatus
 from memory.privacy.models.lifecycle import UNFINISHED_DELETION_STATUSES
 from reviews.models import Queue
 from reviews.services import review_open
@@ -39,11 +38,7 @@ def deletion_move(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> None:
-    allowed = DELETION_TRANSITIONS.get(deletion.status, frozenset())
-    if to not in allowed:
-        raise InvalidTransition(
-            f"A {deletion.status} deletion cannot become {to}.", allowed=sorted(allowed)
-        )
+    DELETION_MACHINE.check(deletion.status, to)
     deletion.status = to
     deletion.updated_at = now
     audit_record(

@@ -29,8 +29,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
-from common.problems import Problem
-from memory.privacy.models import EXPORT_TRANSITIONS, DataExport, ExportStatus
+from memory.privacy.models import EXPORT_MACHINE, DataExport, ExportStatus
 from memory.privacy.models.exports import CONTENT_EXPORT_STATUSES, UNFINISHED_EXPORT_STATUSES
 from memory.privacy.selectors.me import (
     export_header,
@@ -139,13 +138,7 @@ def export_request(
 
 
 def _guard(export: DataExport, to: str) -> None:
-    if to not in EXPORT_TRANSITIONS.get(export.status, frozenset()):
-        raise Problem(
-            "illegal_transition",
-            f"An export in {export.status} cannot become {to}.",
-            status_code=409,
-            allowed=sorted(EXPORT_TRANSITIONS.get(export.status, frozenset())),
-        )
+    EXPORT_MACHINE.check(export.status, to, noun=f"An export in {export.status}")
 
 
 @dataclass(frozen=True)

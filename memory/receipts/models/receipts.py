@@ -10,11 +10,7 @@ from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
 from common.append_only import Rewrite, only_rewrites
-from common.transitions import (
-    moves_of_any_role_but,
-    moves_only_of,
-    status_transition_trigger,
-)
+from common.transitions import StateMachine
 from memory.receipts.models.platforms import Platform
 
 
@@ -71,25 +67,28 @@ TERMINAL_RECEIPT_STATES = frozenset(_S.values) - frozenset(RECEIPT_TRANSITIONS)
 UNVERIFIED_RECEIPT_STATES = frozenset({_S.SUBMITTED, _S.OUTCOME_UNKNOWN, _S.RECONCILING})
 
 
+# Receipts keep their own append-only record of moves (`ReceiptTransition`, written by
+# `receipt_move`), so the machine writes no audit rows of its own.
+RECEIPT_MACHINE = StateMachine(
+    label="receipt",
+    moves=RECEIPT_TRANSITIONS,
+    column="state",
+    gated_role=_R.EDITOR,
+    states=tuple(_S.values),
+)
+
+
 def allowed_receipt_targets(state: str, role: str | None) -> list[str]:
-    """The states `role` may move a receipt in `state` to, in state-machine order."""
-    moves = RECEIPT_TRANSITIONS.get(state, {})
-    return [target for target in _S.values if role in moves.get(target, frozenset())]
+    """The states `role` may move a receipt in `state` to, in state-machine order; a
+    caller with no role (`transition_role` found none) may make no move."""
+    return RECEIPT_MACHINE.targets(state, role) if role else []
 
 
 # Generated from the table, so no UPDATE (raw SQL included) can make a move no role may
 # make. A settlement by hand (out of `manual_review`) passes only while `receipt_move`
 # makes it for an editor (`common.transitions.role_gated`); which of the agent and the
 # worker makes the other moves is checked by `receipt_move`.
-@pgtrigger.register(
-    status_transition_trigger(
-        name="receipt_state_transition",
-        label="receipt",
-        table=moves_of_any_role_but(RECEIPT_TRANSITIONS, _R.EDITOR),
-        role_only=(_R.EDITOR, moves_only_of(RECEIPT_TRANSITIONS, _R.EDITOR)),
-        column="state",
-    )
-)
+@pgtrigger.register(RECEIPT_MACHINE.trigger("receipt_state_transition"))
 class Receipt(models.Model):
     """An external side effect, written before the call and settled by evidence."""
 

@@ -9,7 +9,6 @@ and an audit row in the same transaction, with the actor; a move into
 from __future__ import annotations
 
 from collections.abc import Iterable
-from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -22,8 +21,9 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import InvalidTransition, Problem, not_found
-from common.transitions import role_gated
+from common.transitions import move_row
 from memory.receipts.models.receipts import (
+    RECEIPT_MACHINE,
     Receipt,
     ReceiptState,
     ReceiptTransition,
@@ -132,7 +132,7 @@ def receipt_move(
     """Move a locked receipt one step, or raise. The only code that changes `state`."""
     role = transition_role(actor)
     allowed = allowed_receipt_targets(receipt.state, role)
-    if to not in allowed:
+    if role is None or to not in allowed:
         who = f"the {role}" if role else "this caller"
         raise InvalidTransition(
             f"A receipt in `{receipt.state}` cannot be moved to `{to}` by {who}.",
@@ -162,7 +162,6 @@ def receipt_move(
                 status_code=409,
             )
     from_state = receipt.state
-    receipt.state = to
     receipt.updated_at = now
     if external_id:
         receipt.external_id = external_id
@@ -180,9 +179,17 @@ def receipt_move(
     elif to != ReceiptState.RECONCILING:
         receipt.next_reconcile_at = None
         receipt.reconcile_lease_expires_at = None
-    # A settlement by hand passes the database trigger only inside the editor's role.
-    with role_gated(role) if role == TransitionRole.EDITOR else nullcontext():
-        receipt.save(update_fields=MOVE_FIELDS)
+    # A settlement by hand passes the database trigger only inside the editor's role,
+    # which `move_row` takes for the machine's gated role.
+    move_row(
+        RECEIPT_MACHINE,
+        receipt,
+        to=to,
+        by=role,
+        tenant=receipt.tenant,
+        actor=actor,
+        changes={name: getattr(receipt, name) for name in MOVE_FIELDS if name != "state"},
+    )
     transition = receipt_transition_append(
         receipt, from_state=from_state, actor=actor, at=now, reason=reason, evidence=evidence
     )
