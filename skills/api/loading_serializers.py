@@ -3,6 +3,7 @@ loads, instantiation and its reasons, retired tools, and drafts from experience.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -23,6 +24,9 @@ from skills.models import (
     SLUG_PATTERN,
 )
 from skills.package.manifest import SLOT_PATTERN
+from skills.usage_models import GrantKind
+
+INPUTS_JSON_MAX = 20_000
 
 
 class CatalogInput(serializers.Serializer):
@@ -174,21 +178,36 @@ class InstantiateInput(serializers.Serializer):
         default=dict,
         help_text="Credential slot → the name of the secret bound to it. Never a value.",
     )
+    inputs = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="The manifest's inputs bound to the current task: name → value. Checked "
+        "against `inputs` in SKILL.md (required, type); only their names are recorded.",
+    )
     tools = serializers.ListField(
         child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
         required=False,
-        default=list,
+        default=None,
         max_length=200,
-        help_text="The tools the agent has in this run.",
+        help_text="The tools the agent has at hand in this run. Only tools granted to the "
+        "token count; left out, the grants alone decide.",
     )
     capabilities = serializers.ListField(
         child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
         required=False,
-        default=list,
+        default=None,
         max_length=100,
-        help_text="What the agent's runtime grants beyond memdesk's token capabilities, "
-        "e.g. network or filesystem:write.",
+        help_text="What the agent's runtime has at hand beyond memdesk's token capabilities, "
+        "e.g. network. Only capabilities granted to the token count; left out, the grants "
+        "alone decide.",
     )
+
+    def validate_inputs(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > 50 or len(json.dumps(value, default=str)) > INPUTS_JSON_MAX:
+            raise serializers.ValidationError(
+                f"At most 50 inputs and {INPUTS_JSON_MAX} characters of JSON."
+            )
+        return value
 
     def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
         if len(value) > 50:
@@ -209,8 +228,13 @@ class InstantiationReasonOutput(serializers.Serializer):
             "slot_unbound",
             "tool_retired",
             "tool_unavailable",
+            "tool_not_granted",
             "capability_exceeds_token",
             "capability_unavailable",
+            "capability_not_granted",
+            "input_missing",
+            "input_invalid",
+            "input_unknown",
         ],
         enum_name="InstantiationReasonCode",
     )
@@ -218,15 +242,46 @@ class InstantiationReasonOutput(serializers.Serializer):
     slot = serializers.CharField(allow_null=True)
     tool = serializers.CharField(allow_null=True)
     capability = serializers.CharField(allow_null=True)
+    input = serializers.CharField(allow_null=True)
 
 
 class InstantiationOutput(serializers.Serializer):
     skill = serializers.CharField()
     number = serializers.IntegerField()
     content_hash = serializers.CharField()
+    instance = serializers.UUIDField(
+        help_text="This check's instance. Resolve and body serve the version to you while "
+        "your latest instance of it is ready and not invalidated."
+    )
     state = NamedChoiceField(choices=["ready", "blocked"], enum_name="InstantiationState")
     reasons = InstantiationReasonOutput(many=True)
     bindings = serializers.DictField(child=serializers.CharField())
+
+
+class GrantInput(serializers.Serializer):
+    token = serializers.IntegerField(min_value=1, help_text="The agent token's id.")
+    kind = NamedChoiceField(choices=GrantKind.choices, enum_name="GrantKind")
+    name = serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+
+class GrantOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    token = serializers.IntegerField(source="token_id")
+    token_name = serializers.CharField(source="token.name")
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class CredentialChangedInput(serializers.Serializer):
+    secret = serializers.RegexField(
+        r"^[A-Za-z0-9_./:@-]{1,200}$", help_text="The secret's name, as slots are bound to it."
+    )
+    reason = serializers.CharField(max_length=1000)
+
+
+class InvalidatedOutput(serializers.Serializer):
+    invalidated = serializers.ListField(child=serializers.UUIDField())
 
 
 class RetireToolInput(serializers.Serializer):

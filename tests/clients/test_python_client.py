@@ -441,6 +441,7 @@ def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_tok
                 category="normal",
                 passed=True,
                 content_hash=second["content_hash"],
+                environment={"model": "test-model", "tools": {}},
                 cases=[api_case()],
             )
         assert (run["independent"], len(run["cases"])) == (True, 1)

@@ -120,7 +120,9 @@ def test_bad_catalog_parameters_are_problems(reader, shelf):
     assert SkillLoad.objects.count() == 0
 
 
-def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, evaluator, publish):
+def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(
+    reader, evaluator, publish, make_ready
+):
     version = publish(
         "pdf-forms",
         body="# Fill\n\nSee references/fields.md.\n",
@@ -129,6 +131,7 @@ def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, e
 
     reader.get(f"{BASE}/catalog")
     reader.get(f"{BASE}/catalog", {"q": "pdf"})
+    make_ready(reader, "pdf-forms")
     body = reader.get(f"{BASE}/pdf-forms/versions/1/body")
     assert body.status_code == 200, body.json()
     assert body.json()["body"] == "# Fill\n\nSee references/fields.md.\n"
@@ -136,6 +139,7 @@ def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, e
     url = body.json()["files"][1]["url"]
     assert url == f"{BASE}/pdf-forms/versions/1/files/references/fields.md"
     assert reader.get(url).content == b"Text fields take strings.\n"
+    make_ready(evaluator, "pdf-forms")
     evaluator.get(f"{BASE}/pdf-forms/versions/1/body")
 
     counts = {

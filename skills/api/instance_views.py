@@ -1,0 +1,126 @@
+"""What agent tokens may run skills with: admins' grants of tools and runtime capabilities,
+and an agent's report that a secret bound to credential slots changed."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import permissions
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import api_context, capability_required
+from accounts.selectors import agent_token_get
+from common.idempotency import idempotent
+from common.pagination import CursorPage
+from common.problems import Problem
+from common.schema import CAPABILITY_OR_ROLE_REQUIRED, NOT_FOUND
+from skills import selectors, services
+from skills.api.loading_serializers import (
+    CredentialChangedInput,
+    GrantInput,
+    GrantOutput,
+    InvalidatedOutput,
+)
+from skills.api.views import ADMINS, READERS, permissions_for
+from skills.usage_models import TokenGrant
+
+
+class GrantPage(CursorPage):
+    ordering = "id"
+
+
+class GrantListView(GenericAPIView):
+    queryset = TokenGrant.objects.none()
+    pagination_class = GrantPage
+    serializer_class = GrantOutput
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        return permissions_for(self.request, read=READERS, write=ADMINS)
+
+    @extend_schema(
+        summary="The tools and runtime capabilities granted to agent tokens",
+        parameters=[OpenApiParameter("token", int, required=False)],
+        responses=GrantOutput(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        token = request.query_params.get("token", "")
+        grants = selectors.token_grants(
+            tenant=api_context(request).tenant,
+            token_id=int(token) if token.isdigit() else None,
+        )
+        page = self.paginate_queryset(grants)
+        return self.get_paginated_response(GrantOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Grant an agent token a tool or a runtime capability (admins)",
+        description="Skills needing a tool or capability (other than memdesk's own token "
+        "capabilities) are found and instantiated only for tokens granted it.",
+        request=GrantInput,
+        responses={
+            201: GrantOutput,
+            400: OpenApiResponse(description="`validation_error`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="`grant_exists`"),
+        },
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = GrantInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        token = agent_token_get(tenant=context.tenant, token_id=data.validated_data["token"])
+        if token is None:
+            raise Problem("not_found", "This tenant has no such agent token.", status_code=404)
+        grant = services.token_grant_add(
+            tenant=context.tenant,
+            actor=context.actor,
+            token=token,
+            kind=data.validated_data["kind"],
+            name=data.validated_data["name"],
+        )
+        return Response(GrantOutput(grant).data, status=201)
+
+
+class GrantDetailView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        summary="Withdraw a grant (admins): the token's instances needing it are invalidated",
+        responses={200: InvalidatedOutput, 403: CAPABILITY_OR_ROLE_REQUIRED, 404: NOT_FOUND},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        context = api_context(request)
+        grant = selectors.token_grant_get(tenant=context.tenant, pk=pk)
+        if grant is None:
+            raise Problem("not_found", "This tenant has no such grant.", status_code=404)
+        invalidated = services.token_grant_remove(
+            tenant=context.tenant, actor=context.actor, grant=grant
+        )
+        return Response(InvalidatedOutput({"invalidated": [i.pk for i in invalidated]}).data)
+
+
+class CredentialChangedView(APIView):
+    permission_classes = [capability_required("skills:read")]
+
+    @extend_schema(
+        summary="Report that a secret bound to credential slots was rotated or withdrawn",
+        description="Every live instance of the tenant with a slot bound to that secret's "
+        "name is invalidated: its holder instantiates again before loading the version.",
+        request=CredentialChangedInput,
+        responses={
+            200: InvalidatedOutput,
+            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
+            403: CAPABILITY_OR_ROLE_REQUIRED,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        context = api_context(request)
+        data = CredentialChangedInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        invalidated = services.credential_changed(
+            tenant=context.tenant, actor=context.actor, **data.validated_data
+        )
+        return Response(InvalidatedOutput({"invalidated": [i.pk for i in invalidated]}).data)
