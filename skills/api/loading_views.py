@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import api_context, capability_required
+from accounts.models import ActorKind
 from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
@@ -210,13 +211,17 @@ class CatalogView(APIView):
     permission_classes = [READERS]
 
     @extend_schema(
-        summary="Level 1: the production skills matching a task, without their bodies",
+        summary="Level 1: the production skills about a task, found by meaning",
         description="Name, description, version, capabilities, required tools, credential "
-        "slots and data labels of each production skill whose name, description or "
-        "triggers hold one of the task words (`q`), best match first. With `tools`, "
-        "skills needing another tool are left out and listed in `excluded` with the "
-        "missing tools. `conflicts` lists what two skills returned (or already `loaded`) "
-        "would do to each other's data. Each entry returned counts as a level-1 load.",
+        "slots and data labels of each production skill about the task (`q`), best first: "
+        "by similarity in meaning (vectors computed at publish time), task words, risk, "
+        "preconditions and past success on `task_type`, lower after negative transfer; "
+        "`why` gives the signals. A task no skill is about finds nothing. For an agent, "
+        "skills needing a memdesk capability its token lacks, or a tool or runtime "
+        "capability it was not granted, are left out; with `tools`, so are skills needing "
+        "another tool; each is listed in `excluded` with the reason. `conflicts` lists "
+        "what two skills returned (or already `loaded`) would do to each other's data. "
+        "Each entry returned counts as a level-1 load.",
         parameters=[CatalogInput],
         responses={200: CatalogOutput, 400: VALIDATION_ERROR},
     )
@@ -226,12 +231,18 @@ class CatalogView(APIView):
         params.is_valid(raise_exception=True)
         data = params.validated_data
         tools = data.get("tools")
+        is_agent = context.actor.kind == ActorKind.AGENT
         catalog = selectors.skill_catalog(
             tenant=context.tenant,
-            words=selectors.catalog_words(data["q"]),
+            query=data["q"],
             tools=frozenset(tools) if tools is not None else None,
             loaded=data["loaded"],
             limit=data["limit"],
+            grants=selectors.token_grants_of(tenant=context.tenant, actor=context.actor)
+            if is_agent
+            else None,
+            token_capabilities=context.actor.capabilities,
+            task_type=data["task_type"],
         )
         services.skill_loads_record(
             tenant=context.tenant,

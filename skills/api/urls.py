@@ -13,6 +13,7 @@ urlpatterns = [
     path("skills/drafts", views.DraftView.as_view(), name="skill-drafts"),
     path("skills/grants", instances.GrantListView.as_view(), name="skill-grants"),
     path("skills/grants/<int:pk>", instances.GrantDetailView.as_view(), name="skill-grant"),
+    path("skills/load", instances.LoadView.as_view(), name="skill-load"),
     path(
         "skills/credentials/changed",
         instances.CredentialChangedView.as_view(),
@@ -37,6 +38,7 @@ urlpatterns = [
     ),
     path(f"{_VERSION}/body", loading.BodyView.as_view(), name="skill-version-body"),
     path(f"{_VERSION}/loads", loading.LoadListView.as_view(), name="skill-version-loads"),
+    path(f"{_VERSION}/reports", instances.UseReportView.as_view(), name="skill-version-reports"),
     path(
         f"{_VERSION}/instantiate",
         loading.InstantiateView.as_view(),

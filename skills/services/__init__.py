@@ -20,6 +20,7 @@ from skills.services.base import (
     is_author,
     upload_max_bytes,
 )
+from skills.services.discovery import skill_use_report, skill_versions_embed
 from skills.services.drafts import (
     Draft,
     drafts_flag_forgotten_sources,
@@ -67,6 +68,7 @@ __all__ = [
     "skill_loads_record",
     "skill_pin_record",
     "skill_rollback",
+    "skill_use_report",
     "skill_version_approve",
     "skill_version_deprecate",
     "skill_version_instantiate",
@@ -75,6 +77,7 @@ __all__ = [
     "skill_version_revoke",
     "skill_version_submit",
     "skill_version_upload",
+    "skill_versions_embed",
     "token_grant_add",
     "token_grant_remove",
     "tool_retire",

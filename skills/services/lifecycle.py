@@ -45,6 +45,7 @@ from skills.services.base import (
     require_admin,
     require_reason,
 )
+from skills.services.discovery import version_vector, version_vector_store
 from skills.services.labels import label_named, move_label, number_of, production_falls_back
 
 
@@ -229,6 +230,8 @@ def skill_version_publish(
     baseline at no more than ``SKILL_BASELINE_COST_FACTOR`` times its cost.
     """
     require_admin(actor, doing="publish a skill version")
+    # Content never changes, so its vector can be computed before the locks are taken.
+    vector = version_vector(version)
     with transaction.atomic():
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.PUBLISHED)
@@ -279,6 +282,7 @@ def skill_version_publish(
         locked.status = VersionStatus.PUBLISHED
         locked.published_at = timezone.now()
         locked.save(update_fields=["status", "published_at"])
+        version_vector_store(tenant=tenant, version=locked, vector=vector)
         reason = reason.strip() or f"publish v{locked.number}"
         move = move_label(
             tenant=tenant,
