@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 # Under this similarity a skill is not about the task: between the best negative (0.17)
-# and the weakest positive (0.26) of the tuning half of
-# testing/skill_discovery; measured on the held-out half, bench/RESULTS.md).
+# and the weakest positive (0.26) of the tuning half of testing/skill_discovery, with
+# the packaged MiniLM; measured on the held-out half (bench/RESULTS.md).
 SIMILARITY_FLOOR = 0.22
 BODY_SUMMARY_CHARS = 400
 WORD_SHARE_FLOOR = 0.5

@@ -99,7 +99,7 @@ def test_negative_transfer_on_a_task_type_ranks_a_skill_lower(reader, make_ready
         assert reported.json()["negative_transfer"] is True
 
     after = reader.get(f"{BASE}/catalog", query).json()["results"]
-    assert [entry["skill"] for entry in after][0] != "db-backup"
+    assert after[0]["skill"] != "db-backup"
     backup = next(entry for entry in after if entry["skill"] == "db-backup")
     assert (backup["why"]["negative_transfer"], backup["why"]["reports"]) == (3, 3)
     # Another task type is not affected.
