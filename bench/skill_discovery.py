@@ -23,8 +23,7 @@ from typing import Any
 from django.utils import timezone
 
 from skills.discovery import Candidate, discovery_document, lexical_text, rank, task_words
-from skills.embedding import embedder_model, query_vector, unpack
-from skills.services.discovery import embed_document
+from skills.embedding import embed_document, embedder_model, query_vector, unpack
 
 DATA = Path(__file__).resolve().parent.parent / "testing" / "skill_discovery"
 TOP = 3

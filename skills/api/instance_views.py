@@ -200,7 +200,7 @@ class LoadView(APIView):
             for wanted in data.validated_data["skills"]
         ]
         for one in resolved:
-            require_ready_instance(request, one.version_id)
+            require_ready_instance(request, one)
         budget = data.validated_data["budget_chars"]
         sizes = {one.slug: context_chars(one) for one in resolved}
         if sum(sizes.values()) > budget:

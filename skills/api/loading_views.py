@@ -63,11 +63,11 @@ NOT_INSTANTIABLE = OpenApiResponse(
 )
 
 
-def require_ready_instance(request: Request, version_id: int) -> None:
+def require_ready_instance(request: Request, resolved: selectors.ResolvedVersion) -> None:
     """An agent loads a version only through a ready instance of it, or says why not."""
     context = api_context(request)
     refusals = selectors.load_refusals(
-        tenant=context.tenant, version_id=version_id, actor=context.actor
+        tenant=context.tenant, version_id=resolved.version_id, actor=context.actor
     )
     if not refusals:
         return
@@ -80,11 +80,13 @@ def require_ready_instance(request: Request, version_id: int) -> None:
             + " Or load it anyway with `override_reason`.",
             status_code=409,
             reasons=refusals,
+            skill=resolved.slug,
+            number=resolved.number,
         )
     services.skill_load_override_record(
         tenant=context.tenant,
         actor=context.actor,
-        version_id=version_id,
+        version_id=resolved.version_id,
         reason=override,
         reasons=refusals,
     )
@@ -128,7 +130,7 @@ class ResolveView(APIView):
             label=params.validated_data.get("label"),
             number=params.validated_data.get("version"),
         )
-        require_ready_instance(request, resolved.version_id)
+        require_ready_instance(request, resolved)
         if instance:
             services.skill_pin_record(tenant=context.tenant, resolved=resolved, instance=instance)
         etag = f'"{resolved.content_hash}"'
@@ -272,7 +274,7 @@ class BodyView(APIView):
     def get(self, request: Request, slug: str, number: int) -> Response:
         context = api_context(request)
         resolved = selectors.skill_resolve(tenant=context.tenant, slug=slug, number=number)
-        require_ready_instance(request, resolved.version_id)
+        require_ready_instance(request, resolved)
         services.skill_loads_record(
             tenant=context.tenant,
             actor=context.actor,

@@ -213,9 +213,10 @@ class VersionDetailView(APIView):
     def get(self, request: Request, slug: str, number: int) -> Response:
         tenant = api_context(request).tenant
         version = version_or_404(request, slug, number)
+        matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
         context = {
             "files": list(selectors.version_files(tenant=tenant, version=version)),
-            "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+            "matrix": matrix,
             "instances": selectors.pins_recent_count(tenant=tenant, version=version),
             "changes": selectors.sensitive_changes_against_production(
                 tenant=tenant, version=version
@@ -228,7 +229,7 @@ class VersionDetailView(APIView):
             "controls": selectors.evaluation_controls(tenant=tenant, version=version),
         }
         context["baseline"] = selectors.baseline_comparison(
-            matrix=context["matrix"], cost_factor=settings.SKILL_BASELINE_COST_FACTOR
+            matrix=matrix, cost_factor=settings.SKILL_BASELINE_COST_FACTOR
         )
         return Response(VersionDetailOutput(version, context=context).data)
 

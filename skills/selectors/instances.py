@@ -24,7 +24,9 @@ def token_grants_of(*, tenant: Tenant, actor: Actor) -> Grants:
     anyone else: people and memdesk run no skills)."""
     if actor.kind != ActorKind.AGENT:
         return Grants(frozenset(), frozenset())
-    rows = TokenGrant.objects.filter(tenant=tenant, token_id=actor.id).values_list("kind", "name")
+    rows = TokenGrant.objects.filter(tenant=tenant, token_id=int(actor.id)).values_list(
+        "kind", "name"
+    )
     return Grants(
         tools=frozenset(name for kind, name in rows if kind == GrantKind.TOOL),
         capabilities=frozenset(name for kind, name in rows if kind == GrantKind.CAPABILITY),

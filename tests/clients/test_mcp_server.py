@@ -69,6 +69,7 @@ def published_skill(acme, admin_user, admin2, editor):
             category=category,
             passed=True,
             content_hash=version.content_hash,
+            environment={"model": "test-model", "tools": {}},
             cases=[service_case(category)],
         )
     skill_services.skill_version_submit(tenant=acme, version=version, actor=ada)

@@ -80,6 +80,22 @@ _RECOVERY_ADVICE = {
 }
 
 
+async def _resolve_instantiated(desk: AsyncDesk, slug: str, version: int | None) -> dict[str, Any]:
+    """Resolve a skill, instantiating it first when memdesk asks for a ready instance
+    (this agent's grants decide; a skill needing bindings or inputs stays refused)."""
+    try:
+        return await desk.resolve_skill(slug, version=version)
+    except ProblemError as error:
+        if error.code != "not_instantiable" or "number" not in error.problem:
+            raise
+        number = int(error.problem["number"])
+    answer = await desk.instantiate_skill(slug, number)
+    if answer["state"] != "ready":
+        reasons = "; ".join(reason["detail"] for reason in answer["reasons"])
+        raise ToolError(f"not_instantiable (409): {reasons}")
+    return await desk.resolve_skill(slug, version=version)
+
+
 def _tool_error(error: MemdeskError) -> ToolError:
     if isinstance(error, ProblemError):
         text = f"{error.code} ({error.status}): {error.detail}"
@@ -478,7 +494,7 @@ def build_server(desk: AsyncDesk) -> MCPServer:
                     raise ToolError("path_required: name the file to load with `path`.")
                 # Checked before anything is sent: a bad path costs no request at all.
                 skill_file_segments(path)
-            resolved = await desk.resolve_skill(slug, version=version)
+            resolved = await _resolve_instantiated(desk, slug, version)
             head = {
                 "skill": resolved["skill"],
                 "version": resolved["number"],
