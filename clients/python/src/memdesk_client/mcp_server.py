@@ -35,6 +35,7 @@ from memdesk_client.errors import (
     TransportError,
     UnsafePathSegment,
 )
+from memdesk_client.types import ResolvedSkill
 
 __all__ = ["build_server", "main"]
 
@@ -80,7 +81,7 @@ _RECOVERY_ADVICE = {
 }
 
 
-async def _resolve_instantiated(desk: AsyncDesk, slug: str, version: int | None) -> dict[str, Any]:
+async def _resolve_instantiated(desk: AsyncDesk, slug: str, version: int | None) -> ResolvedSkill:
     """Resolve a skill, instantiating it first when memdesk asks for a ready instance
     (this agent's grants decide; a skill needing bindings or inputs stays refused)."""
     try:
