@@ -3,7 +3,7 @@ capabilities, a changed secret, use reports, and loading several skills within a
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -20,6 +20,7 @@ from skills import selectors, services
 from skills.api.loading_serializers import (
     CredentialChangedInput,
     GrantInput,
+    GrantListInput,
     GrantOutput,
     InvalidatedOutput,
     LoadAnswerOutput,
@@ -48,14 +49,14 @@ class GrantListView(GenericAPIView):
 
     @extend_schema(
         summary="The tools and runtime capabilities granted to agent tokens",
-        parameters=[OpenApiParameter("token", int, required=False)],
+        parameters=[GrantListInput],
         responses=GrantOutput(many=True),
     )
     def get(self, request: Request) -> Response:
-        token = request.query_params.get("token", "")
+        params = GrantListInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
         grants = selectors.token_grants(
-            tenant=api_context(request).tenant,
-            token_id=int(token) if token.isdigit() else None,
+            tenant=api_context(request).tenant, token_id=params.validated_data.get("token")
         )
         page = self.paginate_queryset(grants)
         return self.get_paginated_response(GrantOutput(page, many=True).data)

@@ -58,6 +58,7 @@ class CatalogInput(serializers.Serializer):
     task_type = serializers.RegexField(
         r"^[a-z0-9][a-z0-9_.:-]{0,99}$",
         required=False,
+        allow_blank=True,
         default="",
         help_text="The kind of task (as in use reports): ranks skills by how they did on it.",
     )
@@ -325,6 +326,12 @@ class LoadAnswerOutput(serializers.Serializer):
     total_chars = serializers.IntegerField()
     budget_chars = serializers.IntegerField()
     conflicts = ConflictOutput(many=True)
+
+
+class GrantListInput(serializers.Serializer):
+    token = serializers.IntegerField(
+        min_value=1, required=False, help_text="Only this agent token's grants."
+    )
 
 
 class GrantInput(serializers.Serializer):
