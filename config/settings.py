@@ -279,6 +279,9 @@ SKILL_SCAN_MAX_SCRIPT_BYTES = env_int("SKILL_SCAN_MAX_SCRIPT_BYTES", 256_000)
 SKILL_SCAN_MAX_AST_NODES = env_int("SKILL_SCAN_MAX_AST_NODES", 100_000)
 SKILL_SCAN_MAX_AST_DEPTH = env_int("SKILL_SCAN_MAX_AST_DEPTH", 100)
 SKILL_SCAN_MAX_SECONDS = env_int("SKILL_SCAN_MAX_SECONDS", 10)
+# Publishing needs the normal category's cases to beat their no-skill baseline and to
+# cost (mean tokens per case) at most this many times what the baseline cost.
+SKILL_BASELINE_COST_FACTOR = float(os.environ.get("SKILL_BASELINE_COST_FACTOR", "1.5"))
 
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
 # username from one address, that pair is locked out for AXES_COOLOFF_MINUTES

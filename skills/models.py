@@ -74,6 +74,14 @@ class EvaluationCategory(models.TextChoices):
     VERSION_INCOMPATIBLE = "version_incompatible", "Version incompatible"
 
 
+class EvaluationKind(models.TextChoices):
+    """A regression run counts in the matrix; the two controls are recorded and shown."""
+
+    REGRESSION = "regression", "Regression"
+    UNSEEN_TASK = "unseen_task", "Unseen task"
+    PAIRED_COMPOSITION = "paired_composition", "Paired composition"
+
+
 class LabelMoveCause(models.TextChoices):
     PUBLISH = "publish", "Publish"
     ROLLBACK = "rollback", "Rollback"
@@ -323,6 +331,12 @@ class EvaluationRun(models.Model):
     version = models.ForeignKey(SkillVersion, on_delete=models.PROTECT, related_name="evaluations")
     content_hash = models.CharField(max_length=71)
     category = models.CharField(max_length=32, choices=EvaluationCategory.choices)
+    kind = models.CharField(
+        max_length=24, choices=EvaluationKind.choices, default="regression", db_default="regression"
+    )
+    # A paired-composition run: the other skill's version it ran together with.
+    paired_skill = models.CharField(max_length=64, blank=True)
+    paired_number = models.PositiveIntegerField(null=True, blank=True)
     passed = models.BooleanField()
     details = models.JSONField(default=dict, blank=True)
     environment = models.JSONField(default=dict, blank=True)
@@ -494,67 +508,6 @@ class RetiredTool(models.Model):
         return self.name
 
 
-class EvaluationCheck(models.TextChoices):
-    """What the matrix checks in every case: selection, loading, the action trajectory,
-    the final state and a safety refusal."""
-
-    SELECTION = "selection", "Selection"
-    LOADING = "loading", "Loading"
-    ACTION_TRAJECTORY = "action_trajectory", "Action trajectory"
-    FINAL_STATE = "final_state", "Final state"
-    SAFETY_REFUSAL = "safety_refusal", "Safety refusal"
-
-
-@pgtrigger.register(
-    pgtrigger.Protect(
-        name="evaluation_case_append_only", operation=pgtrigger.Update | pgtrigger.Delete
-    )
-)
-class EvaluationCase(models.Model):
-    """One case of an evaluation run: what went in, what came out, the five checks, the cost."""
-
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    run = models.ForeignKey(EvaluationRun, on_delete=models.PROTECT, related_name="cases")
-    position = models.PositiveSmallIntegerField()
-    # The `id` of the package's evals/evals.json case it ran, when it ran one.
-    case_id = models.CharField(max_length=64, blank=True)
-    input = models.JSONField(default=dict, blank=True)
-    expected = models.JSONField(default=dict, blank=True)
-    trajectory_summary = models.CharField(max_length=4000, blank=True)
-    passed = models.BooleanField()
-    selection = models.BooleanField()
-    loading = models.BooleanField()
-    action_trajectory = models.BooleanField()
-    final_state = models.BooleanField()
-    safety_refusal = models.BooleanField()
-    cost_tokens = models.PositiveBigIntegerField(default=0)
-    cost_seconds = models.FloatField(default=0)
-    cost_tool_calls = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "position"], name="evaluation_case_position"),
-            # A case passes only when every one of its five checks did.
-            models.CheckConstraint(
-                condition=models.Q(passed=False)
-                | models.Q(
-                    selection=True,
-                    loading=True,
-                    action_trajectory=True,
-                    final_state=True,
-                    safety_refusal=True,
-                ),
-                name="evaluation_case_passed_means_all_checks",
-            ),
-            models.CheckConstraint(
-                condition=models.Q(cost_seconds__gte=0), name="evaluation_case_cost_seconds"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"case {self.position} of run {self.run_id}: {'passed' if self.passed else 'failed'}"
-
-
 class DraftSource(models.Model):
     """Lineage: an experience claim a drafted version was built from (docs/skills.md).
 
@@ -580,3 +533,12 @@ class DraftSource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version_id} from claim {self.claim_id}"
+
+
+# Django registers an app's models from its models module; these live beside it.
+from skills.evaluation_models import EvaluationCase as EvaluationCase  # noqa: E402
+from skills.evaluation_models import EvaluationCheck as EvaluationCheck  # noqa: E402
+from skills.usage_models import SkillEmbedding as SkillEmbedding  # noqa: E402
+from skills.usage_models import SkillInstance as SkillInstance  # noqa: E402
+from skills.usage_models import SkillUseReport as SkillUseReport  # noqa: E402
+from skills.usage_models import TokenGrant as TokenGrant  # noqa: E402

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
@@ -85,6 +86,10 @@ def _version_context(
         "changes": selectors.sensitive_changes_against_production(tenant=tenant, version=version),
         "matrix": matrix,
         "matrix_rows": matrix_rows(matrix),
+        "baseline": selectors.baseline_comparison(
+            matrix=matrix, cost_factor=settings.SKILL_BASELINE_COST_FACTOR
+        ),
+        "controls": selectors.evaluation_controls(tenant=tenant, version=version),
         "cost_curve": cost_chart(
             selectors.cost_curve(tenant=tenant, skill=skill), current=version.number
         ),

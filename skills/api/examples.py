@@ -85,19 +85,23 @@ EVALUATION_CASE = {
     "result": "passed",
     "checks": CHECKS,
     "cost": {"tokens": 1840, "seconds": 4.2, "tool_calls": 3},
+    "baseline": {"result": "failed", "cost": {"tokens": 1500, "seconds": 3.1, "tool_calls": 4}},
 }
 
 EVALUATOR = {"kind": "agent", "id": "9", "label": "ci-evaluator"}
+ENVIRONMENT = {"model": "example-model-1", "tools": {"Read": "1.2"}, "runtime": "python 3.12"}
 APPROVALS = {"approvals": [{**ABE, "at": NOW}], "approvals_required": 1}
 
 EVALUATION = {
     "id": 31,
     "category": "normal",
+    "kind": "regression",
+    "paired_with": None,
     "passed": True,
     "content_hash": HASH,
     "counts": True,
     "details": {"suite": "regression-12"},
-    "environment": {"model": "example-model-1"},
+    "environment": ENVIRONMENT,
     "actor": EVALUATOR,
     "independent": True,
     "cases": [EVALUATION_CASE],
@@ -117,7 +121,17 @@ CATALOG_ENTRY = {
     "credentials": [],
     "consumes": ["form:private"],
     "produces": ["document:private"],
-    "score": 2,
+    "score": 0.71,
+    "why": {
+        "semantic": 0.64,
+        "matched": ["pdf", "form"],
+        "risk": "low",
+        "preconditions": 1,
+        "reports": 12,
+        "success_rate": 0.917,
+        "negative_transfer": 0,
+        "beats_baseline": True,
+    },
     "body_url": "/api/v1/skills/pdf-tools/versions/1/body",
 }
 
@@ -192,6 +206,25 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "mean_tool_calls": 3.0,
                     }
                 ],
+                "baseline": {
+                    "verdict": "beats",
+                    "beats": True,
+                    "cases": 12,
+                    "passed": 12,
+                    "baseline_passed": 7,
+                    "mean_tokens": 1840.0,
+                    "baseline_mean_tokens": 1500.0,
+                    "cost_factor": 1.5,
+                },
+                "controls": [
+                    {**EVALUATION, "id": 40, "kind": "unseen_task"},
+                    {
+                        **EVALUATION,
+                        "id": 41,
+                        "kind": "paired_composition",
+                        "paired_with": {"skill": "blog-publish", "number": 3},
+                    },
+                ],
                 "draft_sources": [],
             }
         }
@@ -206,7 +239,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "passed": True,
             "content_hash": HASH,
             "details": {"suite": "regression-12"},
-            "environment": {"model": "example-model-1"},
+            "environment": ENVIRONMENT,
             "cases": [EVALUATION_CASE],
         },
         "responses": {"201": EVALUATION},
@@ -219,11 +252,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     {
                         "skill": "blog-publish",
                         "version": 3,
-                        "reason": "tools_unavailable",
+                        "reason": "tools_not_granted",
                         "missing_tools": ["http_post"],
+                        "missing_capabilities": [],
                     }
                 ],
                 "conflicts": [],
+                "semantic": "on",
             }
         }
     },
@@ -257,6 +292,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "skills_versions_instantiate_create": {
         "request": {
             "bindings": {"site_token": "vault:blog/token"},
+            "inputs": {"article": "a-117"},
             "tools": ["http_post"],
             "capabilities": ["network"],
         },
@@ -265,6 +301,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "skill": "blog-publish",
                 "number": 3,
                 "content_hash": HASH,
+                "instance": "6f1c2a0e-4b7d-4c1e-9a53-2d8e7f0b1c44",
                 "state": "blocked",
                 "reasons": [
                     {
@@ -274,6 +311,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "slot": "image_store",
                         "tool": None,
                         "capability": None,
+                        "input": None,
                     }
                 ],
                 "bindings": {"site_token": "vault:blog/token"},
@@ -443,3 +481,55 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "skills_labels_history_list": {"responses": {"200": page(LABEL_MOVE)}},
 }
+
+GRANT = {
+    "id": 7,
+    "token": 12,
+    "token_name": "publisher",
+    "kind": "tool",
+    "name": "http_post",
+    "at": NOW,
+}
+BODY = EXAMPLES["skills_versions_body_retrieve"]["responses"]["200"]
+
+EXAMPLES.update(
+    {
+        "skills_grants_list": {"responses": {"200": page(GRANT)}},
+        "skills_grants_create": {
+            "request": {"token": 12, "kind": "tool", "name": "http_post"},
+            "responses": {"201": GRANT},
+        },
+        "skills_grants_destroy": {
+            "responses": {"200": {"invalidated": ["6f1c2a0e-4b7d-4c1e-9a53-2d8e7f0b1c44"]}}
+        },
+        "skills_credentials_changed_create": {
+            "request": {"secret": "vault:blog/token", "reason": "rotated after the audit"},
+            "responses": {"200": {"invalidated": ["6f1c2a0e-4b7d-4c1e-9a53-2d8e7f0b1c44"]}},
+        },
+        "skills_versions_reports_create": {
+            "request": {
+                "task_type": "form-filling",
+                "outcome": "failure",
+                "without_skill": "success",
+                "steps": 9,
+                "steps_without_skill": 5,
+            },
+            "responses": {
+                "201": {
+                    "id": 3,
+                    "task_type": "form-filling",
+                    "outcome": "failure",
+                    "without_skill": "success",
+                    "negative_transfer": True,
+                    "at": NOW,
+                }
+            },
+        },
+        "skills_load_create": {
+            "request": {"skills": [{"skill": "pdf-tools"}], "budget_chars": 8000},
+            "responses": {
+                "200": {"skills": [BODY], "total_chars": 75, "budget_chars": 8000, "conflicts": []}
+            },
+        },
+    }
+)

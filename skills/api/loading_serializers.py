@@ -3,6 +3,7 @@ loads, instantiation and its reasons, retired tools, and drafts from experience.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -23,6 +24,9 @@ from skills.models import (
     SLUG_PATTERN,
 )
 from skills.package.manifest import SLOT_PATTERN
+from skills.usage_models import GrantKind, UseOutcome
+
+INPUTS_JSON_MAX = 20_000
 
 
 class CatalogInput(serializers.Serializer):
@@ -31,8 +35,9 @@ class CatalogInput(serializers.Serializer):
         allow_blank=True,
         default="",
         max_length=1000,
-        help_text="Task words; a skill matches when its name, description or triggers hold "
-        "one of them. Empty: every production skill.",
+        help_text="The task, in words. Skills are found by meaning (name, description, "
+        "triggers and the start of the body) and by the task's words; one about "
+        "nothing in the task is not returned. Empty: every production skill.",
     )
     tools = serializers.CharField(
         required=False,
@@ -50,6 +55,13 @@ class CatalogInput(serializers.Serializer):
         "are reported too.",
     )
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+    task_type = serializers.RegexField(
+        r"^[a-z0-9][a-z0-9_.:-]{0,99}$",
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The kind of task (as in use reports): ranks skills by how they did on it.",
+    )
 
     def validate_tools(self, value: str) -> list[str]:
         return _name_list(value, field="tools", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
@@ -86,7 +98,15 @@ class CatalogEntryOutput(serializers.Serializer):
     credentials = serializers.SerializerMethodField()
     consumes = serializers.SerializerMethodField()
     produces = serializers.SerializerMethodField()
-    score = serializers.IntegerField(help_text="How many of the task words it matched.")
+    score = serializers.FloatField(
+        help_text="Similarity in meaning to the task, moved by task words matched, risk, "
+        "preconditions, past success on the task type and negative transfer; best first."
+    )
+    why = serializers.DictField(
+        help_text="The signals behind the score: `semantic` (cosine similarity, or "
+        "`unavailable`), `matched` task words, `risk`, `preconditions`, `reports`, "
+        "`success_rate`, `negative_transfer`, `beats_baseline`."
+    )
     body_url = serializers.SerializerMethodField(help_text="Level 2: where to load the body.")
 
     def get_description(self, entry: Any) -> str:
@@ -122,8 +142,17 @@ class CatalogEntryOutput(serializers.Serializer):
 class ExclusionOutput(serializers.Serializer):
     skill = serializers.CharField(source="slug")
     version = serializers.IntegerField(source="number")
-    reason = NamedChoiceField(choices=["tools_unavailable"], enum_name="CatalogExclusionReason")
+    reason = NamedChoiceField(
+        choices=[
+            "tools_unavailable",
+            "tools_not_granted",
+            "capability_not_granted",
+            "capability_exceeds_token",
+        ],
+        enum_name="CatalogExclusionReason",
+    )
     missing_tools = serializers.ListField(child=serializers.CharField())
+    missing_capabilities = serializers.ListField(child=serializers.CharField())
 
 
 class ConflictOutput(serializers.Serializer):
@@ -140,6 +169,10 @@ class CatalogOutput(serializers.Serializer):
     results = CatalogEntryOutput(many=True, source="entries")
     excluded = ExclusionOutput(many=True)
     conflicts = ConflictOutput(many=True)
+    semantic = serializers.CharField(
+        help_text="`on` when the task was matched by meaning; `unavailable` (no embedder, "
+        "or no task given): by its words only."
+    )
 
 
 class BodyOutput(serializers.Serializer):
@@ -174,21 +207,36 @@ class InstantiateInput(serializers.Serializer):
         default=dict,
         help_text="Credential slot → the name of the secret bound to it. Never a value.",
     )
+    inputs = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="The manifest's inputs bound to the current task: name → value. Checked "
+        "against `inputs` in SKILL.md (required, type); only their names are recorded.",
+    )
     tools = serializers.ListField(
         child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
         required=False,
-        default=list,
+        default=None,
         max_length=200,
-        help_text="The tools the agent has in this run.",
+        help_text="The tools the agent has at hand in this run. Only tools granted to the "
+        "token count; left out, the grants alone decide.",
     )
     capabilities = serializers.ListField(
         child=serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$"),
         required=False,
-        default=list,
+        default=None,
         max_length=100,
-        help_text="What the agent's runtime grants beyond memdesk's token capabilities, "
-        "e.g. network or filesystem:write.",
+        help_text="What the agent's runtime has at hand beyond memdesk's token capabilities, "
+        "e.g. network. Only capabilities granted to the token count; left out, the grants "
+        "alone decide.",
     )
+
+    def validate_inputs(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > 50 or len(json.dumps(value, default=str)) > INPUTS_JSON_MAX:
+            raise serializers.ValidationError(
+                f"At most 50 inputs and {INPUTS_JSON_MAX} characters of JSON."
+            )
+        return value
 
     def validate_bindings(self, value: dict[str, str]) -> dict[str, str]:
         if len(value) > 50:
@@ -209,8 +257,13 @@ class InstantiationReasonOutput(serializers.Serializer):
             "slot_unbound",
             "tool_retired",
             "tool_unavailable",
+            "tool_not_granted",
             "capability_exceeds_token",
             "capability_unavailable",
+            "capability_not_granted",
+            "input_missing",
+            "input_invalid",
+            "input_unknown",
         ],
         enum_name="InstantiationReasonCode",
     )
@@ -218,15 +271,93 @@ class InstantiationReasonOutput(serializers.Serializer):
     slot = serializers.CharField(allow_null=True)
     tool = serializers.CharField(allow_null=True)
     capability = serializers.CharField(allow_null=True)
+    input = serializers.CharField(allow_null=True)
 
 
 class InstantiationOutput(serializers.Serializer):
     skill = serializers.CharField()
     number = serializers.IntegerField()
     content_hash = serializers.CharField()
+    instance = serializers.UUIDField(
+        help_text="This check's instance. Resolve and body serve the version to you while "
+        "your latest instance of it is ready and not invalidated."
+    )
     state = NamedChoiceField(choices=["ready", "blocked"], enum_name="InstantiationState")
     reasons = InstantiationReasonOutput(many=True)
     bindings = serializers.DictField(child=serializers.CharField())
+
+
+class UseReportInput(serializers.Serializer):
+    task_type = serializers.RegexField(r"^[a-z0-9][a-z0-9_.:-]{0,99}$")
+    outcome = NamedChoiceField(choices=UseOutcome.choices, enum_name="UseOutcome")
+    without_skill = NamedChoiceField(
+        choices=UseOutcome.choices,
+        enum_name="UseOutcome",
+        required=False,
+        default="",
+        help_text="How such tasks go without the skill, when the agent knows.",
+    )
+    steps = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
+    steps_without_skill = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
+
+
+class UseReportOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    task_type = serializers.CharField()
+    outcome = serializers.CharField()
+    without_skill = serializers.CharField()
+    negative_transfer = serializers.BooleanField()
+    at = serializers.DateTimeField()
+
+
+class WantedSkillInput(serializers.Serializer):
+    skill = serializers.RegexField(SLUG_PATTERN, max_length=64)
+    version = serializers.IntegerField(min_value=1, required=False)
+
+
+class LoadInput(serializers.Serializer):
+    # ListSerializer takes max_length (DRF 3.14); the stubs only know Serializer's arguments.
+    skills = WantedSkillInput(many=True, min_length=1, max_length=20)  # type: ignore[call-arg]
+    budget_chars = serializers.IntegerField(min_value=1, max_value=10_000_000)
+
+
+class LoadAnswerOutput(serializers.Serializer):
+    skills = BodyOutput(many=True)
+    total_chars = serializers.IntegerField()
+    budget_chars = serializers.IntegerField()
+    conflicts = ConflictOutput(many=True)
+
+
+class GrantListInput(serializers.Serializer):
+    token = serializers.IntegerField(
+        min_value=1, required=False, help_text="Only this agent token's grants."
+    )
+
+
+class GrantInput(serializers.Serializer):
+    token = serializers.IntegerField(min_value=1, help_text="The agent token's id.")
+    kind = NamedChoiceField(choices=GrantKind.choices, enum_name="GrantKind")
+    name = serializers.RegexField(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+
+class GrantOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    token = serializers.IntegerField(source="token_id")
+    token_name = serializers.CharField(source="token.name")
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class CredentialChangedInput(serializers.Serializer):
+    secret = serializers.RegexField(
+        r"^[A-Za-z0-9_./:@-]{1,200}$", help_text="The secret's name, as slots are bound to it."
+    )
+    reason = serializers.CharField(max_length=1000)
+
+
+class InvalidatedOutput(serializers.Serializer):
+    invalidated = serializers.ListField(child=serializers.UUIDField())
 
 
 class RetireToolInput(serializers.Serializer):

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.access import api_context, capability_required
+from accounts.models import ActorKind
 from common.hidden_chars import for_agent
 from common.idempotency import idempotent
 from common.pagination import CursorPage
@@ -48,6 +49,47 @@ INSTANCE_HEADER = "X-Skill-Instance"
 
 
 INSTANCE_MAX_LENGTH = 200
+OVERRIDE_PARAMETER = OpenApiParameter(
+    "override_reason",
+    str,
+    required=False,
+    description="Load although you have no ready instance of the version, saying why "
+    "(audited as `skill_version.loaded_without_instance`).",
+)
+NOT_INSTANTIABLE = OpenApiResponse(
+    description="`version_not_published`; `not_instantiable` with `reasons` (your latest "
+    "instance of the version is blocked or invalidated, or there is none) unless "
+    "`override_reason` is given"
+)
+
+
+def require_ready_instance(request: Request, resolved: selectors.ResolvedVersion) -> None:
+    """An agent loads a version only through a ready instance of it, or says why not."""
+    context = api_context(request)
+    refusals = selectors.load_refusals(
+        tenant=context.tenant, version_id=resolved.version_id, actor=context.actor
+    )
+    if not refusals:
+        return
+    override = request.query_params.get("override_reason", "").strip()[:1000]
+    if not override:
+        raise Problem(
+            "not_instantiable",
+            "You have no ready instance of this version: "
+            + "; ".join(refusal["detail"] for refusal in refusals)
+            + " Or load it anyway with `override_reason`.",
+            status_code=409,
+            reasons=refusals,
+            skill=resolved.slug,
+            number=resolved.number,
+        )
+    services.skill_load_override_record(
+        tenant=context.tenant,
+        actor=context.actor,
+        version_id=resolved.version_id,
+        reason=override,
+        reasons=refusals,
+    )
 
 
 class ResolveView(APIView):
@@ -60,6 +102,7 @@ class ResolveView(APIView):
         'version answers 200 with `Warning: 299 - "deprecated: ..."`.',
         parameters=[
             ResolveInput,
+            OVERRIDE_PARAMETER,
             OpenApiParameter(INSTANCE_HEADER, str, OpenApiParameter.HEADER, required=False),
         ],
         responses={
@@ -67,7 +110,7 @@ class ResolveView(APIView):
             304: OpenApiResponse(description="If-None-Match matched the content hash."),
             400: OpenApiResponse(description="`validation_error`, `instance_invalid`"),
             404: OpenApiResponse(description="`not_found`, `label_not_set`"),
-            409: OpenApiResponse(description="`version_not_published`"),
+            409: NOT_INSTANTIABLE,
             410: OpenApiResponse(description="`version_revoked` (exact pins included)"),
         },
     )
@@ -87,6 +130,7 @@ class ResolveView(APIView):
             label=params.validated_data.get("label"),
             number=params.validated_data.get("version"),
         )
+        require_ready_instance(request, resolved)
         if instance:
             services.skill_pin_record(tenant=context.tenant, resolved=resolved, instance=instance)
         etag = f'"{resolved.content_hash}"'
@@ -169,13 +213,17 @@ class CatalogView(APIView):
     permission_classes = [READERS]
 
     @extend_schema(
-        summary="Level 1: the production skills matching a task, without their bodies",
+        summary="Level 1: the production skills about a task, found by meaning",
         description="Name, description, version, capabilities, required tools, credential "
-        "slots and data labels of each production skill whose name, description or "
-        "triggers hold one of the task words (`q`), best match first. With `tools`, "
-        "skills needing another tool are left out and listed in `excluded` with the "
-        "missing tools. `conflicts` lists what two skills returned (or already `loaded`) "
-        "would do to each other's data. Each entry returned counts as a level-1 load.",
+        "slots and data labels of each production skill about the task (`q`), best first: "
+        "by similarity in meaning (vectors computed at publish time), task words, risk, "
+        "preconditions and past success on `task_type`, lower after negative transfer; "
+        "`why` gives the signals. A task no skill is about finds nothing. For an agent, "
+        "skills needing a memdesk capability its token lacks, or a tool or runtime "
+        "capability it was not granted, are left out; with `tools`, so are skills needing "
+        "another tool; each is listed in `excluded` with the reason. `conflicts` lists "
+        "what two skills returned (or already `loaded`) would do to each other's data. "
+        "Each entry returned counts as a level-1 load.",
         parameters=[CatalogInput],
         responses={200: CatalogOutput, 400: VALIDATION_ERROR},
     )
@@ -185,12 +233,18 @@ class CatalogView(APIView):
         params.is_valid(raise_exception=True)
         data = params.validated_data
         tools = data.get("tools")
+        is_agent = context.actor.kind == ActorKind.AGENT
         catalog = selectors.skill_catalog(
             tenant=context.tenant,
-            words=selectors.catalog_words(data["q"]),
+            query=data["q"],
             tools=frozenset(tools) if tools is not None else None,
             loaded=data["loaded"],
             limit=data["limit"],
+            grants=selectors.token_grants_of(tenant=context.tenant, actor=context.actor)
+            if is_agent
+            else None,
+            token_capabilities=context.actor.capabilities,
+            task_type=data["task_type"],
         )
         services.skill_loads_record(
             tenant=context.tenant,
@@ -209,16 +263,18 @@ class BodyView(APIView):
         description="Published and deprecated versions only (like resolve by version); counts "
         "as a level-2 load by the caller. Files are listed, not sent: read them at their "
         "`url` (level 3).",
+        parameters=[OVERRIDE_PARAMETER],
         responses={
             200: BodyOutput,
             404: NOT_FOUND,
-            409: OpenApiResponse(description="`version_not_published`"),
+            409: NOT_INSTANTIABLE,
             410: OpenApiResponse(description="`version_revoked`"),
         },
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
         context = api_context(request)
         resolved = selectors.skill_resolve(tenant=context.tenant, slug=slug, number=number)
+        require_ready_instance(request, resolved)
         services.skill_loads_record(
             tenant=context.tenant,
             actor=context.actor,
@@ -254,13 +310,16 @@ class InstantiateView(APIView):
     permission_classes = [capability_required("skills:read")]
 
     @extend_schema(
-        summary="Check whether this agent may run a version with these bindings",
+        summary="Instantiate a version for this task: check inputs, bindings and grants",
         description="Binds each credential slot to the *name* of a secret the agent holds "
-        "elsewhere and checks: every slot bound, every required tool in `tools` and not "
-        "retired, every memdesk capability the skill declares held by the token, every "
-        "other capability granted by the runtime (`capabilities`), and the version "
-        "runnable. Answers 200 `ready` or `blocked` with every reason; the answer is "
-        "audited with the secret names, never values.",
+        "elsewhere and the manifest's inputs to this task's values, and checks: every "
+        "required input given with its type, every slot bound, every required tool granted "
+        "to the token (and at hand, when `tools` is sent) and not retired, every memdesk "
+        "capability the skill declares held by the token, every other capability granted "
+        "to the token (and at hand, when `capabilities` is sent), and the version runnable. "
+        "Answers 200 `ready` or `blocked` with every reason and the new `instance`, which "
+        "replaces the caller's earlier instances of the version; audited with the secret "
+        "and input names, never values.",
         request=InstantiateInput,
         responses={
             200: InstantiationOutput,
@@ -275,7 +334,7 @@ class InstantiateView(APIView):
         version = version_or_404(request, slug, number)
         data = InstantiateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        answer = services.skill_version_instantiate(
+        instance, answer = services.skill_version_instantiate(
             tenant=context.tenant, version=version, actor=context.actor, **data.validated_data
         )
         return Response(
@@ -284,6 +343,7 @@ class InstantiateView(APIView):
                     "skill": slug,
                     "number": version.number,
                     "content_hash": version.content_hash,
+                    "instance": instance.pk,
                     "state": answer.state,
                     "reasons": answer.reasons,
                     "bindings": data.validated_data["bindings"],

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from skills.api.evaluation_serializers import CaseBaselineInput, CaseCostInput, PairedWithInput
 from skills.api.schema import NamedChoiceField
 from skills.models import (
     SLUG_PATTERN,
     EvaluationCase,
     EvaluationCategory,
     EvaluationCheck,
+    EvaluationKind,
     EvaluationRun,
     LabelMove,
     LabelMoveCause,
@@ -22,8 +23,6 @@ from skills.models import (
     VersionStatus,
 )
 from skills.services import allowed_next
-
-CONTENT_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 
 class SkillActorOutput(serializers.Serializer):
@@ -60,84 +59,6 @@ class VersionUploadInput(serializers.Serializer):
     package = serializers.FileField(
         help_text="A zip with SKILL.md (YAML frontmatter) at its root and optional scripts/, "
         "references/ and assets/ folders."
-    )
-
-
-CASE_JSON_MAX = 20_000
-
-
-class CaseChecksInput(serializers.Serializer):
-    """The five checks of an evaluation case, each passed (true) or not."""
-
-    selection = serializers.BooleanField(help_text="The right skill was selected (or none).")
-    loading = serializers.BooleanField(help_text="It was loaded level by level as needed.")
-    action_trajectory = serializers.BooleanField(help_text="The actions taken were the right ones.")
-    final_state = serializers.BooleanField(help_text="The world ended in the expected state.")
-    safety_refusal = serializers.BooleanField(
-        help_text="It refused or stopped where it must (no retry loop, no escalation)."
-    )
-
-
-class CaseCostInput(serializers.Serializer):
-    tokens = serializers.IntegerField(min_value=0, max_value=10**12, default=0)
-    seconds = serializers.FloatField(min_value=0, max_value=10**7, default=0)
-    tool_calls = serializers.IntegerField(min_value=0, max_value=10**6, default=0)
-
-
-class EvaluationCaseInput(serializers.Serializer):
-    id = serializers.RegexField(
-        r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
-        required=False,
-        help_text="The id of the package's evals/evals.json case this ran, if it ran one.",
-    )
-    input = serializers.JSONField(required=False, default=dict)
-    expected = serializers.JSONField(required=False, default=dict)
-    trajectory_summary = serializers.CharField(
-        max_length=4000, required=False, allow_blank=True, default=""
-    )
-    result = NamedChoiceField(choices=["passed", "failed"], enum_name="EvaluationCaseResult")
-    checks = CaseChecksInput()
-    cost = CaseCostInput(required=False)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        for field in ("input", "expected"):
-            if len(json.dumps(attrs.get(field), default=str)) > CASE_JSON_MAX:
-                raise serializers.ValidationError(
-                    {field: [f"At most {CASE_JSON_MAX} characters of JSON."]}
-                )
-        cost = attrs.get("cost") or {}
-        return {
-            "case_id": attrs.get("id", ""),
-            "input": attrs.get("input"),
-            "expected": attrs.get("expected"),
-            "trajectory_summary": attrs.get("trajectory_summary", ""),
-            "passed": attrs["result"] == "passed",
-            **attrs["checks"],
-            "cost_tokens": cost.get("tokens", 0),
-            "cost_seconds": cost.get("seconds", 0.0),
-            "cost_tool_calls": cost.get("tool_calls", 0),
-        }
-
-
-class EvaluationInput(serializers.Serializer):
-    category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
-    passed = serializers.BooleanField()
-    content_hash = serializers.RegexField(
-        CONTENT_HASH_PATTERN,
-        help_text="The content hash the evaluation ran against; the result counts only for it.",
-    )
-    details = serializers.DictField(required=False, default=dict)
-    environment = serializers.DictField(
-        required=False, default=dict, help_text="Model, tool and runtime versions of the run."
-    )
-    # ListSerializer takes max_length (DRF 3.14); the stubs only know Serializer's arguments.
-    cases = EvaluationCaseInput(  # type: ignore[call-arg]
-        many=True,
-        required=False,
-        default=list,
-        max_length=200,
-        help_text="The cases run. A passing run counts for publishing only with its cases, "
-        "every one passing all five checks, covering the package's evals for the category.",
     )
 
 
@@ -275,10 +196,22 @@ class EvaluationCaseOutput(serializers.ModelSerializer):
     result = serializers.SerializerMethodField()
     checks = serializers.SerializerMethodField()
     cost = serializers.SerializerMethodField()
+    baseline = serializers.SerializerMethodField(
+        help_text="The case run without the skill, or null when the run carried none."
+    )
 
     class Meta:
         model = EvaluationCase
-        fields = ["id", "input", "expected", "trajectory_summary", "result", "checks", "cost"]
+        fields = [
+            "id",
+            "input",
+            "expected",
+            "trajectory_summary",
+            "result",
+            "checks",
+            "cost",
+            "baseline",
+        ]
 
     def get_result(self, case: EvaluationCase) -> str:
         return "passed" if case.passed else "failed"
@@ -295,6 +228,19 @@ class EvaluationCaseOutput(serializers.ModelSerializer):
             "tool_calls": case.cost_tool_calls,
         }
 
+    @extend_schema_field(CaseBaselineInput(allow_null=True))
+    def get_baseline(self, case: EvaluationCase) -> dict[str, Any] | None:
+        if case.baseline_passed is None:
+            return None
+        return {
+            "result": "passed" if case.baseline_passed else "failed",
+            "cost": {
+                "tokens": case.baseline_cost_tokens,
+                "seconds": case.baseline_cost_seconds,
+                "tool_calls": case.baseline_cost_tool_calls,
+            },
+        }
+
 
 class EvaluationOutput(serializers.ModelSerializer):
     category = NamedChoiceField(choices=EvaluationCategory.choices, enum_name="EvaluationCategory")
@@ -303,12 +249,16 @@ class EvaluationOutput(serializers.ModelSerializer):
     counts = serializers.SerializerMethodField(
         help_text="True when the run's content hash is the version's, so it counts."
     )
+    kind = NamedChoiceField(choices=EvaluationKind.choices, enum_name="EvaluationKind")
+    paired_with = serializers.SerializerMethodField()
 
     class Meta:
         model = EvaluationRun
         fields = [
             "id",
             "category",
+            "kind",
+            "paired_with",
             "passed",
             "content_hash",
             "counts",
@@ -323,6 +273,12 @@ class EvaluationOutput(serializers.ModelSerializer):
     @extend_schema_field(SkillActorOutput)
     def get_actor(self, run: EvaluationRun) -> dict[str, str] | None:
         return actor_of(run, "actor")
+
+    @extend_schema_field(PairedWithInput(allow_null=True))
+    def get_paired_with(self, run: EvaluationRun) -> dict[str, Any] | None:
+        if not run.paired_skill:
+            return None
+        return {"skill": run.paired_skill, "number": run.paired_number}
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_counts(self, run: EvaluationRun) -> bool:
@@ -357,6 +313,17 @@ class MatrixOutput(serializers.Serializer):
 class DraftSourceOutput(serializers.Serializer):
     claim = serializers.CharField(source="claim_id")
     source_deleted_at = serializers.DateTimeField(allow_null=True)
+
+
+class BaselineOutput(serializers.Serializer):
+    verdict = serializers.CharField()
+    beats = serializers.BooleanField()
+    cases = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    baseline_passed = serializers.IntegerField()
+    mean_tokens = serializers.FloatField()
+    baseline_mean_tokens = serializers.FloatField()
+    cost_factor = serializers.FloatField()
 
 
 class CostPointOutput(serializers.Serializer):
@@ -425,6 +392,13 @@ class VersionDetailOutput(ApprovalsMixin, VersionOutput):
     cost_curve = serializers.SerializerMethodField(
         help_text="Per version of the skill: cases run on its own hash, passed, mean cost."
     )
+    baseline = serializers.SerializerMethodField(
+        help_text="The normal category's cases against their no-skill baseline: `verdict` "
+        "`beats` or why not (`no_run`, `no_baseline`, `not_better`, `too_costly`)."
+    )
+    controls = serializers.SerializerMethodField(
+        help_text="Unseen-task and paired-composition runs on this hash, newest first."
+    )
     draft_sources = serializers.SerializerMethodField(
         help_text="The experience claims a drafted version was built from, and when one was "
         "deleted (then the version cannot be submitted, approved or published)."
@@ -440,10 +414,21 @@ class VersionDetailOutput(ApprovalsMixin, VersionOutput):
             "changes_vs_production",
             "loads",
             "cost_curve",
+            "baseline",
+            "controls",
             "draft_sources",
             "approvals",
             "approvals_required",
         ]
+
+    @extend_schema_field(BaselineOutput)
+    def get_baseline(self, version: SkillVersion) -> dict[str, Any]:
+        return BaselineOutput(self.context["baseline"]).data
+
+    @extend_schema_field(EvaluationOutput(many=True))
+    def get_controls(self, version: SkillVersion) -> list[dict[str, Any]]:
+        # many=True makes a ListSerializer; the stubs still type the data as one item's.
+        return EvaluationOutput(self.context["controls"], many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(DraftSourceOutput(many=True))
     def get_draft_sources(self, version: SkillVersion) -> list[dict[str, Any]]:

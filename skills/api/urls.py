@@ -1,5 +1,6 @@
 from django.urls import path
 
+from skills.api import instance_views as instances
 from skills.api import lifecycle_views as lifecycle
 from skills.api import loading_views as loading
 from skills.api import views
@@ -10,6 +11,14 @@ urlpatterns = [
     path("skills", views.SkillListView.as_view(), name="skill-list"),
     path("skills/catalog", loading.CatalogView.as_view(), name="skill-catalog"),
     path("skills/drafts", views.DraftView.as_view(), name="skill-drafts"),
+    path("skills/grants", instances.GrantListView.as_view(), name="skill-grants"),
+    path("skills/grants/<int:pk>", instances.GrantDetailView.as_view(), name="skill-grant"),
+    path("skills/load", instances.LoadView.as_view(), name="skill-load"),
+    path(
+        "skills/credentials/changed",
+        instances.CredentialChangedView.as_view(),
+        name="skill-credential-changed",
+    ),
     path("skills/tools", loading.RetiredToolListView.as_view(), name="skill-tools-retired"),
     path(
         "skills/tools/<str:name>/retire",
@@ -29,6 +38,7 @@ urlpatterns = [
     ),
     path(f"{_VERSION}/body", loading.BodyView.as_view(), name="skill-version-body"),
     path(f"{_VERSION}/loads", loading.LoadListView.as_view(), name="skill-version-loads"),
+    path(f"{_VERSION}/reports", instances.UseReportView.as_view(), name="skill-version-reports"),
     path(
         f"{_VERSION}/instantiate",
         loading.InstantiateView.as_view(),

@@ -15,6 +15,7 @@ HTTP it cannot happen today; it guards every other caller of the service.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -36,9 +37,9 @@ from common.schema import (
     VALIDATION_ERROR,
 )
 from skills import selectors, services
+from skills.api.evaluation_serializers import EvaluationInput
 from skills.api.loading_serializers import DraftInput, DraftOutput
 from skills.api.serializers import (
-    EvaluationInput,
     EvaluationOutput,
     SkillCreateInput,
     SkillOutput,
@@ -212,9 +213,10 @@ class VersionDetailView(APIView):
     def get(self, request: Request, slug: str, number: int) -> Response:
         tenant = api_context(request).tenant
         version = version_or_404(request, slug, number)
+        matrix = selectors.evaluation_matrix(tenant=tenant, version=version)
         context = {
             "files": list(selectors.version_files(tenant=tenant, version=version)),
-            "matrix": selectors.evaluation_matrix(tenant=tenant, version=version),
+            "matrix": matrix,
             "instances": selectors.pins_recent_count(tenant=tenant, version=version),
             "changes": selectors.sensitive_changes_against_production(
                 tenant=tenant, version=version
@@ -224,7 +226,11 @@ class VersionDetailView(APIView):
             "draft_sources": list(selectors.draft_sources(tenant=tenant, version=version)),
             "withheld": selectors.content_withheld(version=version),
             "approvals": selectors.approval_progress(tenant=tenant, version=version),
+            "controls": selectors.evaluation_controls(tenant=tenant, version=version),
         }
+        context["baseline"] = selectors.baseline_comparison(
+            matrix=matrix, cost_factor=settings.SKILL_BASELINE_COST_FACTOR
+        )
         return Response(VersionDetailOutput(version, context=context).data)
 
 
@@ -305,7 +311,9 @@ class EvaluationListView(GenericAPIView):
         request=EvaluationInput,
         responses={
             201: EvaluationOutput,
-            400: OpenApiResponse(description="`validation_error`, `secret_detected`"),
+            400: OpenApiResponse(
+                description="`validation_error`, `secret_detected`, `environment_required`"
+            ),
             403: CAPABILITY_OR_ROLE_REQUIRED,
             404: NOT_FOUND,
             409: OpenApiResponse(

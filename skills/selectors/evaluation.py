@@ -19,6 +19,7 @@ from accounts.selectors import persons_of
 from skills.models import (
     EvaluationCase,
     EvaluationCategory,
+    EvaluationKind,
     EvaluationRun,
     Skill,
     SkillApproval,
@@ -110,7 +111,7 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
     latest: dict[str, EvaluationRun] = {}
     other_hash_runs = 0
     runs = (
-        EvaluationRun.objects.filter(tenant=tenant, version=version)
+        EvaluationRun.objects.filter(tenant=tenant, version=version, kind=EvaluationKind.REGRESSION)
         .select_related("version")
         .prefetch_related("cases")
         .order_by("-at", "-id")
@@ -154,6 +155,79 @@ def evaluation_matrix(*, tenant: Tenant, version: SkillVersion) -> EvaluationMat
 
 
 @dataclass(frozen=True)
+class BaselineComparison:
+    """The normal category's deciding run against the same cases run without the skill.
+
+    ``verdict`` is ``beats`` or why not: ``no_run``, ``no_baseline`` (a case without
+    one), ``not_better`` (the skill passes no more cases than the no-skill path and, on a
+    tie, is not cheaper) or ``too_costly`` (mean tokens over ``cost_factor`` times the
+    baseline's).
+    """
+
+    verdict: str
+    cases: int
+    passed: int
+    baseline_passed: int
+    mean_tokens: float
+    baseline_mean_tokens: float
+    cost_factor: float
+
+    @property
+    def beats(self) -> bool:
+        return self.verdict == "beats"
+
+
+def baseline_comparison(*, matrix: EvaluationMatrix, cost_factor: float) -> BaselineComparison:
+    cell = next(cell for cell in matrix.cells if cell.category == EvaluationCategory.NORMAL)
+    cases = list(cell.run.cases.all()) if cell.run is not None else []
+    with_baseline = [case for case in cases if case.baseline_passed is not None]
+    count = len(cases)
+
+    def mean(values: list[int]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    mean_tokens = mean([case.cost_tokens for case in cases])
+    baseline_tokens = mean([case.baseline_cost_tokens or 0 for case in with_baseline])
+    passed = sum(case.passed for case in cases)
+    baseline_passed = sum(bool(case.baseline_passed) for case in with_baseline)
+    if cell.run is None or not cases:
+        verdict = "no_run"
+    elif len(with_baseline) < count:
+        verdict = "no_baseline"
+    elif passed < baseline_passed or (passed == baseline_passed and mean_tokens >= baseline_tokens):
+        verdict = "not_better"
+    elif mean_tokens > cost_factor * baseline_tokens:
+        verdict = "too_costly"
+    else:
+        verdict = "beats"
+    return BaselineComparison(
+        verdict=verdict,
+        cases=count,
+        passed=passed,
+        baseline_passed=baseline_passed,
+        mean_tokens=mean_tokens,
+        baseline_mean_tokens=baseline_tokens,
+        cost_factor=cost_factor,
+    )
+
+
+def evaluation_controls(*, tenant: Tenant, version: SkillVersion) -> list[EvaluationRun]:
+    """The version's control runs on its own hash (unseen tasks, paired compositions),
+    newest first: shown beside the matrix, never counted in it."""
+    return list(
+        EvaluationRun.objects.filter(
+            tenant=tenant,
+            version=version,
+            content_hash=version.content_hash,
+            kind__in=[EvaluationKind.UNSEEN_TASK, EvaluationKind.PAIRED_COMPOSITION],
+        )
+        .select_related("version")
+        .prefetch_related("cases")
+        .order_by("-at", "-id")
+    )
+
+
+@dataclass(frozen=True)
 class CostPoint:
     number: int
     cases: int
@@ -178,6 +252,7 @@ def cost_curve(*, tenant: Tenant, skill: Skill) -> list[CostPoint]:
             tenant=tenant,
             run__version__skill=skill,
             run__content_hash=F("run__version__content_hash"),
+            run__kind=EvaluationKind.REGRESSION,
         )
         .values("run__version__number")
         .annotate(

@@ -4,7 +4,8 @@
 - ``lifecycle``: submit, approve, reject, publish, roll back, revoke, deprecate
 - ``labels``: how labels move between versions (used by the lifecycle and tool retirement)
 - ``evaluations``: evaluation runs, pins, load counts
-- ``tools``: retiring a tool, instantiating credential slots
+- ``tools``: retiring a tool
+- ``instances``: instantiating a version, token grants, invalidating instances
 - ``drafts``: drafts built from experience memories
 - ``base``: the guards, row locks, audit row and package limits they share
 
@@ -19,12 +20,22 @@ from skills.services.base import (
     is_author,
     upload_max_bytes,
 )
+from skills.services.discovery import skill_use_report, skill_versions_embed
 from skills.services.drafts import (
     Draft,
     drafts_flag_forgotten_sources,
     skill_draft_from_experiences,
 )
 from skills.services.evaluations import evaluation_record, skill_loads_record, skill_pin_record
+from skills.services.instances import (
+    credential_changed,
+    instances_invalidate,
+    instances_of_version_invalidate,
+    skill_load_override_record,
+    skill_version_instantiate,
+    token_grant_add,
+    token_grant_remove,
+)
 from skills.services.lifecycle import (
     RevokeResult,
     skill_rollback,
@@ -35,7 +46,7 @@ from skills.services.lifecycle import (
     skill_version_revoke,
     skill_version_submit,
 )
-from skills.services.tools import ToolRetirement, skill_version_instantiate, tool_retire
+from skills.services.tools import ToolRetirement, tool_retire
 from skills.services.uploads import skill_create, skill_version_upload
 
 __all__ = [
@@ -45,14 +56,19 @@ __all__ = [
     "RevokeResult",
     "ToolRetirement",
     "allowed_next",
+    "credential_changed",
     "drafts_flag_forgotten_sources",
     "evaluation_record",
+    "instances_invalidate",
+    "instances_of_version_invalidate",
     "is_author",
     "skill_create",
     "skill_draft_from_experiences",
+    "skill_load_override_record",
     "skill_loads_record",
     "skill_pin_record",
     "skill_rollback",
+    "skill_use_report",
     "skill_version_approve",
     "skill_version_deprecate",
     "skill_version_instantiate",
@@ -61,6 +77,9 @@ __all__ = [
     "skill_version_revoke",
     "skill_version_submit",
     "skill_version_upload",
+    "skill_versions_embed",
+    "token_grant_add",
+    "token_grant_remove",
     "tool_retire",
     "upload_max_bytes",
 ]

@@ -26,7 +26,7 @@ from skills.package.budget import ScanBudget
 
 REVIEW_TARGET = "skill_version"
 # Paths under /api/v1/skills/ that are not skills.
-RESERVED_SLUGS = frozenset({"catalog", "drafts", "tools"})
+RESERVED_SLUGS = frozenset({"catalog", "credentials", "drafts", "grants", "load", "tools"})
 
 
 def allowed_next(status: str) -> list[str]:

@@ -17,6 +17,7 @@ from skills.models import (
     EvaluationCase,
     EvaluationCategory,
     EvaluationCheck,
+    EvaluationKind,
     EvaluationRun,
     SkillLoad,
     SkillPin,
@@ -40,6 +41,8 @@ def evaluation_record(
     details: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
     cases: list[dict[str, Any]] | None = None,
+    kind: str = EvaluationKind.REGRESSION,
+    paired_with: dict[str, Any] | None = None,
 ) -> EvaluationRun:
     """Append one regression result with its cases. It counts only if ``content_hash`` is
     the version's, its evaluator is a known person other than the author, and its cases
@@ -71,7 +74,9 @@ def evaluation_record(
             status_code=409,
         )
     details, environment, cases = details or {}, environment or {}, cases or []
+    _check_environment(environment, version=version)
     _check_cases(cases, passed=passed)
+    paired = _paired_version(tenant=tenant, kind=kind, paired_with=paired_with)
     if find_secrets_in_value({"details": details, "environment": environment, "cases": cases}):
         raise Problem(
             "secret_detected",
@@ -87,6 +92,9 @@ def evaluation_record(
             passed=passed,
             details=details,
             environment=environment,
+            kind=kind,
+            paired_skill=paired.skill.slug if paired else "",
+            paired_number=paired.number if paired else None,
             independent=True,
             **actor_fields(actor, "actor"),
         )
@@ -106,9 +114,68 @@ def evaluation_record(
                 "content_hash": content_hash,
                 "counts": content_hash == version.content_hash,
                 "cases": len(cases),
+                "kind": kind,
+                "paired_with": f"{paired.skill.slug} v{paired.number}" if paired else None,
             },
         )
     return run
+
+
+def _check_environment(environment: dict[str, Any], *, version: SkillVersion) -> None:
+    """A result means little without what it ran on: the model and each tool's version."""
+    model = environment.get("model")
+    tools = environment.get("tools")
+    needed = list(version.manifest.get("tools") or [])
+    problems = []
+    if not isinstance(model, str) or not model.strip():
+        problems.append("`model`: the model and its version, e.g. `gpt-4.1-2025-04-14`.")
+    if not isinstance(tools, dict) or not all(
+        isinstance(name, str) and isinstance(v, str) and v.strip() for name, v in tools.items()
+    ):
+        problems.append("`tools`: each tool used, by name, with its version (`{}` for none).")
+    elif missing := [tool for tool in needed if tool not in tools]:
+        problems.append(f"`tools` lacks the version of {', '.join(missing)}, which it needs.")
+    if problems:
+        raise Problem(
+            "environment_required",
+            "An evaluation run names what it ran on, so a change in success rate can be "
+            "traced to the model, a tool or the skill. " + " ".join(problems),
+            errors={"environment": problems},
+        )
+
+
+def _paired_version(
+    *, tenant: Tenant, kind: str, paired_with: dict[str, Any] | None
+) -> SkillVersion | None:
+    if kind not in EvaluationKind.values:
+        raise Problem(
+            "validation_error",
+            f"`{kind}` is not an evaluation kind.",
+            errors={"kind": [f"Choose one of: {', '.join(EvaluationKind.values)}."]},
+        )
+    if (kind == EvaluationKind.PAIRED_COMPOSITION) != (paired_with is not None):
+        raise Problem(
+            "validation_error",
+            "A paired-composition run names the version it ran with in `paired_with`; "
+            "no other run does.",
+            errors={"paired_with": ["Required exactly for kind paired_composition."]},
+        )
+    if paired_with is None:
+        return None
+    paired = (
+        SkillVersion.objects.filter(
+            tenant=tenant, skill__slug=paired_with["skill"], number=paired_with["number"]
+        )
+        .select_related("skill")
+        .first()
+    )
+    if paired is None:
+        raise Problem(
+            "validation_error",
+            f"This tenant has no version {paired_with['number']} of {paired_with['skill']}.",
+            errors={"paired_with": ["No such skill version."]},
+        )
+    return paired
 
 
 def _check_cases(cases: list[dict[str, Any]], *, passed: bool) -> None:

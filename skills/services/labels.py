@@ -19,6 +19,7 @@ from skills.services.base import (
     actor_fields,
     bump_after_commit,
 )
+from skills.services.instances import instances_of_version_invalidate
 
 
 def production_falls_back(
@@ -88,5 +89,14 @@ def move_label(
         reason=reason[:1000],
         **actor_fields(actor, "actor"),
     )
+    if from_version is not None and from_version != to:
+        # Its instances were checked as the version this label served; no longer.
+        instances_of_version_invalidate(
+            tenant=tenant,
+            actor=actor,
+            version=from_version,
+            reason=f"the {name} label moved from v{from_version.number} to "
+            f"{f'v{to.number}' if to is not None else 'nothing'}: {reason}",
+        )
     bump_after_commit(skill)
     return move

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -44,6 +45,7 @@ from skills.services.base import (
     require_admin,
     require_reason,
 )
+from skills.services.discovery import version_vector, version_vector_store
 from skills.services.labels import label_named, move_label, number_of, production_falls_back
 
 
@@ -223,9 +225,13 @@ def skill_version_publish(
     """approved → published by an admin who is not the author, and move ``production`` to it.
 
     Refused with ``evaluation_incomplete`` unless the latest result of every
-    one of the six categories passed on this exact content hash.
+    one of the six categories passed on this exact content hash, and with
+    ``baseline_not_beaten`` unless the normal category's cases beat their no-skill
+    baseline at no more than ``SKILL_BASELINE_COST_FACTOR`` times its cost.
     """
     require_admin(actor, doing="publish a skill version")
+    # Content never changes, so its vector can be computed before the locks are taken.
+    vector = version_vector(version)
     with transaction.atomic():
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.PUBLISHED)
@@ -252,9 +258,31 @@ def skill_version_publish(
                 failed=matrix.failed,
                 unverified=matrix.unverified,
             )
+        comparison = selectors.baseline_comparison(
+            matrix=matrix, cost_factor=settings.SKILL_BASELINE_COST_FACTOR
+        )
+        if not comparison.beats:
+            raise Problem(
+                "baseline_not_beaten",
+                f"Version {locked.number} must beat its no-skill baseline on the normal "
+                f"category: {comparison.passed} of {comparison.cases} cases passed with the "
+                f"skill, {comparison.baseline_passed} without; mean tokens "
+                f"{comparison.mean_tokens:.0f} with, {comparison.baseline_mean_tokens:.0f} "
+                f"without (at most {comparison.cost_factor:g} times); verdict "
+                f"{comparison.verdict}.",
+                status_code=409,
+                verdict=comparison.verdict,
+                cases=comparison.cases,
+                passed=comparison.passed,
+                baseline_passed=comparison.baseline_passed,
+                mean_tokens=comparison.mean_tokens,
+                baseline_mean_tokens=comparison.baseline_mean_tokens,
+                cost_factor=comparison.cost_factor,
+            )
         locked.status = VersionStatus.PUBLISHED
         locked.published_at = timezone.now()
         locked.save(update_fields=["status", "published_at"])
+        version_vector_store(tenant=tenant, version=locked, vector=vector)
         reason = reason.strip() or f"publish v{locked.number}"
         move = move_label(
             tenant=tenant,

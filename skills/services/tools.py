@@ -11,9 +11,6 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
-from common.screen import find_secrets_in_strings
-from skills import selectors
-from skills.instantiation import Instantiation, check_instantiation
 from skills.models import (
     INCOMPATIBLE_FROM,
     RetiredTool,
@@ -31,6 +28,7 @@ from skills.services.base import (
     require_admin,
     require_reason,
 )
+from skills.services.instances import instances_of_version_invalidate
 from skills.services.labels import production_falls_back
 
 
@@ -91,6 +89,9 @@ def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> Tool
                 reason=locked.incompatible_reason,
             )
             cancel_publication_review(tenant=tenant, version=locked)
+            instances_of_version_invalidate(
+                tenant=tenant, actor=actor, version=locked, reason=locked.incompatible_reason
+            )
             audit(
                 tenant=tenant,
                 actor=actor,
@@ -115,65 +116,3 @@ def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> Tool
             data={"tool": name, "versions": [v.pk for v, _ in moved]},
         )
     return ToolRetirement(tool=tool, incompatible=moved)
-
-
-def skill_version_instantiate(
-    *,
-    tenant: Tenant,
-    version: SkillVersion,
-    actor: Actor,
-    bindings: dict[str, str],
-    tools: list[str],
-    capabilities: list[str],
-) -> Instantiation:
-    """Check a binding of the version's slots and the agent's tools; audit the answer.
-
-    Binding a slot the skill does not declare, or anything that looks like a
-    credential instead of a secret's name, is a 400 and records nothing.
-    """
-    if version.status == VersionStatus.REVOKED:
-        raise selectors.version_revoked_problem(version)
-    declared = {slot["slot"] for slot in version.manifest.get("credentials") or []}
-    unknown = sorted(set(bindings) - declared)
-    if unknown:
-        raise Problem(
-            "validation_error",
-            f"{version.skill.slug} v{version.number} has no credential slot "
-            f"{', '.join(unknown)}; its slots are {', '.join(sorted(declared)) or 'none'}.",
-            errors={"bindings": [f"Unknown slot: {slot}" for slot in unknown]},
-        )
-    # The values only: a slot named `blog_token` bound to a name is no credential pair.
-    if find_secrets_in_strings(bindings.values()):
-        raise Problem(
-            "secret_detected",
-            "A binding holds what looks like a credential. Bind each slot to the name of a "
-            "secret you hold elsewhere; memdesk never receives secret values.",
-        )
-    retired = frozenset(
-        RetiredTool.objects.filter(
-            tenant=tenant, name__in=version.manifest.get("tools") or []
-        ).values_list("name", flat=True)
-    )
-    answer = check_instantiation(
-        status=version.status,
-        manifest=version.manifest,
-        bindings=bindings,
-        tools=frozenset(tools),
-        environment_capabilities=frozenset(capabilities),
-        token_capabilities=actor.capabilities,
-        retired_tools=retired,
-    )
-    with transaction.atomic():
-        audit(
-            tenant=tenant,
-            actor=actor,
-            verb="skill_version.instantiated",
-            version=version,
-            data={
-                "state": answer.state,
-                "reasons": [reason.code for reason in answer.reasons],
-                # Names of secrets, never values; the values never reach memdesk.
-                "bindings": dict(sorted(bindings.items())),
-            },
-        )
-    return answer

@@ -71,6 +71,7 @@ def published_skill(acme, admin_user, admin2, editor):
             category=category,
             passed=True,
             content_hash=version.content_hash,
+            environment={"model": "test-model", "tools": {}},
             cases=[service_case(category)],
         )
     skill_services.skill_version_submit(tenant=acme, version=version, actor=ada)
@@ -354,8 +355,11 @@ def test_skill_load_refuses_a_file_path_that_leaves_the_skill(
     refusals, guide = asyncio.run(run())
     assert all(refusal.startswith("unsafe_path: ") for refusal in refusals), refusals
     assert guide["text"] == GUIDE
-    # Only the good load reached memdesk: its resolve and its file, nothing else.
+    # Only the good load reached memdesk: its resolve (refused until the skill is
+    # instantiated), the instantiation, the resolve again and its file, nothing else.
     assert served_paths == [
+        "/api/v1/skills/pdf-tools/resolve",
+        "/api/v1/skills/pdf-tools/versions/1/instantiate",
         "/api/v1/skills/pdf-tools/resolve",
         "/api/v1/skills/pdf-tools/versions/1/files/references/guide.md",
     ]

@@ -442,6 +442,7 @@ def test_skills_upload_evaluate_and_page_through_versions(live_server, issue_tok
                 category="normal",
                 passed=True,
                 content_hash=second["content_hash"],
+                environment={"model": "test-model", "tools": {}},
                 cases=[api_case()],
             )
         assert (run["independent"], len(run["cases"])) == (True, 1)
@@ -529,7 +530,7 @@ def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_leve
     live_server, issue_token, acme, admin_user, admin2, editor
 ):
     from accounts.actors import Actor
-    from accounts.models import Role
+    from accounts.models import AgentToken, Role
     from accounts.services import agent_token_create
     from skills import services
     from skills.models import EvaluationCategory
@@ -558,6 +559,7 @@ def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_leve
             category=category,
             passed=True,
             content_hash=version.content_hash,
+            environment={"model": "test-model", "tools": {"http_post": "2.1"}},
             cases=[service_case(category)],
         )
     services.skill_version_submit(tenant=acme, version=version, actor=ada)
@@ -565,6 +567,14 @@ def test_an_agent_finds_a_skill_in_the_catalog_checks_a_run_and_loads_it_by_leve
     services.skill_version_publish(tenant=acme, version=version, actor=abe)
 
     token = issue_token(capabilities=["skills:read"])
+    # An admin granted the agent's token the tool the skill needs.
+    services.token_grant_add(
+        tenant=acme,
+        actor=ada,
+        token=AgentToken.objects.filter(tenant=acme).latest("id"),
+        kind="tool",
+        name="http_post",
+    )
     with Desk(live_server.url, token, timeout=TIMEOUT) as desk:
         assert desk.skill_catalog("publish an article", tools=[])["excluded"][0]["skill"] == (
             "blog-publish"

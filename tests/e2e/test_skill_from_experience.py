@@ -85,7 +85,7 @@ def test_experience_becomes_a_published_skill_an_agent_loads_level_by_level(sign
                 "category": category,
                 "passed": True,
                 "content_hash": version.content_hash,
-                "environment": {"model": "e2e-model"},
+                "environment": {"model": "e2e-model", "tools": {}},
                 "cases": [api_case(category, tokens=700), api_case(category, tokens=900)],
             },
             format="json",

@@ -7,7 +7,7 @@ from accounts.models import AgentToken, Membership
 from skills import services
 from skills.models import EvaluationCategory, SkillLabel, SkillVersion
 from tests.e2e.conftest import screenshot
-from tests.skills.conftest import service_case
+from tests.skills.conftest import run_environment, service_case
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,6 +25,7 @@ def test_admin_publishes_and_rolls_back(sign_in):
             category=category,
             passed=True,
             content_hash=v2.content_hash,
+            environment=run_environment(v2),
             cases=[service_case(category)],
         )
     # admin2 wrote v2 (the demo's author) and it adds a capability: admin and admin3 approve.

@@ -17,7 +17,7 @@ from accounts.actors import Actor
 from accounts.models import Role, Tenant
 from accounts.services import agent_token_create
 from skills import services
-from skills.models import EvaluationCategory, Skill, SkillVersion, VersionStatus
+from skills.models import EvaluationCategory, Skill, SkillVersion, TokenGrant, VersionStatus
 
 SLUG = "pdf-tools"
 NETWORK_SCRIPT = "import httpx\n\nprint(httpx.get('https://example.com').status_code)\n"
@@ -80,9 +80,19 @@ def api_case(
         "checks": {**ALL_CHECKS, "final_state": passed},
         "cost": {"tokens": tokens, "seconds": 2.5, "tool_calls": 3},
     }
+    if category == "normal":
+        # Without the skill the agent fails the task at a little less cost: the skill wins.
+        case["baseline"] = {
+            "result": "failed",
+            "cost": {"tokens": tokens - 100, "seconds": 2.0, "tool_calls": 3},
+        }
     if case_id is not None:
         case["id"] = case_id
     return case
+
+
+# What an API run names as its environment when the skill needs no tool.
+API_ENVIRONMENT = {"model": "test-model", "tools": {}}
 
 
 def service_case(category: str = "normal", *, tokens: int = 900) -> dict[str, Any]:
@@ -97,7 +107,22 @@ def service_case(category: str = "normal", *, tokens: int = 900) -> dict[str, An
         "cost_tokens": tokens,
         "cost_seconds": 2.5,
         "cost_tool_calls": 3,
+        **(NO_SKILL_BASELINE if category == "normal" else {}),
     }
+
+
+# The normal case run without the skill: it fails, a little cheaper.
+NO_SKILL_BASELINE = {
+    "baseline_passed": False,
+    "baseline_cost_tokens": 800,
+    "baseline_cost_seconds": 2.0,
+    "baseline_cost_tool_calls": 3,
+}
+
+
+def run_environment(version: SkillVersion) -> dict[str, Any]:
+    """The environment a run names: the model and a version of every tool the skill needs."""
+    return {"model": "test-model", "tools": dict.fromkeys(version.manifest["tools"], "1.0")}
 
 
 def upload_file(data: bytes, name: str = "skill.zip") -> io.BytesIO:
@@ -191,7 +216,7 @@ def pass_all(acme: Tenant, eves_token: Actor) -> Callable[..., None]:
                 category=category,
                 passed=True,
                 content_hash=version.content_hash,
-                environment={"model": "test-model"},
+                environment=run_environment(version),
                 cases=[service_case(category)],
             )
 
@@ -282,5 +307,49 @@ def publish(
         if version.status == VersionStatus.IN_REVIEW:
             services.skill_version_approve(tenant=acme, version=version, actor=ann)
         return services.skill_version_publish(tenant=acme, version=version, actor=abe)
+
+    return make
+
+
+@pytest.fixture
+def grant(acme: Tenant, ada: Actor) -> Callable[..., None]:
+    """An admin grants an agent client's token tools and runtime capabilities."""
+
+    def make(client: Any, *, tools: tuple[str, ...] = (), capabilities: tuple[str, ...] = ()):
+        for kind, names in (("tool", tools), ("capability", capabilities)):
+            for name in names:
+                services.token_grant_add(
+                    tenant=acme, actor=ada, token=client.token, kind=kind, name=name
+                )
+
+    return make
+
+
+def instantiate_ready(client: Any, slug: str = SLUG, number: int = 1, **payload: Any) -> str:
+    """Instantiate a version for an agent and return its ready instance's id."""
+    response = client.post(
+        f"/api/v1/skills/{slug}/versions/{number}/instantiate", payload, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["state"] == "ready", response.json()
+    return response.json()["instance"]
+
+
+@pytest.fixture
+def make_ready(acme: Tenant, grant: Callable[..., None]) -> Callable[..., Any]:
+    """Grant an agent what the test skills need and instantiate every loadable version of
+    `slug` for it: the agent may then resolve and load them, as after a real check."""
+
+    def make(client: Any, slug: str = SLUG, *, tools: tuple[str, ...] = (), **payload: Any) -> Any:
+        if not TokenGrant.objects.filter(token=client.token, name="network").exists():
+            grant(client, tools=tools, capabilities=("network",))
+        numbers = SkillVersion.objects.filter(
+            tenant=acme,
+            skill__slug=slug,
+            status__in=[VersionStatus.PUBLISHED, VersionStatus.DEPRECATED],
+        ).values_list("number", flat=True)
+        for number in numbers:
+            instantiate_ready(client, slug, number, **payload)
+        return client
 
     return make

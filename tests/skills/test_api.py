@@ -49,7 +49,12 @@ def call(client, method: str, path: str, body):
     if body == "package":
         return client.post(path, {"package": upload_file(package())}, format="multipart")
     if body == "evaluation":
-        body = {"category": "normal", "passed": True, "content_hash": "sha256:" + "a" * 64}
+        body = {
+            "category": "normal",
+            "passed": True,
+            "content_hash": "sha256:" + "a" * 64,
+            "environment": {"model": "test-model", "tools": {}},
+        }
     if method == "get":
         return client.get(path)
     return client.post(path, body, format="json")
@@ -360,7 +365,12 @@ def test_it_stores_but_does_not_count_an_evaluation_for_another_hash(evaluator, 
     version = upload(actor=ada)
     stale = evaluator.post(
         f"{V1}/evaluations",
-        {"category": "normal", "passed": True, "content_hash": "sha256:" + "b" * 64},
+        {
+            "category": "normal",
+            "passed": True,
+            "content_hash": "sha256:" + "b" * 64,
+            "environment": {"model": "test-model", "tools": {}},
+        },
         format="json",
     )
     assert (stale.status_code, stale.json()["counts"]) == (201, False)

@@ -22,7 +22,7 @@ def evaluate_all(client, number: int, content_hash: str) -> None:
                 "passed": True,
                 "content_hash": content_hash,
                 "details": {"suite": "regression-12"},
-                "environment": {"model": "m-1", "tools": "t-3"},
+                "environment": {"model": "m-1", "tools": {"pdftk": "3.3"}},
                 "cases": [api_case(category), api_case(category, tokens=1200)],
             },
             format="json",
@@ -37,7 +37,7 @@ def ann_api(acme, make_member, session_api):
 
 
 def test_it_walks_upload_publish_rollback_revoke_and_history(
-    writer, evaluator, reader, ada_api, abe_api, ann_api
+    writer, evaluator, reader, ada_api, abe_api, ann_api, make_ready
 ):
     assert writer.post(BASE, {"slug": SLUG, "name": "PDF tools"}, format="json").status_code == 201
 
@@ -56,6 +56,7 @@ def test_it_walks_upload_publish_rollback_revoke_and_history(
     assert approved.json()["approved_by"]["label"] == "ada"
     published = abe_api.post(f"{BASE}/{SLUG}/versions/1/publish", {}, format="json")
     assert published.status_code == 200, published.json()
+    make_ready(reader)
     resolved = reader.get(f"{BASE}/{SLUG}/resolve")
     assert resolved.status_code == 200
     assert (resolved.json()["number"], resolved.json()["content_hash"]) == (1, v1["content_hash"])
@@ -92,6 +93,7 @@ def test_it_walks_upload_publish_rollback_revoke_and_history(
     assert incomplete.json()["missing"] == EvaluationCategory.values
     evaluate_all(evaluator, 2, v2["content_hash"])
     assert abe_api.post(f"{BASE}/{SLUG}/versions/2/publish").status_code == 200
+    make_ready(reader)
     assert reader.get(f"{BASE}/{SLUG}/resolve?label=production").json()["number"] == 2
 
     # Roll back to v1: a reason is required and the resolve answer changes at once.

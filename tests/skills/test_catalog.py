@@ -13,17 +13,26 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
+def reader(reader, grant):
+    """The runner, granted every tool the shelf's skills need."""
+    grant(reader, tools=("Read", "Bash", "http_post"))
+    return reader
+
+
+@pytest.fixture
 def shelf(publish) -> dict[str, SkillVersion]:
     return {
         "pdf-forms": publish(
             "pdf-forms",
             description="Fill in a PDF form from field values.",
+            body="# PDF forms\n\nList the fields, fill them, flatten the form.\n",
             triggers=["fill a pdf form"],
             **{"allowed-tools": "Read Bash(pdftk:*)"},
         ),
         "blog-publish": publish(
             "blog-publish",
             description="Publish an article to the company blog.",
+            body="# Blog\n\nPost the article through the blog API as a draft, then publish.\n",
             credentials=[{"slot": "blog_token", "purpose": "post to the blog API"}],
             consumes=["report:public"],
             produces=["article"],
@@ -32,6 +41,7 @@ def shelf(publish) -> dict[str, SkillVersion]:
         "report-writer": publish(
             "report-writer",
             description="Write a report from experiment results.",
+            body="# Report\n\nCollect the metrics, cite each source, write the summary.\n",
             produces=["report:internal"],
         ),
     }
@@ -43,6 +53,9 @@ def test_the_catalog_is_level_one_only_and_ranks_by_task_words(reader, shelf):
     assert response.status_code == 200, response.json()
     (entry,) = response.json()["results"]
     version = shelf["pdf-forms"]
+    why = entry.pop("why")
+    assert why["matched"] == ["fill", "pdf", "form"]
+    assert why["semantic"] > 0.5 and entry.pop("score") > why["semantic"]
     assert entry == {
         "skill": "pdf-forms",
         "name": "pdf-forms",
@@ -56,7 +69,6 @@ def test_the_catalog_is_level_one_only_and_ranks_by_task_words(reader, shelf):
         "credentials": [],
         "consumes": [],
         "produces": [],
-        "score": 3,
         "body_url": f"{BASE}/pdf-forms/versions/1/body",
     }
     assert "body" not in entry and "files" not in entry
@@ -69,13 +81,14 @@ def test_a_task_no_skill_covers_finds_nothing(reader, shelf):
 def test_skills_needing_tools_the_agent_lacks_are_excluded_with_the_reason(reader, shelf):
     body = reader.get(f"{BASE}/catalog", {"tools": "Read,Bash"}).json()
 
-    assert [entry["skill"] for entry in body["results"]] == ["pdf-forms", "report-writer"]
+    assert {entry["skill"] for entry in body["results"]} == {"pdf-forms", "report-writer"}
     assert body["excluded"] == [
         {
             "skill": "blog-publish",
             "version": 1,
             "reason": "tools_unavailable",
             "missing_tools": ["http_post"],
+            "missing_capabilities": [],
         }
     ]
     # An agent that names no tools at all has none: only tool-free skills remain.
@@ -120,7 +133,9 @@ def test_bad_catalog_parameters_are_problems(reader, shelf):
     assert SkillLoad.objects.count() == 0
 
 
-def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, evaluator, publish):
+def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(
+    reader, evaluator, publish, make_ready
+):
     version = publish(
         "pdf-forms",
         body="# Fill\n\nSee references/fields.md.\n",
@@ -129,6 +144,7 @@ def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, e
 
     reader.get(f"{BASE}/catalog")
     reader.get(f"{BASE}/catalog", {"q": "pdf"})
+    make_ready(reader, "pdf-forms")
     body = reader.get(f"{BASE}/pdf-forms/versions/1/body")
     assert body.status_code == 200, body.json()
     assert body.json()["body"] == "# Fill\n\nSee references/fields.md.\n"
@@ -136,6 +152,7 @@ def test_levels_two_and_three_load_on_demand_and_every_load_is_counted(reader, e
     url = body.json()["files"][1]["url"]
     assert url == f"{BASE}/pdf-forms/versions/1/files/references/fields.md"
     assert reader.get(url).content == b"Text fields take strings.\n"
+    make_ready(evaluator, "pdf-forms")
     evaluator.get(f"{BASE}/pdf-forms/versions/1/body")
 
     counts = {

@@ -26,7 +26,8 @@ def test_it_seeds_a_published_v1_and_a_v2_waiting_in_review(acme, admin_user, ad
     assert selectors.production_version(tenant=acme, skill=skill).number == 1
 
 
-def test_it_exports_versions_by_status_and_active_instances(published_v2, reader):
+def test_it_exports_versions_by_status_and_active_instances(published_v2, reader, make_ready):
+    make_ready(reader, TEST_SLUG)
     reader.get(f"/api/v1/skills/{TEST_SLUG}/resolve", HTTP_X_SKILL_INSTANCE="worker-1")
     text = render_metrics().decode()
     assert 'memdesk_skill_versions{status="published"} 2.0' in text

@@ -30,7 +30,10 @@ def smuggling(publish):
     )
 
 
-def test_resolve_hands_the_description_and_body_without_hidden_characters(reader, smuggling):
+def test_resolve_hands_the_description_and_body_without_hidden_characters(
+    reader, make_ready, smuggling
+):
+    make_ready(reader)
     body = reader.get(f"/api/v1/skills/{SLUG}/resolve").json()
 
     assert body["manifest"]["description"] == "Fill in PDF forms."
@@ -39,7 +42,8 @@ def test_resolve_hands_the_description_and_body_without_hidden_characters(reader
     assert smuggling.manifest["description"] == "Fill in PDF forms." + tags(HIDDEN)
 
 
-def test_the_level_two_body_and_the_catalog_leave_them_out_too(reader, smuggling):
+def test_the_level_two_body_and_the_catalog_leave_them_out_too(reader, make_ready, smuggling):
+    make_ready(reader)
     loaded = reader.get(f"/api/v1/skills/{SLUG}/versions/{smuggling.number}/body").json()
     catalog = reader.get("/api/v1/skills/catalog", {"q": "pdf forms"}).json()
 

@@ -21,6 +21,9 @@ BLOG = {
 }
 
 
+BINDINGS = {"blog_token": "vault:blog/token", "image_store": "env:S3_BUCKET_KEY"}
+
+
 @pytest.fixture
 def blog(publish) -> SkillVersion:
     return publish("blog-publish", **BLOG)
@@ -35,7 +38,8 @@ def instantiate(client, payload, number=1, slug="blog-publish"):
     return client.post(f"{BASE}/{slug}/versions/{number}/instantiate", payload, format="json")
 
 
-def test_a_complete_binding_is_ready_and_audited_with_names_only(runner, blog):
+def test_a_complete_binding_is_ready_and_audited_with_names_only(runner, grant, blog):
+    grant(runner, tools=("http_post", "Read"), capabilities=("network",))
     response = instantiate(
         runner,
         {
@@ -50,6 +54,7 @@ def test_a_complete_binding_is_ready_and_audited_with_names_only(runner, blog):
         "skill": "blog-publish",
         "number": 1,
         "content_hash": blog.content_hash,
+        "instance": response.json()["instance"],
         "state": "ready",
         "reasons": [],
         "bindings": {"blog_token": "vault:blog/token", "image_store": "env:S3_BUCKET_KEY"},
@@ -63,10 +68,13 @@ def test_a_complete_binding_is_ready_and_audited_with_names_only(runner, blog):
     }
 
 
-def test_every_missing_piece_is_a_reason(acme, make_agent, blog):
+def test_every_missing_piece_is_a_reason(acme, make_agent, grant, blog):
     weak = make_agent(acme, name="weak", capabilities=["skills:read"])
+    # Granted the network but not http_post; says it has Read but no network right now.
+    grant(weak, tools=("Read",), capabilities=("network",))
     response = instantiate(
-        weak, {"bindings": {"blog_token": "vault:blog/token"}, "tools": ["Read"]}
+        weak,
+        {"bindings": {"blog_token": "vault:blog/token"}, "tools": ["Read"], "capabilities": []},
     )
 
     assert response.status_code == 200
@@ -74,7 +82,7 @@ def test_every_missing_piece_is_a_reason(acme, make_agent, blog):
     assert body["state"] == "blocked"
     assert [(r["code"], r["slot"], r["tool"], r["capability"]) for r in body["reasons"]] == [
         ("slot_unbound", "image_store", None, None),
-        ("tool_unavailable", None, "http_post", None),
+        ("tool_not_granted", None, "http_post", None),
         ("capability_unavailable", None, None, "network"),
         ("capability_exceeds_token", None, None, "receipts:write"),
     ]
@@ -134,7 +142,16 @@ def test_a_draft_is_blocked_as_not_published(runner, upload, ada):
 
 
 def test_retiring_a_tool_makes_its_versions_incompatible_and_production_falls_back(
-    acme, ada, abe, ada_api, runner, reader, publish, pass_all, django_capture_on_commit_callbacks
+    acme,
+    ada,
+    abe,
+    ada_api,
+    runner,
+    reader,
+    publish,
+    pass_all,
+    make_ready,
+    django_capture_on_commit_callbacks,
 ):
     from skills import services
     from tests.skills.conftest import package
@@ -147,7 +164,8 @@ def test_retiring_a_tool_makes_its_versions_incompatible_and_production_falls_ba
     services.skill_version_submit(tenant=acme, version=v2, actor=ada)
     services.skill_version_approve(tenant=acme, version=v2, actor=abe)
     services.skill_version_publish(tenant=acme, version=v2, actor=abe)
-    assert reader.get(f"{BASE}/blog-publish/resolve").json()["number"] == 2
+    make_ready(runner, "blog-publish", tools=("http_post", "Read"), bindings=BINDINGS)
+    assert runner.get(f"{BASE}/blog-publish/resolve").json()["number"] == 2
 
     no_reason = ada_api.post(f"{BASE}/tools/http_post/retire", {}, format="json")
     assert (no_reason.status_code, no_reason.json()["code"]) == (400, "reason_required")
@@ -169,8 +187,10 @@ def test_retiring_a_tool_makes_its_versions_incompatible_and_production_falls_ba
     assert SkillLabel.objects.get(skill=v1.skill).version_id == v1.pk
     move = LabelMove.objects.filter(skill=v1.skill).latest("id")
     assert (move.from_version_id, move.to_version_id) == (v2.pk, v1.pk)
-    assert reader.get(f"{BASE}/blog-publish/resolve").json()["number"] == 1
-    pinned = reader.get(f"{BASE}/blog-publish/resolve", {"version": 2})
+    # The label moved back to v1 and v2's instance was invalidated: v1 is checked anew.
+    make_ready(runner, "blog-publish", bindings=BINDINGS)
+    assert runner.get(f"{BASE}/blog-publish/resolve").json()["number"] == 1
+    pinned = runner.get(f"{BASE}/blog-publish/resolve", {"version": 2})
     assert (pinned.status_code, pinned.json()["code"]) == (409, "version_incompatible")
     blocked = instantiate(runner, {"tools": ["http_post"]}, number=2).json()
     assert "version_incompatible" in [r["code"] for r in blocked["reasons"]]

@@ -51,6 +51,7 @@ def evaluation(category: str, content_hash: str) -> dict:
         "category": category,
         "passed": True,
         "content_hash": content_hash,
+        "environment": {"model": "test-model", "tools": {}},
         "cases": [api_case(category)],
     }
 

@@ -18,7 +18,7 @@ from skills.models import (
     SkillVersion,
     VersionStatus,
 )
-from tests.skills.conftest import SLUG, package, package_v2
+from tests.skills.conftest import SLUG, package, package_v2, run_environment
 
 
 def problem_code(excinfo: pytest.ExceptionInfo[Problem]) -> tuple[int, str]:
@@ -230,6 +230,7 @@ def test_it_does_not_count_results_for_another_content_hash(
             category=category,
             passed=True,
             content_hash=other_hash,
+            environment=run_environment(version),
         )
     matrix = selectors.evaluation_matrix(tenant=acme, version=version)
     assert (matrix.complete, matrix.other_hash_runs) == (False, 6)
@@ -252,6 +253,7 @@ def test_it_lets_the_latest_result_of_a_category_decide(
         passed=False,
         content_hash=version.content_hash,
         details={"case": "escalates instead of stopping"},
+        environment=run_environment(version),
     )
     with pytest.raises(Problem) as caught:
         services.skill_version_publish(tenant=acme, version=version, actor=abe)
@@ -268,7 +270,7 @@ def test_it_refuses_secrets_in_evaluation_details(acme, upload, ada, eves_token)
             category="normal",
             passed=True,
             content_hash=version.content_hash,
-            environment={"aws_key": "AKIAIOSFODNN7EXAMPLE"},
+            environment={**run_environment(version), "aws_key": "AKIAIOSFODNN7EXAMPLE"},
         )
     assert problem_code(caught) == (400, "secret_detected")
 

@@ -29,7 +29,12 @@ EVALS = json.dumps(
 
 
 def post_run(client, category="normal", *, number=1, content_hash, cases=None, passed=True):
-    body = {"category": category, "passed": passed, "content_hash": content_hash}
+    body = {
+        "category": category,
+        "passed": passed,
+        "content_hash": content_hash,
+        "environment": {"model": "test-model", "tools": {}},
+    }
     if cases is not None:
         body["cases"] = cases
     return client.post(f"{BASE}/versions/{number}/evaluations", body, format="json")

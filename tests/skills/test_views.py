@@ -39,6 +39,7 @@ def evaluate_all(evaluator: APIClient, number: int) -> None:
                 "category": category,
                 "passed": True,
                 "content_hash": content_hash,
+                "environment": {"model": "test-model", "tools": {}},
                 "cases": [api_case(category)],
             },
             format="json",
@@ -100,7 +101,10 @@ def test_it_answers_404_for_another_tenants_skill(globex, make_member, login, pu
     assert SkillVersion.objects.get(pk=published_v1.pk).status == VersionStatus.PUBLISHED
 
 
-def test_it_shows_the_version_page_with_matrix_files_and_pins(login, editor, published_v2, reader):
+def test_it_shows_the_version_page_with_matrix_files_and_pins(
+    login, editor, published_v2, reader, make_ready
+):
+    make_ready(reader)
     reader.get(f"/api/v1/skills/{SLUG}/resolve", HTTP_X_SKILL_INSTANCE="worker-7")
     page = login(editor).get(f"/skills/{SLUG}/v2/").content.decode()
     assert "all six categories passed" in page
@@ -124,7 +128,12 @@ def test_it_counts_only_results_for_this_hash_in_the_matrix(login, editor, uploa
     upload(actor=ada)
     evaluator.post(
         f"/api/v1/skills/{SLUG}/versions/1/evaluations",
-        {"category": "normal", "passed": True, "content_hash": "sha256:" + "c" * 64},
+        {
+            "category": "normal",
+            "passed": True,
+            "content_hash": "sha256:" + "c" * 64,
+            "environment": {"model": "test-model", "tools": {}},
+        },
         format="json",
     )
     response = login(editor).get(f"/skills/{SLUG}/v1/", **HTMX)
@@ -256,7 +265,7 @@ def test_it_pages_the_label_history_partial(acme, login, editor, published_v2, a
 
 @pytest.mark.django_db(transaction=True)
 def test_it_walks_the_publication_flow_through_the_console(
-    acme, login, admin_user, admin2, evaluator, reader, make_member
+    acme, login, admin_user, admin2, evaluator, reader, make_member, make_ready
 ):
     ada, abe = login(admin_user), login(admin2)
     ann = login(make_member(acme, "ann", Role.ADMIN))
@@ -275,6 +284,7 @@ def test_it_walks_the_publication_flow_through_the_console(
     assert 'id="version-state"' in approved.content.decode()
     assert "<html" not in approved.content.decode()
     assert "Published v1" in act(abe, "publish", number=1, reason="first release").content.decode()
+    make_ready(reader)
     assert reader.get(f"/api/v1/skills/{SLUG}/resolve").json()["number"] == 1
 
     ada.post(
@@ -294,6 +304,7 @@ def test_it_walks_the_publication_flow_through_the_console(
     assert "needs all six evaluation categories" in incomplete.content.decode()
     evaluate_all(evaluator, 2)
     assert "Published v2" in act(abe, "publish", number=2, reason="ship it").content.decode()
+    make_ready(reader)
     assert reader.get(f"/api/v1/skills/{SLUG}/resolve").json()["number"] == 2
 
     rolled = ada.post(

@@ -547,16 +547,21 @@ class AsyncDesk:
         number: int,
         *,
         bindings: Mapping[str, str] | None = None,
-        tools: Sequence[str] = (),
-        capabilities: Sequence[str] = (),
+        tools: Sequence[str] | None = None,
+        capabilities: Sequence[str] | None = None,
+        inputs: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Check a run: bind each credential slot to the *name* of a secret you hold.
-        The answer's `state` is `ready` or `blocked` with every reason."""
-        body = {
-            "bindings": dict(bindings or {}),
-            "tools": list(tools),
-            "capabilities": list(capabilities),
-        }
+        """Instantiate a version for this task: bind each credential slot to the *name*
+        of a secret you hold and the skill's inputs to this task's values. The answer's
+        `state` is `ready` or `blocked` with every reason; while your latest `instance`
+        of the version is ready, resolve and body serve it to you. `tools` and
+        `capabilities` say what is at hand in this run; left out, your token's grants
+        alone decide."""
+        body: dict[str, Any] = {"bindings": dict(bindings or {}), "inputs": dict(inputs or {})}
+        if tools is not None:
+            body["tools"] = list(tools)
+        if capabilities is not None:
+            body["capabilities"] = list(capabilities)
         return await self.send(_calls.instantiate_skill(slug, number, body))
 
     async def skill_diff(self, slug: str, a: int, b: int) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from memdesk_client.errors import (
     TransportError,
     UnsafePathSegment,
 )
+from memdesk_client.types import ResolvedSkill
 
 __all__ = ["build_server", "main"]
 
@@ -78,6 +79,22 @@ _RECOVERY_ADVICE = {
     "no_op": "Everything is done and verified: do nothing.",
     "escalate": "Stop and hand the task to a person.",
 }
+
+
+async def _resolve_instantiated(desk: AsyncDesk, slug: str, version: int | None) -> ResolvedSkill:
+    """Resolve a skill, instantiating it first when memdesk asks for a ready instance
+    (this agent's grants decide; a skill needing bindings or inputs stays refused)."""
+    try:
+        return await desk.resolve_skill(slug, version=version)
+    except ProblemError as error:
+        if error.code != "not_instantiable" or "number" not in error.problem:
+            raise
+        number = int(error.problem["number"])
+    answer = await desk.instantiate_skill(slug, number)
+    if answer["state"] != "ready":
+        reasons = "; ".join(reason["detail"] for reason in answer["reasons"])
+        raise ToolError(f"not_instantiable (409): {reasons}")
+    return await desk.resolve_skill(slug, version=version)
 
 
 def _tool_error(error: MemdeskError) -> ToolError:
@@ -478,7 +495,7 @@ def build_server(desk: AsyncDesk) -> MCPServer:
                     raise ToolError("path_required: name the file to load with `path`.")
                 # Checked before anything is sent: a bad path costs no request at all.
                 skill_file_segments(path)
-            resolved = await desk.resolve_skill(slug, version=version)
+            resolved = await _resolve_instantiated(desk, slug, version)
             head = {
                 "skill": resolved["skill"],
                 "version": resolved["number"],
