@@ -12,7 +12,7 @@ import logging
 
 import numpy as np
 
-from memory.embedders import PACKED_DTYPE, embedder, embedding_digest, pack_vector
+from memory.claims.embedders import PACKED_DTYPE, embedder, embedding_digest, pack_vector
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, Tenant
-from common.transitions import status_transition_trigger
+from common.transitions import StateMachine
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 PRODUCTION = "production"
@@ -58,9 +58,19 @@ INCOMPATIBLE_FROM = frozenset(
 )
 
 
+# The services audit each move with their own verbs (`skill.version.*`); a version that
+# leaves review for good closes its open publication review.
+VERSION_MACHINE = StateMachine.plain(
+    label="skill version",
+    table=VERSION_TRANSITIONS,
+    review_target="skill_version",
+    closes_reviews_at=frozenset({_V.REVOKED, _V.INCOMPATIBLE}),
+)
+
+
 def allowed_version_targets(status: str) -> list[str]:
     """The statuses a version in `status` may move to, sorted."""
-    return sorted(VERSION_TRANSITIONS[status])
+    return VERSION_MACHINE.targets(status)
 
 
 class EvaluationCategory(models.TextChoices):
@@ -133,11 +143,7 @@ class Skill(models.Model):
     # nothing may bring a revoked version back into use.
     # Generated from the table so a hand-written UPDATE cannot skip review or
     # bring a version back.
-    status_transition_trigger(
-        name="skill_version_status_transition",
-        label="skill version",
-        table=VERSION_TRANSITIONS,
-    ),
+    VERSION_MACHINE.trigger("skill_version_status_transition"),
     # Separation of duties in the database too: nothing moves a version to approved
     # without as many approvals, one per person, as `approvals_required` asks for
     # (two when the approver signed off on capability or risk changes).

@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from accounts.models import ActorKind, AgentToken, Tenant
-from common.transitions import status_transition_trigger
+from common.transitions import StateMachine
 
 
 class SkillEmbedding(models.Model):
@@ -83,16 +83,16 @@ INSTANCE_TRANSITIONS: dict[str, frozenset[str]] = {
     _S.BLOCKED: frozenset({_S.INVALIDATED}),
     _S.INVALIDATED: frozenset(),
 }
+# Invalidations come in batches, recorded by one audit row per batch
+# (`instances_invalidate`), so the machine writes none per row.
+INSTANCE_MACHINE = StateMachine.plain(
+    label="skill instance", table=INSTANCE_TRANSITIONS, column="state"
+)
 
 
 @pgtrigger.register(
     pgtrigger.Protect(name="skill_instance_kept", operation=pgtrigger.Delete),
-    status_transition_trigger(
-        name="skill_instance_state_transition",
-        label="skill instance",
-        table=INSTANCE_TRANSITIONS,
-        column="state",
-    ),
+    INSTANCE_MACHINE.trigger("skill_instance_state_transition"),
 )
 class SkillInstance(models.Model):
     """One instantiation check of a version by one caller: the plan it ran against.

@@ -16,7 +16,7 @@ from reviews.models import Queue
 from reviews.services import review_cancel_for_target
 from skills.cache import resolve_generation_bump
 from skills.models import (
-    VERSION_TRANSITIONS,
+    VERSION_MACHINE,
     Skill,
     SkillVersion,
     VersionStatus,
@@ -104,7 +104,7 @@ def require_admin(actor: Actor, *, doing: str) -> None:
 
 
 def guard(version: SkillVersion, to: str) -> None:
-    if to not in VERSION_TRANSITIONS[version.status]:
+    if not VERSION_MACHINE.allows(version.status, to):
         raise InvalidTransition(
             f"Version {version.number} is {version.status} and cannot become {to}.",
             allowed=allowed_next(version.status),

@@ -14,12 +14,19 @@ from accounts.models import ActorKind, AgentToken, Tenant
 from accounts.services import audit_record
 from common.problems import Problem
 from common.screen import find_secrets_in_strings, find_secrets_in_value
+from common.transitions import move_many
 from skills import selectors
 from skills.instantiation import Instantiation, check_instantiation
 from skills.models import RetiredTool, SkillVersion, VersionStatus
 from skills.package.manifest import TOOL_NAME
 from skills.services.base import actor_fields, audit, require_admin, require_reason
-from skills.usage_models import GrantKind, InstanceState, SkillInstance, TokenGrant
+from skills.usage_models import (
+    INSTANCE_MACHINE,
+    GrantKind,
+    InstanceState,
+    SkillInstance,
+    TokenGrant,
+)
 
 LIVE_STATES = (InstanceState.READY, InstanceState.BLOCKED)
 
@@ -128,12 +135,20 @@ def instances_invalidate(
         )
         if not live:
             return []
-        now = timezone.now()
+        changes = {"invalidated_at": timezone.now(), "invalidated_reason": reason[:1000]}
+        move_many(
+            INSTANCE_MACHINE,
+            SkillInstance.objects.filter(tenant=tenant, pk__any=[i.pk for i in live]),
+            to=InstanceState.INVALIDATED,
+            tenant=tenant,
+            actor=actor,
+            reason=reason,
+            changes=changes,
+        )
         for instance in live:
             instance.state = InstanceState.INVALIDATED
-            instance.invalidated_at = now
-            instance.invalidated_reason = reason[:1000]
-        SkillInstance.objects.bulk_update(live, ["state", "invalidated_at", "invalidated_reason"])
+            instance.invalidated_at = changes["invalidated_at"]
+            instance.invalidated_reason = changes["invalidated_reason"]
         audit_record(
             tenant=tenant,
             actor=actor,

@@ -20,11 +20,13 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
+from common.transitions import move_row
 from reviews.models import Queue
 from reviews.services import review_open
 from skills import selectors
 from skills.models import (
     PRODUCTION,
+    VERSION_MACHINE,
     LabelMove,
     LabelMoveCause,
     Skill,
@@ -55,9 +57,14 @@ def skill_version_submit(*, tenant: Tenant, version: SkillVersion, actor: Actor)
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.IN_REVIEW)
         _refuse_if_source_deleted(locked)
-        locked.status = VersionStatus.IN_REVIEW
-        locked.submitted_at = timezone.now()
-        locked.save(update_fields=["status", "submitted_at"])
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.IN_REVIEW,
+            tenant=tenant,
+            actor=actor,
+            changes={"submitted_at": timezone.now()},
+        )
         changes = selectors.sensitive_changes_against_production(tenant=tenant, version=locked)
         item = review_open(
             tenant=tenant,
@@ -160,20 +167,17 @@ def skill_version_approve(
                 data=data,
             )
             return locked
-        locked.status = VersionStatus.APPROVED
-        locked.approved_at = timezone.now()
-        locked.approved_changes = changes
-        for field, value in actor_fields(actor, "approved_by").items():
-            setattr(locked, field, value)
-        locked.save(
-            update_fields=[
-                "status",
-                "approved_at",
-                "approved_changes",
-                "approved_by_kind",
-                "approved_by_id",
-                "approved_by_label",
-            ]
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.APPROVED,
+            tenant=tenant,
+            actor=actor,
+            changes={
+                "approved_at": timezone.now(),
+                "approved_changes": changes,
+                **actor_fields(actor, "approved_by"),
+            },
         )
         if review_item_id is None:
             cancel_publication_review(tenant=tenant, version=locked)
@@ -202,10 +206,14 @@ def skill_version_reject(
     with transaction.atomic():
         _skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.REJECTED)
-        locked.status = VersionStatus.REJECTED
-        locked.rejected_at = timezone.now()
-        locked.reject_reason = reason[:1000]
-        locked.save(update_fields=["status", "rejected_at", "reject_reason"])
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.REJECTED,
+            tenant=tenant,
+            actor=actor,
+            changes={"rejected_at": timezone.now(), "reject_reason": reason[:1000]},
+        )
         if review_item_id is None:
             cancel_publication_review(tenant=tenant, version=locked)
         audit(
@@ -279,9 +287,14 @@ def skill_version_publish(
                 baseline_mean_tokens=comparison.baseline_mean_tokens,
                 cost_factor=comparison.cost_factor,
             )
-        locked.status = VersionStatus.PUBLISHED
-        locked.published_at = timezone.now()
-        locked.save(update_fields=["status", "published_at"])
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.PUBLISHED,
+            tenant=tenant,
+            actor=actor,
+            changes={"published_at": timezone.now()},
+        )
         version_vector_store(tenant=tenant, version=locked, vector=vector)
         reason = reason.strip() or f"publish v{locked.number}"
         move = move_label(
@@ -380,14 +393,18 @@ def skill_version_revoke(
     with transaction.atomic():
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.REVOKED)
-        locked.status = VersionStatus.REVOKED
-        locked.revoked_at = timezone.now()
-        locked.revoke_reason = reason[:1000]
-        locked.save(update_fields=["status", "revoked_at", "revoke_reason"])
+        # Revoked for good: the machine closes its open publication review.
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.REVOKED,
+            tenant=tenant,
+            actor=actor,
+            changes={"revoked_at": timezone.now(), "revoke_reason": reason[:1000]},
+        )
         move = production_falls_back(
             tenant=tenant, skill=skill, leaving=locked, actor=actor, reason=reason
         )
-        cancel_publication_review(tenant=tenant, version=locked)
         instances = selectors.pins_recent_count(tenant=tenant, version=locked)
         audit(
             tenant=tenant,
@@ -415,10 +432,14 @@ def skill_version_deprecate(
     with transaction.atomic():
         skill, locked = lock_version(tenant=tenant, version=version)
         guard(locked, VersionStatus.DEPRECATED)
-        locked.status = VersionStatus.DEPRECATED
-        locked.deprecated_at = timezone.now()
-        locked.deprecate_reason = reason[:1000]
-        locked.save(update_fields=["status", "deprecated_at", "deprecate_reason"])
+        move_row(
+            VERSION_MACHINE,
+            locked,
+            to=VersionStatus.DEPRECATED,
+            tenant=tenant,
+            actor=actor,
+            changes={"deprecated_at": timezone.now(), "deprecate_reason": reason[:1000]},
+        )
         audit(
             tenant=tenant,
             actor=actor,

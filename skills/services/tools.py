@@ -11,8 +11,10 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem
+from common.transitions import move_row
 from skills.models import (
     INCOMPATIBLE_FROM,
+    VERSION_MACHINE,
     RetiredTool,
     SkillVersion,
     VersionStatus,
@@ -22,7 +24,6 @@ from skills.services.base import (
     actor_fields,
     audit,
     bump_after_commit,
-    cancel_publication_review,
     guard,
     lock_version,
     require_admin,
@@ -77,10 +78,18 @@ def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> Tool
             skill, locked = lock_version(tenant=tenant, version=version)
             previous = locked.status
             guard(locked, VersionStatus.INCOMPATIBLE)
-            locked.status = VersionStatus.INCOMPATIBLE
-            locked.incompatible_at = timezone.now()
-            locked.incompatible_reason = f"tool {name} retired: {reason}"[:1000]
-            locked.save(update_fields=["status", "incompatible_at", "incompatible_reason"])
+            # Incompatible for good: the machine closes its open publication review.
+            move_row(
+                VERSION_MACHINE,
+                locked,
+                to=VersionStatus.INCOMPATIBLE,
+                tenant=tenant,
+                actor=actor,
+                changes={
+                    "incompatible_at": timezone.now(),
+                    "incompatible_reason": f"tool {name} retired: {reason}"[:1000],
+                },
+            )
             move = production_falls_back(
                 tenant=tenant,
                 skill=skill,
@@ -88,7 +97,6 @@ def tool_retire(*, tenant: Tenant, name: str, reason: str, actor: Actor) -> Tool
                 actor=actor,
                 reason=locked.incompatible_reason,
             )
-            cancel_publication_review(tenant=tenant, version=locked)
             instances_of_version_invalidate(
                 tenant=tenant, actor=actor, version=locked, reason=locked.incompatible_reason
             )
