@@ -531,6 +531,12 @@ RECALL_WEIGHTS = {
 # How much a claim's likeness to its nearest neighbours in the subject (templated notes
 # that resemble every question) lowers its similarity to a query; 0 turns it off.
 RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
+# Abstention (docs/recall.md): a recall with a question whose best legal claim is less
+# relevant than the floor answers nothing and says so; an item at least as relevant as
+# RECALL_STRONG_RELEVANCE is `strong`. Both defaults are fitted by `python -m bench
+# abstain` on the tuning half of testing/corpus/recall_abstain; -1 turns abstention off.
+RECALL_ABSTAIN_FLOOR = float(os.environ.get("RECALL_ABSTAIN_FLOOR", 0.253))
+RECALL_STRONG_RELEVANCE = float(os.environ.get("RECALL_STRONG_RELEVANCE", 0.295))
 # Ledger discovery by meaning: the similarities of the legal set's most recent events
 # with a vector (at most this many), the closest of them kept as hits (at most
 # LEDGER_SEMANTIC_HITS, each at least this alike: MiniLM puts a paraphrase of an event

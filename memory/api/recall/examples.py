@@ -121,6 +121,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                             "other": OLD_CLAIM_ID,
                             "other_side_summary": "Alice lives in Beijing",
                         },
+                        "relevance": "strong",
                         "why": {
                             "rank": 0.61,
                             "matched": ["alice", "live"],
@@ -130,6 +131,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         },
                     }
                 ],
+                "abstained": False,
+                "abstention": None,
                 "excluded": {
                     "out_of_scope": 0,
                     "not_yet_valid": 0,
