@@ -507,7 +507,13 @@ EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
 # The sweep looks for events without a vector among those recorded this many hours ago
 # or later (the ledger only grows; `manage.py embed_backfill` embeds older ones).
 EMBED_EVENT_SWEEP_HOURS = env_int("EMBED_EVENT_SWEEP_HOURS", 24)
-EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
+# Embedding is bulk work: it has a queue of its own (docs/operations.md, "Queues and
+# workers"), so a backlog of it never sits in front of deletions, reconciliation and
+# exports on the default queue. A worker must consume it (`make run` starts one).
+EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "bulk")
+# Claims (and events) one run of the pending sweep embeds at most; with more pending it
+# enqueues itself again rather than holding a worker for minutes.
+EMBED_SWEEP_SLICE = env_int("EMBED_SWEEP_SLICE", 500)
 # CPU threads the local model may use per process (EMBED_TORCH_THREADS, its name when
 # the model ran in torch, is still read).
 EMBED_THREADS = env_int("EMBED_THREADS", env_int("EMBED_TORCH_THREADS", 1))
