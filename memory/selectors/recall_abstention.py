@@ -94,11 +94,11 @@ class Verdict:
 
 def relevance_score(r: Ranked, *, query_stems: set[str]) -> float | None:
     """The claim's relevance to the question; none when nothing measured it (no vector,
-    no lexical match)."""
+    or only a lexical match, which the floor was not fitted on)."""
     exact = bool(r.identifier_hit) or predicate_named(r.predicate, query_stems)
     lexical = r.fulltext_rank is not None or r.ngram_rank is not None
-    if r.cosine is None and not exact and not lexical:
-        return None
+    if r.cosine is None and not exact:
+        return None  # a lexical bonus alone is not on the floor's scale
     score = r.cosine or 0.0
     if lexical:
         score += LEXICAL_BONUS
