@@ -47,8 +47,8 @@ from django.utils import timezone  # noqa: E402
 from accounts.actors import Actor  # noqa: E402
 from accounts.models import Tenant  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
-from bench import deletion as deletion_bench  # noqa: E402
 from bench import abstain, ingest, queues, recall, screen, screen_heldout  # noqa: E402
+from bench import deletion as deletion_bench  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
 from common.startup import freeze_loaded_objects  # noqa: E402
 from memory.models import (  # noqa: E402

@@ -201,8 +201,7 @@ def report() -> str:
             f"of never-provided questions reach it). In force: `RECALL_ABSTAIN_FLOOR` "
             f"{in_force:.3f}, `RECALL_STRONG_RELEVANCE` {settings.RECALL_STRONG_RELEVANCE:.3f}.",
             "",
-            "| floor | half | never-provided | refused | answerable | wrongly abstained "
-            "| hit@10 |",
+            "| floor | half | never-provided | refused | answerable | wrongly abstained | hit@10 |",
             "|---|---|---:|---:|---:|---:|---:|",
             *_rows("fitted", asked, floor),
             *_rows("in force", asked, in_force),

@@ -64,7 +64,8 @@ def subjects() -> list[CorpusSubject]:
                 value = options[number % len(options)]
                 facts.append(Fact(predicate, statement.format(n=name, v=value), value))
         written = [
-            notes[k % len(notes)][0].format(k=100 + number * 100 + k) for k in range(int(note_count))
+            notes[k % len(notes)][0].format(k=100 + number * 100 + k)
+            for k in range(int(note_count))
         ]
         found.append(CorpusSubject(name=name, facts=facts, notes=written))
     return found

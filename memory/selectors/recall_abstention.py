@@ -42,7 +42,9 @@ _MIN_IDENTIFIER = 4
 def query_identifiers(query: str) -> list[str]:
     """The query's identifier-like words, as normalised (lower case, NFKC)."""
     words = WORD_PATTERN.findall(CJK_PATTERN.sub(" ", normalise(query)))
-    return [w for w in dict.fromkeys(words) if len(w) >= _MIN_IDENTIFIER and _IDENTIFIER_MARK.search(w)]
+    return [
+        w for w in dict.fromkeys(words) if len(w) >= _MIN_IDENTIFIER and _IDENTIFIER_MARK.search(w)
+    ]
 
 
 def identifier_grams(query: str) -> list[str]:

@@ -374,7 +374,7 @@ class RecallAbstentionOut(serializers.Serializer):
 class RecallOut(serializers.Serializer):
     items = RecallItemOut(many=True)
     abstained = serializers.BooleanField(
-        help_text="True when recall answers \"I don't know\": a question was asked, every "
+        help_text='True when recall answers "I don\'t know": a question was asked, every '
         "legal claim was measured, and none was relevant enough; `items` is then empty."
     )
     abstention = RecallAbstentionOut(
