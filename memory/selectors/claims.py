@@ -22,6 +22,7 @@ from memory.models import (
     Subject,
 )
 from memory.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
+from memory.selectors.predicate_topics import topic_similarities
 from memory.selectors.recall_abstention import Verdict, identifier_grams, recall_verdict
 from memory.selectors.recall_ranking import (
     CLAIM_TABLE,
@@ -289,6 +290,11 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
                 if str(r.id) not in corrected:
                     r.similarity = by_id.get(r.id)
                     r.cosine = cosine_by_id.get(r.id)
+            topics = topic_similarities(
+                (r.predicate for r in legal), model_name=model_name, query_vector=query_vector
+            )
+            for r in legal:
+                r.topic = topics.get(r.predicate)
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
     verdict = recall_verdict(legal=legal, query=q.query, has_question=lexical)

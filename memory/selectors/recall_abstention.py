@@ -3,10 +3,12 @@
 Ranking always orders the legal set, however unrelated it is to the question; this
 module judges the evidence itself. Each legal claim's relevance fuses what the ranking
 statement and the query's vector already gave: its cosine similarity to the question,
-a bonus when every query term is in its full text or most of the question's n-grams
-are in it, and exact evidence (an identifier of the question such as `ERR_4711` in it,
-or its predicate named by the question) that clears any floor. When the best claim's
-relevance is below `RECALL_ABSTAIN_FLOOR`, recall returns nothing and says so.
+plus `RECALL_TOPIC_WEIGHT` times the question's similarity to the words of its predicate
+(`predicate_topics`: "where do they live" is near `home_city` whatever city the text
+names), a bonus when every query term is in its full text or most of the question's
+n-grams are in it, and exact evidence (an identifier of the question such as `ERR_4711`
+in it, or its predicate named by the question) that clears any floor. When the best
+claim's relevance is below `RECALL_ABSTAIN_FLOOR`, recall returns nothing and says so.
 """
 
 from __future__ import annotations
@@ -94,14 +96,14 @@ class Verdict:
         }
 
 
-def relevance_score(r: Ranked, *, query_stems: set[str]) -> float | None:
+def relevance_score(r: Ranked, *, query_stems: set[str], topic_weight: float) -> float | None:
     """The claim's relevance to the question; none when nothing measured it (no vector,
     or only a lexical match, which the floor was not fitted on)."""
     exact = bool(r.identifier_hit) or predicate_named(r.predicate, query_stems)
     lexical = r.fulltext_rank is not None or r.ngram_rank is not None
     if r.cosine is None and not exact:
         return None  # a lexical bonus alone is not on the floor's scale
-    score = r.cosine or 0.0
+    score = (r.cosine or 0.0) + topic_weight * (r.topic or 0.0)
     if lexical:
         score += LEXICAL_BONUS
     if exact:
@@ -124,9 +126,10 @@ def recall_verdict(*, legal: Sequence[Ranked], query: str, has_question: bool) -
             asked=False, judged=False, abstained=False, best=None, floor=floor, strong=strong
         )
     stems = _query_stems(query)
+    topic_weight = settings.RECALL_TOPIC_WEIGHT
     scores = []
     for r in legal:
-        r.relevance = relevance_score(r, query_stems=stems)
+        r.relevance = relevance_score(r, query_stems=stems, topic_weight=topic_weight)
         if r.relevance is not None:
             scores.append(r.relevance)
     best = max(scores) if scores else None

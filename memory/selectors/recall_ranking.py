@@ -309,6 +309,8 @@ class Ranked:
     # The query's cosine similarity to the claim, and that less the claim's hubness
     # (what ranks it).
     cosine: float | None = None
+    # The query's similarity to the words of the claim's predicate (`predicate_topics`).
+    topic: float | None = None
     similarity: float | None = None
     vector_rank: int | None = None
     fused: float = 0.0

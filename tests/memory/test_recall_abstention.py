@@ -111,3 +111,21 @@ def test_the_floor_is_a_setting(agent, settings):
 
     assert len(answer["items"]) == 1 and answer["abstained"] is False
     assert answer["items"][0]["relevance"] == "weak"
+
+
+def test_the_predicates_topic_adds_to_a_claims_relevance(agent, settings):
+    only_a_home_city(agent)
+    embed_all()
+
+    settings.RECALL_TOPIC_WEIGHT = 0.0
+    text_alone = recall(agent, subject="user:ana", query="in which town do they have their home")
+    settings.RECALL_TOPIC_WEIGHT = 0.25
+    with_topic = recall(agent, subject="user:ana", query="in which town do they have their home")
+
+    best = [
+        RecallTrace.objects.get(pk=answer["trace_id"]).ranking["abstention"]["best"]
+        for answer in (text_alone, with_topic)
+    ]
+    # "home city" is near the question: the topic lifts the claim by a quarter of that.
+    assert best[1] > best[0] + 0.1
+    assert with_topic["items"][0]["relevance"] == "strong"
