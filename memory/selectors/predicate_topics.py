@@ -39,8 +39,8 @@ def predicate_phrase(predicate: str) -> str:
 
 def _phrase_vectors(model_name: str, phrases: Iterable[str]) -> dict[str, np.ndarray]:
     """The phrases' vectors under `model_name`; the ones not cached embedded in one call.
-    Empty when the embedder in force is another model or fails (the topic is then not
-    measured, and relevance rests on the claim's text alone)."""
+    Only the cached ones when the embedder in force is another model or fails: the
+    others' topics are then not measured, and recall does not judge their claims."""
     wanted = sorted(set(phrases) - {""})
     found: dict[str, np.ndarray] = {}
     with _lock:
@@ -54,12 +54,12 @@ def _phrase_vectors(model_name: str, phrases: Iterable[str]) -> dict[str, np.nda
         return found
     model = embedder()
     if model is None or model.model != model_name:
-        return {}
+        return found
     try:
         vectors = model.embed(missing)
     except (httpx.HTTPError, ValueError, KeyError, LookupError) as exc:
         logger.warning("predicate embedding failed", extra={"error": type(exc).__name__})
-        return {}
+        return found
     with _lock:
         for phrase, vector in zip(missing, vectors, strict=True):
             _cache[(model_name, phrase)] = vector

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from memory.search import CJK_PATTERN, WORD_PATTERN, ngrams, normalise
+from memory.selectors.predicate_topics import predicate_phrase
 from memory.selectors.recall_ranking import Ranked
 
 # The stable code of an abstention: the legal set held claims, none about the question.
@@ -103,6 +104,8 @@ def relevance_score(r: Ranked, *, query_stems: set[str], topic_weight: float) ->
     lexical = r.fulltext_rank is not None or r.ngram_rank is not None
     if r.cosine is None and not exact:
         return None  # a lexical bonus alone is not on the floor's scale
+    if r.topic is None and predicate_phrase(r.predicate) and not exact:
+        return None  # its predicate's words were not embedded: the floor assumes them
     score = (r.cosine or 0.0) + topic_weight * (r.topic or 0.0)
     if lexical:
         score += LEXICAL_BONUS

@@ -5,13 +5,19 @@ The real packaged model embeds (docs/recall.md, "Abstention")."""
 
 from __future__ import annotations
 
+import io
+import json
+import threading
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+
 import pytest
 from django.conf import settings
 from django.urls import reverse
 
 from memory.models import RecallTrace
 from tests.memory.helpers import recall, submit
-from tests.memory.test_semantic_recall import embed_all
+from tests.memory.test_semantic_recall import _EmbeddingsEndpoint, embed_all
 
 pytestmark = pytest.mark.django_db
 
@@ -129,3 +135,45 @@ def test_the_predicates_topic_adds_to_a_claims_relevance(agent, settings):
     # "home city" is near the question: the topic lifts the claim by a quarter of that.
     assert best[1] > best[0] + 0.1
     assert with_topic["items"][0]["relevance"] == "strong"
+
+
+class _EndpointFailingOnPredicates(_EmbeddingsEndpoint):
+    """The keyword endpoint, except that embedding the predicate words "home city" fails."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers["Content-Length"])
+        body = self.rfile.read(length)
+        if "home city" in json.loads(body)["input"]:
+            self.send_error(503)
+            return
+        self.rfile = io.BytesIO(body)
+        super().do_POST()
+
+
+@pytest.fixture
+def endpoint_failing_on_predicates(settings) -> Iterator[None]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndpointFailingOnPredicates)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.MEMDESK_EMBEDDER = "http"
+    settings.MEMDESK_EMBEDDER_URL = f"http://127.0.0.1:{server.server_port}/v1/embeddings"
+    # A model of its own: no other test's predicate vectors are in this process's cache.
+    settings.MEMDESK_EMBEDDER_MODEL = "keyword-axes-failing-on-predicates"
+    yield
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_predicate_that_could_not_be_embedded_is_not_judged(
+    agent, endpoint_failing_on_predicates
+):
+    claim_id = only_a_home_city(agent)
+    embed_all()  # the claim's text embeds: only its predicate's words fail
+
+    answer = recall(agent, subject="user:ana", query="what is her favourite colour")
+
+    assert [item["id"] for item in answer["items"]] == [claim_id]
+    assert answer["abstained"] is False
+    assert answer["items"][0]["relevance"] == "weak"
+    trace = RecallTrace.objects.get(pk=answer["trace_id"])
+    assert trace.ranking["abstention"]["judged"] is False
+    assert trace.ranking["abstention"]["best"] is None
