@@ -47,8 +47,16 @@ from django.utils import timezone  # noqa: E402
 from accounts.actors import Actor  # noqa: E402
 from accounts.models import Tenant  # noqa: E402
 from accounts.services import audit_record, tenant_create  # noqa: E402
+from bench import (  # noqa: E402
+    abstain,
+    ingest,
+    queues,
+    recall,
+    screen,
+    screen_heldout,
+    skill_discovery,
+)
 from bench import deletion as deletion_bench  # noqa: E402
-from bench import ingest, queues, recall, screen, screen_heldout, skill_discovery  # noqa: E402
 from bench import reconcile as reconcile_bench  # noqa: E402
 from common.startup import freeze_loaded_objects  # noqa: E402
 from memory.claims.models import Claim, ClaimStatus, Event, Subject  # noqa: E402
@@ -253,6 +261,7 @@ PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "recall": recall.report,
     "recall-scale": recall.scale_report,
     "skills-discovery": skill_discovery.report,
+    "abstain": abstain.report,
     "reconcile": lambda: reconcile_bench.section(sys.argv),
 }
 

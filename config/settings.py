@@ -513,7 +513,13 @@ EMBED_SWEEP_SECONDS = env_int("EMBED_SWEEP_SECONDS", 60)
 # The sweep looks for events without a vector among those recorded this many hours ago
 # or later (the ledger only grows; `manage.py embed_backfill` embeds older ones).
 EMBED_EVENT_SWEEP_HOURS = env_int("EMBED_EVENT_SWEEP_HOURS", 24)
-EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "celery")
+# Embedding is bulk work: it has a queue of its own (docs/operations.md, "Queues and
+# workers"), so a backlog of it never sits in front of deletions, reconciliation and
+# exports on the default queue. A worker must consume it (`make run` starts one).
+EMBED_QUEUE = os.environ.get("EMBED_QUEUE", "bulk")
+# Claims (and events) one run of the pending sweep embeds at most; with more pending it
+# enqueues itself again rather than holding a worker for minutes.
+EMBED_SWEEP_SLICE = env_int("EMBED_SWEEP_SLICE", 500)
 # CPU threads the local model may use per process (EMBED_TORCH_THREADS, its name when
 # the model ran in torch, is still read).
 EMBED_THREADS = env_int("EMBED_THREADS", env_int("EMBED_TORCH_THREADS", 1))
@@ -537,6 +543,16 @@ RECALL_WEIGHTS = {
 # How much a claim's likeness to its nearest neighbours in the subject (templated notes
 # that resemble every question) lowers its similarity to a query; 0 turns it off.
 RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
+# Abstention (docs/recall.md): a recall with a question whose best legal claim is less
+# relevant than the floor answers nothing and says so; an item at least as relevant as
+# RECALL_STRONG_RELEVANCE is `strong`. A claim's relevance is its cosine similarity to
+# the question plus RECALL_TOPIC_WEIGHT times the question's similarity to its predicate's
+# words. The three defaults are fitted by `python -m bench abstain` on the tuning half of
+# testing/corpus/recall_abstain and the recall bench's paraphrases (docs/recall.md); -1
+# as the floor turns abstention off.
+RECALL_ABSTAIN_FLOOR = float(os.environ.get("RECALL_ABSTAIN_FLOOR", 0.262))
+RECALL_STRONG_RELEVANCE = float(os.environ.get("RECALL_STRONG_RELEVANCE", 0.353))
+RECALL_TOPIC_WEIGHT = float(os.environ.get("RECALL_TOPIC_WEIGHT", 0.15))
 # Ledger discovery by meaning: the similarities of the legal set's most recent events
 # with a vector (at most this many), the closest of them kept as hits (at most
 # LEDGER_SEMANTIC_HITS, each at least this alike: MiniLM puts a paraphrase of an event

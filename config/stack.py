@@ -119,6 +119,9 @@ def run() -> int:
         _manage(env, "seed_demo", "--token-file", str(DEMO_TOKEN_FILE))
         commands = {
             "web": [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            # People's work (deletions, reconciliation, exports, traces) on the default
+            # queue, bulk embedding on its own with its own worker: a deletion never
+            # waits behind a backlog of embeddings (docs/operations.md).
             "worker": [
                 sys.executable,
                 "-m",
@@ -130,6 +133,26 @@ def run() -> int:
                 "WARNING",
                 "--concurrency",
                 "2",
+                "-Q",
+                "celery",
+                "-n",
+                "people@%h",
+            ],
+            "bulk-worker": [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel",
+                "WARNING",
+                "--concurrency",
+                "1",
+                "-Q",
+                env.get("EMBED_QUEUE", "bulk"),
+                "-n",
+                "bulk@%h",
             ],
             "beat": [
                 sys.executable,

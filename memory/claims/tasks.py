@@ -40,9 +40,18 @@ def embed_events(event_ids: list[str]) -> int:
 @shared_task(name="memory.embed_pending", acks_late=True, reject_on_worker_lost=True)
 def embed_pending() -> int:
     """Beat's safety net: embed active claims, and events of the last
-    `EMBED_EVENT_SWEEP_HOURS`, whose message was lost or whose worker died."""
+    `EMBED_EVENT_SWEEP_HOURS`, whose message was lost or whose worker died.
+
+    One bounded slice (`EMBED_SWEEP_SLICE` of each) per run: when a slice was full, more
+    may be pending, and the sweep enqueues itself again at the back of the bulk queue
+    instead of holding its worker until everything is embedded."""
     since = timezone.now() - timedelta(hours=settings.EMBED_EVENT_SWEEP_HOURS)
-    return claims_embed_pending() + events_embed_pending(since=since)
+    size = max(1, settings.EMBED_SWEEP_SLICE)
+    claims = claims_embed_pending(limit=size)
+    events = events_embed_pending(limit=size, since=since)
+    if claims >= size or events >= size:
+        embed_pending.apply_async(queue=settings.EMBED_QUEUE)
+    return claims + events
 
 
 @shared_task(name="memory.record_recall", acks_late=True, reject_on_worker_lost=True)

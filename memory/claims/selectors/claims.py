@@ -17,6 +17,8 @@ from common.rows import RowReader, fetch_bound
 from memory.claims.embedders import PACKED_DTYPE, embedder, pgvector_installed
 from memory.claims.models import Claim, ClaimSource, ClaimStatus, Subject
 from memory.claims.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
+from memory.claims.selectors.predicate_topics import topic_similarities
+from memory.claims.selectors.recall_abstention import Verdict, identifier_grams, recall_verdict
 from memory.claims.selectors.recall_ranking import (
     CLAIM_TABLE,
     ID_POSITION,
@@ -106,6 +108,8 @@ class RecalledClaim:
     conflict: dict[str, Any] | None = None
     # Where the claim came from, oldest first.
     sources: list[ClaimSource] = field(default_factory=list)
+    # `strong` or `weak` evidence that it is about the question; none without a query.
+    relevance: str | None = None
 
     @property
     def lexical(self) -> bool:
@@ -116,6 +120,7 @@ class RecalledClaim:
 # Why a ranked candidate of the legal set was not returned.
 CUT_OVER_BUDGET = "over_budget"  # its text did not fit in what was left of `budget_chars`
 CUT_BELOW_LIMIT = "below_limit"  # `limit` items ranked above it were returned
+CUT_BELOW_FLOOR = "below_floor"  # recall abstained: no candidate reached the relevance floor
 
 
 @dataclass
@@ -143,6 +148,12 @@ class RecallResult:
     # Per subject id, for a cross-subject recall: its exclusion counts and legal claims.
     excluded_by_subject: dict[int, dict[str, int]] = field(default_factory=dict)
     legal_by_subject: dict[int, int] = field(default_factory=dict)
+    # Whether the evidence was enough to answer (docs/recall.md, "Abstention").
+    verdict: Verdict | None = None
+
+    @property
+    def abstained(self) -> bool:
+        return self.verdict is not None and self.verdict.abstained
 
 
 def _scope_match(claim_scope: dict[str, str], request_scope: dict[str, str]) -> str:
@@ -211,6 +222,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         "kinds": list(q.kinds),
         "query": q.query,
         "grams": query_grams,
+        "identifier_grams": identifier_grams(q.query),
         # Below the match threshold, shared n-grams are noise ("the", "her").
         "needed": max(1, math.ceil(len(query_grams) * MATCH_THRESHOLD)),
         "hidden": [str(claim_id) for claim_id in q.hidden],
@@ -253,26 +265,34 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     if query_grams:
         excluded["no_match"] = legal_count - matching
 
-    legal = [Ranked(*row[4:18]) for row in rows if row[5] is not None]
+    legal = [Ranked(*row[4:19]) for row in rows if row[5] is not None]
     if embedding is not None:
         model_name, query_vector = embedding.result()
         if query_vector is not None and model_name == params["model"]:
             # Where the vectors are kept; the similarity itself is computed from the packed
             # copies either way (one read, and the hubness correction needs them here).
             mode = "pgvector" if pgvector_installed() else "sql"
-            packed = [row for row in rows if row[18] is not None]
-            matrix = np.frombuffer(b"".join(row[18] for row in packed), dtype=PACKED_DTYPE)
-            similarities = vector_similarities(
+            packed = [row for row in rows if row[19] is not None]
+            matrix = np.frombuffer(b"".join(row[19] for row in packed), dtype=PACKED_DTYPE)
+            cosines, similarities = vector_similarities(
                 matrix.reshape(len(packed), -1) if packed else matrix.reshape(0, 0),
                 query_vector,
             )
             by_id = dict(zip((row[4] for row in packed), similarities, strict=False))
+            cosine_by_id = dict(zip((row[4] for row in packed), cosines, strict=False))
             corrected = {str(claim_id) for claim_id in q.corrected}
             for r in legal:
                 if str(r.id) not in corrected:
                     r.similarity = by_id.get(r.id)
+                    r.cosine = cosine_by_id.get(r.id)
+            topics = topic_similarities(
+                (r.predicate for r in legal), model_name=model_name, query_vector=query_vector
+            )
+            for r in legal:
+                r.topic = topics.get(r.predicate)
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
+    verdict = recall_verdict(legal=legal, query=q.query, has_question=lexical)
     ranked = fused_candidates(legal, lexical=lexical, limit=max(q.limit * 4, q.limit))
     for r in ranked:
         r.corrected = q.corrected.get(r.id) or q.corrected.get(str(r.id))
@@ -308,7 +328,9 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     over_budget = 0
     for r in ranked:
         reason = None
-        if len(returned) >= q.limit:
+        if verdict.abstained:
+            reason = CUT_BELOW_FLOOR
+        elif len(returned) >= q.limit:
             reason = CUT_BELOW_LIMIT
         elif q.budget_chars is not None and used + r.chars > q.budget_chars:
             over_budget += 1
@@ -345,6 +367,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
                 signals=r.signals,
                 semantic=mode if r.similarity is not None else SEMANTIC_UNAVAILABLE,
                 sources=sources,
+                relevance=verdict.relevance(r.relevance),
             )
         )
     conflicts = open_conflicts(tenant=tenant, claims=[item.claim for item in items])
@@ -366,6 +389,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         legal_by_subject={
             subject_id: per_reason.get("legal", 0) for subject_id, per_reason in by_subject.items()
         },
+        verdict=verdict,
     )
 
 

@@ -123,13 +123,16 @@ HUB_NEIGHBOURS = 5
 HUB_CANDIDATES = 50
 
 
-def vector_similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> list[float]:
+def vector_similarities(
+    matrix: np.ndarray, query_vector: Sequence[float]
+) -> tuple[list[float], list[float]]:
     """Each row's similarity to the query (exact cosine: the vectors are unit length),
-    less its hubness; none when the vectors are of another dimension than the query."""
+    and that less its hubness; none when the vectors are of another dimension."""
     query = np.asarray(query_vector, dtype=np.float32)
     if not len(matrix) or matrix.shape[1] != query.shape[0]:
-        return []  # no vectors, or vectors of another dimension: not comparable
-    scores = matrix @ query
+        return [], []  # no vectors, or vectors of another dimension: not comparable
+    cosines = matrix @ query
+    scores = cosines
     penalty = settings.RECALL_HUB_PENALTY
     if penalty and len(matrix) > HUB_NEIGHBOURS + 1:
         head = np.argsort(-scores, kind="stable")[:HUB_CANDIDATES]
@@ -139,7 +142,7 @@ def vector_similarities(matrix: np.ndarray, query_vector: Sequence[float]) -> li
         adjusted = scores - penalty * float(hubness.max())
         adjusted[head] = scores[head] - penalty * hubness
         scores = adjusted
-    return [float(score) for score in scores]
+    return [float(c) for c in cosines], [float(score) for score in scores]
 
 
 # The query is embedded on a helper thread while the request's thread runs the ranking
@@ -200,14 +203,20 @@ def ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
             "(s.search_vector @@ plainto_tsquery('english'::regconfig, %(query)s)) AS text_hit, "
             # The distinct n-grams the claim shares with the query.
             "(SELECT count(DISTINCT g) FROM unnest(s.ngrams) AS g "
-            "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits"
+            "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits, "
+            # Every identifier of the query (`ERR_4711`) in the claim: exact evidence.
+            "(cardinality(%(identifier_grams)s::varchar[]) > 0 "
+            "AND s.ngrams @> %(identifier_grams)s::varchar[]) AS identifier_hit"
         )
     else:
-        text = "NULL::float8 AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits"
+        text = (
+            "NULL::float8 AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits, "
+            "false AS identifier_hit"
+        )
     signals = (
         "r.recency_rank, r.authority_pos, r.authority_rank, r.fulltext_rank, r.text_rank, "
         "r.ngram_rank, r.gram_hits, r.scope_size, r.recorded_at, r.subject_id, r.predicate, "
-        "r.chars, r.stale"
+        "r.chars, r.stale, r.identifier_hit"
     )
     if vectors:
         # Every active claim's vector: a legal claim's similarity, the others' for hubness.
@@ -296,11 +305,19 @@ class Ranked:
     predicate: str
     chars: int
     stale: bool
+    identifier_hit: bool
+    # The query's cosine similarity to the claim, and that less the claim's hubness
+    # (what ranks it).
+    cosine: float | None = None
+    # The query's similarity to the words of the claim's predicate (`predicate_topics`).
+    topic: float | None = None
     similarity: float | None = None
     vector_rank: int | None = None
     fused: float = 0.0
     # What a correction being replayed says instead: (text, value).
     corrected: tuple[str, Any] | None = None
+    # The fused evidence that the claim is about the question (`recall_abstention`).
+    relevance: float | None = None
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
 
 

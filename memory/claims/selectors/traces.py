@@ -95,6 +95,7 @@ def recall_trace_detail(*, tenant: Tenant, trace: RecallTrace) -> dict[str, Any]
                 "rank": placed.get("rank"),
                 "signals": placed.get("signals", {}),
                 "chars": placed.get("chars"),
+                "relevance": placed.get("relevance"),
                 **_claim_fields(claims.get(claim_id)),
                 # None: the agent reported nothing for this trace, so nobody knows.
                 "used": (use is not None) if reported else None,
@@ -124,6 +125,8 @@ def recall_trace_detail(*, tenant: Tenant, trace: RecallTrace) -> dict[str, Any]
         "redacted": trace.redacted_at is not None,
         "duration_ms": trace.duration_ms,
         "semantic": ranking.get("semantic"),
+        # Whether the evidence was enough to answer (none in traces older than abstention).
+        "abstention": ranking.get("abstention"),
         "legal_set": {"legal": ranking.get("legal"), "excluded": excluded},
         "budget": {
             "budget_chars": trace.budget_chars,

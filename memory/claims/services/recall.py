@@ -207,6 +207,7 @@ def _trace(
                     "rank": item.rank,
                     "signals": item.signals,
                     "chars": len(item.claim.text),
+                    "relevance": item.relevance,
                 }
                 for item in items
             },
@@ -221,6 +222,8 @@ def _trace(
                 }
                 for entry in cut
             ],
+            # Whether the evidence was enough to answer, the best relevance and the floor.
+            "abstention": result.verdict.trace() if result.verdict is not None else None,
         },
         "recalled_at": recalled_at.isoformat(),
         "kind": TraceKind.RECALL,

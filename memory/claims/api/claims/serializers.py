@@ -349,11 +349,37 @@ class RecallItemOut(serializers.Serializer):
         help_text="The open conflict on the claim's identity, or null: another claim says "
         "otherwise and a person has not settled it yet.",
     )
+    relevance = serializers.ChoiceField(
+        choices=["strong", "weak"],
+        allow_null=True,
+        help_text="How surely the claim is about the question: `strong` (exact evidence, or "
+        "meaning as close as a never-provided question almost never comes), `weak` (above "
+        "the relevance floor, or the best of a recall that could not judge). Null for a "
+        "recall without a query.",
+    )
     why = serializers.DictField()
+
+
+class RecallAbstentionOut(serializers.Serializer):
+    reason = serializers.ChoiceField(
+        choices=["nothing_relevant"],
+        help_text="`nothing_relevant`: the legal set held claims, none about the question.",
+    )
+    best_relevance = serializers.FloatField(
+        help_text="The most relevant legal claim's relevance (below `floor`)."
+    )
+    floor = serializers.FloatField(help_text="The relevance floor (`RECALL_ABSTAIN_FLOOR`).")
 
 
 class RecallOut(serializers.Serializer):
     items = RecallItemOut(many=True)
+    abstained = serializers.BooleanField(
+        help_text='True when recall answers "I don\'t know": a question was asked, every '
+        "legal claim was measured, and none was relevant enough; `items` is then empty."
+    )
+    abstention = RecallAbstentionOut(
+        allow_null=True, help_text="Why recall abstained; null when it answered."
+    )
     excluded = serializers.DictField(child=serializers.IntegerField())
     trace_id = serializers.UUIDField()
     trace_url = serializers.CharField(help_text="Where to read the trace (and report uses).")

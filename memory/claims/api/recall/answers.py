@@ -3,6 +3,8 @@ and a trace) and a subject's hot memory (the block as rendered, revalidated by E
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -16,7 +18,7 @@ from common.problems import Problem, not_found
 from common.schema import NOT_FOUND
 from memory.claims.api.claims.serializers import HotMemoryOut, RecallIn, RecallOut
 from memory.claims.api.claims.views import RECALL, check_subject
-from memory.claims.selectors.claims import subject_get
+from memory.claims.selectors.claims import RecallResult, subject_get
 from memory.claims.selectors.hot_memory import hot_memory
 from memory.claims.selectors.recall_ranking import RecallQuery
 from memory.claims.services.recall import hot_memory_trace, recall_run, recall_run_across
@@ -31,7 +33,11 @@ class RecallView(APIView):
         summary="Recall what the agent may use about one subject (or several)",
         description="Builds the legal set (tenant, subject, scope, status, validity, cutoff, "
         "expiry, staleness) before ranking; `excluded` counts what each rule removed. "
-        "Errors: `subject_required`, `subject_invalid`, `validation_error`, `not_found` "
+        "Each item's `relevance` says how surely it is about the question. When no legal "
+        "claim is relevant enough (below `RECALL_ABSTAIN_FLOOR`), recall abstains: "
+        '`{"items": [], "abstained": true, "abstention": {"reason": "nothing_relevant", '
+        '"best_relevance": 0.19, "floor": 0.3}, ...}`. A recall without a query never '
+        "abstains. Errors: `subject_required`, `subject_invalid`, `validation_error`, `not_found` "
         "(subject outside the token), `cross_subject_not_allowed` (403: `subjects` from a "
         "token not limited to named subjects).",
     )
@@ -116,6 +122,7 @@ class RecallView(APIView):
                     for s in item.sources
                 ],
                 "conflict": for_agent(item.conflict),
+                "relevance": item.relevance,
                 "why": {
                     "rank": item.rank,
                     "matched": item.matched,
@@ -129,12 +136,26 @@ class RecallView(APIView):
         return Response(
             {
                 "items": items,
+                "abstained": result.abstained,
+                "abstention": abstention_data(result),
                 "excluded": result.excluded,
                 "trace_id": str(trace_id),
                 "trace_url": reverse("recall-trace", kwargs={"trace_id": trace_id}),
                 "traces": {subject_key: str(value) for subject_key, value in traces.items()},
             }
         )
+
+
+def abstention_data(result: RecallResult) -> dict[str, Any] | None:
+    """Why the answer is empty when recall abstained; none when it answered."""
+    verdict = result.verdict
+    if verdict is None or not verdict.abstained:
+        return None
+    return {
+        "reason": verdict.reason,
+        "best_relevance": None if verdict.best is None else round(verdict.best, 4),
+        "floor": verdict.floor,
+    }
 
 
 def _hot_memory_scope(pairs: list[str]) -> dict[str, str]:

@@ -42,6 +42,14 @@ TRACE = {
     "redacted": False,
     "duration_ms": 4.2,
     "semantic": "pgvector",
+    "abstention": {
+        "judged": True,
+        "abstained": False,
+        "best": 0.612,
+        "floor": 0.262,
+        "strong": 0.353,
+        "reason": None,
+    },
     "legal_set": {"legal": 2, "excluded": {**_EXCLUDED, "over_budget": 0, "no_match": 1}},
     "budget": {"budget_chars": 4000, "used_chars": 23, "over_budget": 0, "below_limit": 1},
     "returned": [
@@ -58,6 +66,7 @@ TRACE = {
             "used": True,
             "cited": True,
             "prompt_position": 0,
+            "relevance": "strong",
         }
     ],
     "cut": [
@@ -121,6 +130,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                             "other": OLD_CLAIM_ID,
                             "other_side_summary": "Alice lives in Beijing",
                         },
+                        "relevance": "strong",
                         "why": {
                             "rank": 0.61,
                             "matched": ["alice", "live"],
@@ -130,6 +140,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         },
                     }
                 ],
+                "abstained": False,
+                "abstention": None,
                 "excluded": {
                     "out_of_scope": 0,
                     "not_yet_valid": 0,

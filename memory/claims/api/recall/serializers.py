@@ -30,13 +30,17 @@ class TraceReturnedOut(TraceClaimOut):
     )
     cited = serializers.BooleanField()
     prompt_position = serializers.IntegerField(allow_null=True)
+    relevance = serializers.CharField(
+        allow_null=True, help_text="`strong` or `weak`; null without a query or in older traces."
+    )
 
 
 class TraceCutOut(TraceClaimOut):
     reason = serializers.ChoiceField(
-        choices=["over_budget", "below_limit"],
+        choices=["over_budget", "below_limit", "below_floor"],
         help_text="`over_budget`: its text did not fit in what was left of `budget_chars`; "
-        "`below_limit`: `limit` better-ranked claims were returned.",
+        "`below_limit`: `limit` better-ranked claims were returned; `below_floor`: recall "
+        "abstained, no candidate was relevant enough.",
     )
 
 
@@ -46,6 +50,20 @@ class LegalSetOut(serializers.Serializer):
     )
     excluded = serializers.DictField(
         child=serializers.IntegerField(), help_text="Claims each rule excluded, by reason."
+    )
+
+
+class TraceAbstentionOut(serializers.Serializer):
+    judged = serializers.BooleanField(
+        help_text="Whether recall could judge relevance: a question, and every legal claim "
+        "measured (a vector or exact evidence)."
+    )
+    abstained = serializers.BooleanField(help_text="Whether recall answered nothing.")
+    best = serializers.FloatField(allow_null=True, help_text="The best legal claim's relevance.")
+    floor = serializers.FloatField(help_text="The relevance floor in force.")
+    strong = serializers.FloatField(help_text="The relevance an item needed to be `strong`.")
+    reason = serializers.CharField(
+        allow_null=True, help_text="`nothing_relevant` when recall abstained."
     )
 
 
@@ -78,6 +96,11 @@ class TraceOut(serializers.Serializer):
     )
     duration_ms = serializers.FloatField()
     semantic = serializers.CharField(allow_null=True)
+    abstention = TraceAbstentionOut(
+        allow_null=True,
+        help_text="Whether the evidence was enough to answer; null for hot memory and for "
+        "traces written before recall could abstain.",
+    )
     legal_set = LegalSetOut()
     budget = TraceBudgetOut()
     returned = TraceReturnedOut(many=True)

@@ -1,0 +1,330 @@
+"""`python -m bench abstain`: fit recall's relevance (its topic weight and floor) on the
+tuning half of the abstention corpus (testing/corpus/recall_abstain) and the recall
+bench's hard paraphrases, and measure it on the held-out half.
+
+Every question is recalled with abstention off at each candidate `TOPIC_WEIGHTS`,
+keeping the best legal claim's relevance. For a weight, the floor is the highest that
+abstains on at most `ALLOWED_WRONG` of the tuning half's answerable questions and keeps
+the recall bench's hit@10 at `RECALL_HIT_GOAL` or more, losing at most `RECALL_LOST` of
+its hits (hiding an answer is the worse mistake: refusal never buys recall); the weight
+chosen is the one whose floor refuses most never-provided tuning questions. The strong
+level is the lowest that at most `STRONG_LEAK` of those reach. Both rates are printed for
+both halves at the fitted values and at those in force, with the trade-off curve (floor
+-> both rates, hit@10); the held-out half never chooses anything.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVector
+from django.db import connection
+from django.db.models import F, TextField, Value
+from django.db.models.functions import Concat, Replace
+from django.utils import timezone
+
+from accounts.models import Tenant
+from accounts.services import tenant_create
+from bench.recall import _questions as recall_questions
+from bench.recall_data import seed_users
+from memory.claims.embedders import embedder
+from memory.claims.models import Claim, Subject
+from memory.claims.search import ngrams
+from memory.claims.selectors.claims import claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery, cached_query_vector
+from memory.claims.services.embeddings import claims_embed_pending
+from testing.abstain_corpus import SPLITS, Question, questions, subjects
+
+ALLOWED_WRONG = 0.03
+STRONG_LEAK = 0.05
+RECALL_HIT_GOAL = 0.97
+RECALL_LOST = 0.005
+TOPIC_WEIGHTS = (0.0, 0.15, 0.25, 0.35)
+LIMIT = 10
+# The recall bench's world (bench/recall_data.py): users of 200 memories each, six hard
+# paraphrases asked of each; 50 users ask the recall section's 300 questions.
+RECALL_USERS = int(os.environ.get("BENCH_ABSTAIN_RECALL_USERS", "50"))
+
+
+@dataclass(frozen=True)
+class Asked:
+    question: Question
+    best: float | None  # the best legal claim's relevance
+    hit: bool  # the answering claim among the first LIMIT items (abstention off)
+
+
+def _seed(tenant: Tenant) -> dict[str, Subject]:
+    now = timezone.now()
+    found = {}
+    for corpus_subject in subjects():
+        subject = Subject.objects.create(
+            tenant=tenant, kind="user", ref=corpus_subject.name.lower()
+        )
+        found[subject.key] = subject
+        rows = [(f.predicate, f.text, f.value) for f in corpus_subject.facts]
+        rows += [(f"note_{k}", note, "") for k, note in enumerate(corpus_subject.notes)]
+        Claim.objects.bulk_create(
+            [
+                Claim(
+                    tenant=tenant,
+                    subject=subject,
+                    kind="fact",
+                    predicate=predicate,
+                    value=value,
+                    text=text,
+                    authority="user_explicit",
+                    basis="verified",
+                    status="active",
+                    gate_decision="accepted",
+                    agent="bench",
+                    available_at=now,
+                    ngrams=ngrams(f"{predicate.replace('_', ' ')} {text} {value}"),
+                )
+                for predicate, text, value in rows
+            ]
+        )
+    Claim.objects.filter(tenant=tenant).update(
+        search_vector=SearchVector(
+            Concat(
+                Replace(F("predicate"), Value("_"), Value(" ")),
+                Value(" "),
+                F("text"),
+                output_field=TextField(),
+            ),
+            config="english",
+        )
+    )
+    return found
+
+
+# The recall bench's paraphrases, measured beside the corpus's halves.
+RECALL = "recall"
+
+
+def _asked(subject: Subject, text: str, predicate: str) -> Asked:
+    q = RecallQuery(subject=subject, query=text, limit=LIMIT)
+    result = claims_recall(tenant=subject.tenant, q=q)
+    verdict = result.verdict
+    return Asked(
+        question=Question(subject.key, predicate, text),
+        best=verdict.best if verdict is not None else None,
+        hit=bool(predicate) and any(item.claim.predicate == predicate for item in result.items),
+    )
+
+
+def ask(
+    by_key: dict[str, Subject], paraphrases: list[tuple[Subject, str, str]], weight: float
+) -> dict[str, list[Asked]]:
+    """Every question at one topic weight, abstention off: its best relevance and hit."""
+    floor, topic_weight = settings.RECALL_ABSTAIN_FLOOR, settings.RECALL_TOPIC_WEIGHT
+    settings.RECALL_ABSTAIN_FLOOR = -math.inf  # measure, never abstain
+    settings.RECALL_TOPIC_WEIGHT = weight
+    try:
+        asked = {
+            split: [_asked(by_key[q.subject], q.text, q.predicate) for q in questions(split)]
+            for split in SPLITS
+        }
+        asked[RECALL] = [_asked(s, text, predicate) for s, predicate, text in paraphrases]
+        return asked
+    finally:
+        settings.RECALL_ABSTAIN_FLOOR, settings.RECALL_TOPIC_WEIGHT = floor, topic_weight
+
+
+def _abstains(a: Asked, floor: float) -> bool:
+    return a.best is not None and a.best < floor
+
+
+@dataclass(frozen=True)
+class Rates:
+    refused: float  # never-provided questions answered with items: []
+    wrongly_abstained: float  # answerable questions answered with items: []
+    hit: float  # answerable questions whose answer is among the items
+    never: int
+    answerable: int
+
+
+def rates(asked: list[Asked], floor: float) -> Rates:
+    never = [a for a in asked if not a.question.answerable]
+    answerable = [a for a in asked if a.question.answerable]
+    return Rates(
+        refused=sum(_abstains(a, floor) for a in never) / max(1, len(never)),
+        wrongly_abstained=sum(_abstains(a, floor) for a in answerable) / len(answerable),
+        hit=sum(a.hit and not _abstains(a, floor) for a in answerable) / len(answerable),
+        never=len(never),
+        answerable=len(answerable),
+    )
+
+
+def _allowed(asked: dict[str, list[Asked]], floor: float) -> bool:
+    tuning = rates(asked["tuning"], floor)
+    paraphrases = asked[RECALL]
+    hits = sum(a.hit for a in paraphrases)
+    lost = sum(a.hit and _abstains(a, floor) for a in paraphrases)
+    return (
+        tuning.wrongly_abstained <= ALLOWED_WRONG
+        and rates(paraphrases, floor).hit >= RECALL_HIT_GOAL
+        and lost <= RECALL_LOST * hits
+    )
+
+
+def fit_floor(asked: dict[str, list[Asked]]) -> float:
+    """The highest floor (to 0.001) that hides no more answers than allowed: at most
+    ALLOWED_WRONG of the tuning half's answerable questions, and at most RECALL_LOST of
+    the recall bench's hits with its hit@10 still at RECALL_HIT_GOAL."""
+    bests = sorted(
+        {
+            math.floor(a.best * 1000) / 1000
+            for a in asked["tuning"] + asked[RECALL]
+            if a.best is not None
+        }
+    )
+    fitted = -1.0
+    for floor in bests:  # more is abstained the higher the floor: the last allowed wins
+        if not _allowed(asked, floor):
+            break
+        fitted = floor
+    return fitted
+
+
+def fit_strong(tuning: list[Asked]) -> float:
+    """The lowest relevance at most STRONG_LEAK of never-provided questions reach."""
+    bests = sorted(a.best for a in tuning if not a.question.answerable and a.best is not None)
+    index = min(len(bests) - 1, math.ceil((1 - STRONG_LEAK) * len(bests)))
+    return math.ceil(bests[index] * 1000) / 1000
+
+
+@dataclass(frozen=True)
+class Fit:
+    weight: float
+    floor: float
+    asked: dict[str, list[Asked]]
+
+    @property
+    def tuning(self) -> Rates:
+        return rates(self.asked["tuning"], self.floor)
+
+
+def measure() -> dict[float, Fit]:
+    tenant, _ = tenant_create(slug="bench-abstain", name="Abstention benchmark")
+    by_key = _seed(tenant)
+    paraphrase_tenant, _ = tenant_create(slug="bench-abstain-recall", name="Recall paraphrases")
+    paraphrases = recall_questions(seed_users(paraphrase_tenant, RECALL_USERS))
+    claims_embed_pending(limit=Claim.objects.count())
+    cached_query_vector.cache_clear()
+    weights = sorted({*TOPIC_WEIGHTS, settings.RECALL_TOPIC_WEIGHT})
+    fits = {}
+    for weight in weights:
+        asked = ask(by_key, paraphrases, weight)
+        fits[weight] = Fit(weight=weight, floor=fit_floor(asked), asked=asked)
+    return fits
+
+
+def _half_rows(label: str, fit: Fit, floor: float) -> list[str]:
+    paraphrases = rates(fit.asked[RECALL], floor)
+    lines = []
+    for split in SPLITS:
+        r = rates(fit.asked[split], floor)
+        lines.append(
+            f"| {label}: weight {fit.weight:.2f}, floor {floor:.3f} | {split} | {r.never} | "
+            f"{r.refused:.3f} | {r.answerable} | {r.wrongly_abstained:.3f} | {r.hit:.3f} | "
+            f"{paraphrases.hit:.3f} |"
+        )
+    return lines
+
+
+def _curve(fit: Fit, floors: list[float]) -> list[str]:
+    lines = [
+        "| floor | refused (tuning) | refused (held-out) | wrongly abstained (tuning) | "
+        "wrongly abstained (held-out) | recall bench hit@10 |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for floor in floors:
+        tuning, held = rates(fit.asked["tuning"], floor), rates(fit.asked["heldout"], floor)
+        lines.append(
+            f"| {floor:.3f} | {tuning.refused:.3f} | {held.refused:.3f} | "
+            f"{tuning.wrongly_abstained:.3f} | {held.wrongly_abstained:.3f} | "
+            f"{rates(fit.asked[RECALL], floor).hit:.3f} |"
+        )
+    return lines
+
+
+def report() -> str:
+    model = embedder()
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        fits = measure()
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    chosen = max(
+        fits.values(),
+        key=lambda f: (f.tuning.refused, -f.tuning.wrongly_abstained, -f.weight),
+    )
+    strong = fit_strong(chosen.asked["tuning"])
+    weight, floor = settings.RECALL_TOPIC_WEIGHT, settings.RECALL_ABSTAIN_FLOOR
+    in_force = fits[weight]
+    held = rates(in_force.asked["heldout"], floor)
+    tuning = rates(in_force.asked["tuning"], floor)
+    paraphrases = rates(in_force.asked[RECALL], floor)
+    goals = [
+        ("never-provided answered with `items: []` (held-out) >= 0.95", held.refused, 0.95, 1),
+        ("answerable wrongly abstained (held-out) <= 0.03", held.wrongly_abstained, 0.03, -1),
+        ("answerable wrongly abstained (tuning) <= 0.03", tuning.wrongly_abstained, 0.03, -1),
+        ("recall bench hit@10 (hard paraphrases) >= 0.97", paraphrases.hit, 0.97, 1),
+    ]
+    floors = sorted({round(0.2 + 0.02 * k, 3) for k in range(11)} | {floor})
+    return "\n".join(
+        [
+            "## Recall abstention: never-provided questions refused",
+            "",
+            f"Run `python -m bench abstain` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; Python "
+            f"{platform.python_version()}, {os.cpu_count()} CPUs; embedder "
+            f"{model.model if model else 'none'}. Written by bench/abstain.py from "
+            "testing/corpus/recall_abstain and the recall bench's paraphrases "
+            f"({len(chosen.asked[RECALL])} questions, {RECALL_USERS} users); see "
+            "docs/recall.md.",
+            "",
+            "Fitted on the tuning half and the recall bench (the held-out half chooses "
+            f"nothing): for each topic weight the highest floor that abstains on at most "
+            f"{ALLOWED_WRONG:.0%} of answerable tuning questions and keeps the recall "
+            f"bench's hit@10 at {RECALL_HIT_GOAL} or more, losing at most {RECALL_LOST:.1%} "
+            "of its hits.",
+            "",
+            "| topic weight | fitted floor | refused (tuning) | wrongly abstained (tuning) | "
+            "recall bench hit@10 |",
+            "|---:|---:|---:|---:|---:|",
+            *(
+                f"| {f.weight:.2f} | {f.floor:.3f} | {f.tuning.refused:.3f} | "
+                f"{f.tuning.wrongly_abstained:.3f} | {rates(f.asked[RECALL], f.floor).hit:.3f} |"
+                for f in fits.values()
+            ),
+            "",
+            f"Chosen: topic weight {chosen.weight:.2f}, floor {chosen.floor:.3f}, strong "
+            f"{strong:.3f} (at most {STRONG_LEAK:.0%} of never-provided tuning questions reach "
+            f"it). In force: `RECALL_TOPIC_WEIGHT` {weight:.2f}, `RECALL_ABSTAIN_FLOOR` "
+            f"{floor:.3f}, `RECALL_STRONG_RELEVANCE` {settings.RECALL_STRONG_RELEVANCE:.3f}.",
+            "",
+            "| relevance | half | never-provided | refused | answerable | wrongly abstained | "
+            "hit@10 | recall bench hit@10 |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+            *_half_rows("fitted", chosen, chosen.floor),
+            *_half_rows("in force", in_force, floor),
+            "",
+            f"Trade-off at the topic weight in force ({weight:.2f}): each floor's rates.",
+            "",
+            *_curve(in_force, floors),
+            "",
+            "| goal (floor in force) | measured | met |",
+            "|---|---:|---|",
+            *(
+                f"| {goal} | {value:.3f} | {'yes' if (value - bound) * sign >= 0 else 'no'} |"
+                for goal, value, bound, sign in goals
+            ),
+            "",
+        ]
+    )
