@@ -1,7 +1,8 @@
 """The receipts domain's models: receipts, their transitions and reads, checkpoints,
-platforms and operation policies. Their app label is `memory`
+recovery leases, platforms and operation policies. Their app label is `memory`
 (docs/architecture.md, "One label, one migration history")."""
 
+from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
 from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
@@ -13,4 +14,5 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RecoveryLease",
 ]

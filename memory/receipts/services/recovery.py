@@ -1,12 +1,16 @@
-"""Checkpoints, and the read-only answer to "what do I do now?" after a crash or re-trigger.
+"""Checkpoints, and the answer to "what do I do now?" after a crash or re-trigger.
 
 The decision is a pure function of the checkpoint and the receipts it names
 (docs/design.md, "State machines"): asking it any number of times changes no
-row, so an agent may ask on every start without fear.
+checkpoint, receipt or ledger row, so an agent may ask on every start without
+fear. A run that names itself takes the task's recovery lease when it is sent to
+act, so a concurrent trigger is told `in_progress` instead of a second `resume`
+(services/recovery_leases.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -25,6 +29,7 @@ from accounts.services import audit_record
 from common.problems import Problem, not_found
 from common.redis import cache_redis
 from common.screen import find_secrets_in_strings
+from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.receipts import (
     UNVERIFIED_RECEIPT_STATES,
     Checkpoint,
@@ -37,11 +42,21 @@ from memory.receipts.selectors.receipts import (
     reach,
     receipts_by_ids,
 )
+from memory.receipts.services.recovery_leases import (
+    DEFAULT_LEASE_SECONDS,
+    lease_fold,
+    lease_held,
+    lease_locked,
+    lease_take,
+    lease_visible,
+)
 
 logger = logging.getLogger(__name__)
 
 
 class RecoveryDecision(models.TextChoices):
+    # Another run of the task holds the recovery lease and is acting on its answer.
+    IN_PROGRESS = "in_progress"
     FRESH = "fresh"
     RESUME = "resume"
     VERIFY_ONLY = "verify_only"
@@ -50,6 +65,7 @@ class RecoveryDecision(models.TextChoices):
 
 
 class RecoveryReason(models.TextChoices):
+    LEASE_HELD = "lease_held"
     NO_CHECKPOINT = "no_checkpoint"
     CHECKPOINT_EXPIRED = "checkpoint_expired"
     INPUT_CHANGED = "input_changed"
@@ -65,6 +81,7 @@ class RecoveryReason(models.TextChoices):
 
 # Every answer recovery can give, in the order the rules are tried.
 RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (RecoveryDecision.IN_PROGRESS, RecoveryReason.LEASE_HELD),
     (RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT),
     (RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED),
     (RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED),
@@ -77,12 +94,23 @@ RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
 )
 
 
+# The answers that send a run to act: the run that asked with its `run_id` holds the
+# task's lease while it does. `no_op` and `escalate` leave nothing to do.
+LEASED_DECISIONS = frozenset(
+    {RecoveryDecision.FRESH, RecoveryDecision.RESUME, RecoveryDecision.VERIFY_ONLY}
+)
+
+
 @dataclass(frozen=True)
 class RecoveryAnswer:
     decision: str
     reason: str
     checkpoint: Checkpoint | None
     effects: list[Receipt]
+    # The lease the answer was given under: the asker's own, or (`in_progress`) another run's.
+    lease: RecoveryLease | None = None
+    # A second trigger of the run that holds the lease, given that run's answer again.
+    folded: bool = False
 
 
 def recovery_rule(
@@ -119,10 +147,18 @@ def recovery_decide(
     actor: Actor,
     task_key: str,
     input_fingerprint: str,
+    run_id: str = "",
+    lease_seconds: int = DEFAULT_LEASE_SECONDS,
     triggered_at: datetime | None = None,
     now: datetime | None = None,
 ) -> RecoveryAnswer:
-    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis.
+    """What a restarted agent should do for `task_key`; counts the answer in Redis.
+
+    Without `run_id` it only reads: the answer, or `in_progress` while another
+    run holds the task's lease. With `run_id` the decision is made under the
+    task's lease row: an answer that sends the run to act (`LEASED_DECISIONS`)
+    gives it the lease for `lease_seconds`; a concurrent run is answered
+    `in_progress`; the holding run asking again is folded (its answer again).
 
     `triggered_at` is when the agent's run was triggered: the decision's latency
     is counted from it (from trigger to a safe next step); without it,
@@ -131,16 +167,110 @@ def recovery_decide(
     """
     started = time.perf_counter()
     now = now or timezone.now()
-    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
-    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
-    decision, reason = recovery_rule(
-        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
-    )
-    _count_decision(tenant, decision, reason)
+    if run_id:
+        answer = _decide_under_lease(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            run_id=run_id,
+            lease_seconds=lease_seconds,
+            now=now,
+        )
+    else:
+        held = lease_held(tenant=tenant, actor=actor, task_key=task_key, now=now)
+        answer = _answer(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            now=now,
+            held=held,
+        )
+    _count_decision(tenant, answer.decision, answer.reason)
     decided = time.perf_counter() - started
     latency = (now - triggered_at).total_seconds() + decided if triggered_at else decided
     _record_latency(tenant, latency)
+    return answer
+
+
+def _answer(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    now: datetime,
+    held: RecoveryLease | None,
+) -> RecoveryAnswer:
+    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
+    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
+    if held is not None:
+        return RecoveryAnswer(
+            decision=RecoveryDecision.IN_PROGRESS,
+            reason=RecoveryReason.LEASE_HELD,
+            checkpoint=checkpoint,
+            effects=effects,
+            lease=held,
+        )
+    decision, reason = recovery_rule(
+        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
+    )
     return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
+
+
+def _decide_under_lease(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    run_id: str,
+    lease_seconds: int,
+    now: datetime,
+) -> RecoveryAnswer:
+    _refuse_secrets({"run_id": [run_id]})
+    with transaction.atomic():
+        lease = lease_locked(tenant=tenant, task_key=task_key)
+        visible = lease_visible(lease, actor)
+        if visible and lease.held_at(now) and lease.holder == run_id:
+            answer = _answer(
+                tenant=tenant,
+                actor=actor,
+                task_key=task_key,
+                input_fingerprint=input_fingerprint,
+                now=now,
+                held=None,
+            )
+            return dataclasses.replace(
+                answer,
+                decision=lease.decision,
+                reason=lease.reason,
+                lease=lease_fold(lease=lease),
+                folded=True,
+            )
+        answer = _answer(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            now=now,
+            held=lease if visible and lease.held_at(now) else None,
+        )
+        if answer.decision not in LEASED_DECISIONS or lease.held_at(now):
+            # Nothing to act on, or a lease of a token `actor` does not reach: that
+            # run acts on a task this token cannot see or save; no lease is given.
+            return answer
+        taken = lease_take(
+            lease=lease,
+            actor=actor,
+            run_id=run_id,
+            decision=answer.decision,
+            reason=answer.reason,
+            seconds=lease_seconds,
+            now=now,
+        )
+        return dataclasses.replace(answer, lease=taken)
 
 
 # Recovery must change no row (docs/design.md, principle 9), so its counter cannot
