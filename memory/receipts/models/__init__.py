@@ -2,6 +2,7 @@
 recovery leases, platforms and operation policies. Their app label is `memory`
 (docs/architecture.md, "One label, one migration history")."""
 
+from memory.receipts.models.checkpoint_defaults import CheckpointDefaults
 from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
 from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
@@ -9,6 +10,7 @@ from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, R
 __all__ = [
     "AbsenceProof",
     "Checkpoint",
+    "CheckpointDefaults",
     "OperationPolicy",
     "Platform",
     "Receipt",

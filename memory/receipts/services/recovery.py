@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -42,6 +42,7 @@ from memory.receipts.selectors.receipts import (
     reach,
     receipts_by_ids,
 )
+from memory.receipts.services.checkpoints import checkpoint_ttl
 from memory.receipts.services.recovery_leases import (
     DEFAULT_LEASE_SECONDS,
     lease_fold,
@@ -57,6 +58,8 @@ logger = logging.getLogger(__name__)
 class RecoveryDecision(models.TextChoices):
     # Another run of the task holds the recovery lease and is acting on its answer.
     IN_PROGRESS = "in_progress"
+    # The task may resume, but not before the checkpoint's `resume_after`.
+    WAIT = "wait"
     FRESH = "fresh"
     RESUME = "resume"
     VERIFY_ONLY = "verify_only"
@@ -77,6 +80,7 @@ class RecoveryReason(models.TextChoices):
     NEXT_STAGE = "next_stage"
     RETRY_BUDGET_EXHAUSTED = "retry_budget_exhausted"
     INCOMPLETE_STAGE = "incomplete_stage"
+    RESUME_AFTER = "resume_after"
 
 
 # Every answer recovery can give, in the order the rules are tried.
@@ -88,6 +92,7 @@ RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
     (RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW),
     (RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED),
     (RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED),
+    (RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER),
     (RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE),
     (RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED),
     (RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE),
@@ -123,7 +128,7 @@ def recovery_rule(
     """The decision and its reason; the first rule that applies wins."""
     if checkpoint is None:
         return RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT
-    if checkpoint.expires_at is not None and checkpoint.expires_at <= now:
+    if checkpoint.expires_at <= now:
         return RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED
     if checkpoint.input_fingerprint != input_fingerprint:
         return RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED
@@ -132,12 +137,17 @@ def recovery_rule(
         return RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW
     if states & UNVERIFIED_RECEIPT_STATES:
         return RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED
+    waiting = checkpoint.resume_after is not None and now < checkpoint.resume_after
     if checkpoint.stage_complete and states <= {ReceiptState.SUCCEEDED}:
-        if checkpoint.allowed_next_stages:
-            return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
-        return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+        if not checkpoint.allowed_next_stages:
+            return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+        if waiting:
+            return RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER
+        return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
     if checkpoint.retry_count >= checkpoint.max_retries:
         return RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED
+    if waiting:
+        return RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER
     return RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE
 
 
@@ -408,8 +418,12 @@ def checkpoint_save(
     allowed_next_stages: Iterable[str] = (),
     effects: Iterable[UUID | str] = (),
     expires_at: datetime | None = None,
+    resume_after: datetime | None = None,
 ) -> tuple[Checkpoint, bool]:
     """Create or replace the checkpoint of `task_key`. Effects must be receipts `actor` reaches.
+
+    Without `expires_at` the checkpoint lives the tenant's default lifetime from now
+    (`checkpoint_ttl`); `resume_after`, when given, must come before the expiry.
 
     The checkpoint belongs to the token that first saved it. Another token that
     does not hold `receipts:operate` gets 404 `not_found`, as for a checkpoint of
@@ -439,6 +453,14 @@ def checkpoint_save(
             errors={"effects": [f"No receipt {effect}." for effect in missing]},
         )
     now = timezone.now()
+    if expires_at is None:
+        expires_at = now + timedelta(seconds=checkpoint_ttl(tenant=tenant))
+    if resume_after is not None and resume_after >= expires_at:
+        raise Problem(
+            "validation_error",
+            "A checkpoint cannot ask to resume after it expires.",
+            errors={"resume_after": ["Must be before expires_at."]},
+        )
     fields = {
         "run_id": run_id,
         "input_fingerprint": input_fingerprint,
@@ -449,6 +471,7 @@ def checkpoint_save(
         "allowed_next_stages": list(allowed_next_stages),
         "effects": effect_ids,
         "expires_at": expires_at,
+        "resume_after": resume_after,
         "updated_at": now,
     }
     with transaction.atomic():

@@ -58,7 +58,8 @@ CHECKPOINT = {
     "max_retries": 3,
     "allowed_next_stages": [],
     "effects": [RECEIPT_ID],
-    "expires_at": None,
+    "expires_at": "2026-08-17T01:20:30Z",
+    "resume_after": None,
     "created_at": NOW,
     "updated_at": LATER,
 }

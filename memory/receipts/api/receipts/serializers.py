@@ -177,7 +177,21 @@ class CheckpointInput(serializers.Serializer):
         max_length=1000,
         help_text="Receipt ids of the side effects this stage made or is making.",
     )
-    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When the checkpoint stops counting. Without it (or null), the tenant's "
+        "default checkpoint lifetime from now. Recovery ignores an expired checkpoint "
+        "(`fresh`/`checkpoint_expired`) and a periodic sweep deletes it.",
+    )
+    resume_after = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The earliest time the task may resume (a back-off): before it, recovery "
+        "answers `wait`/`resume_after` where it would answer `resume`. Before `expires_at`.",
+    )
 
 
 class CheckpointOutput(serializers.ModelSerializer):
@@ -194,6 +208,7 @@ class CheckpointOutput(serializers.ModelSerializer):
             "allowed_next_stages",
             "effects",
             "expires_at",
+            "resume_after",
             "created_at",
             "updated_at",
         ]

@@ -222,7 +222,9 @@ class CheckpointView(APIView):
             "Recovery reads the checkpoint together with the current state of those "
             "receipts. The checkpoint belongs to the token that first saved it: another "
             "token's save of the same key is `404 not_found` and changes nothing, unless it "
-            "holds `receipts:operate` (the owner stays)."
+            "holds `receipts:operate` (the owner stays). Every checkpoint expires: without "
+            "`expires_at` it lives the tenant's default lifetime from the save. "
+            "`resume_after` holds recovery at `wait` until then."
         ),
     )
     def put(self, request: Request, task_key: str) -> Response:
@@ -276,6 +278,7 @@ class RecoveryView(APIView):
             "succeeded → `no_op`/`already_verified`, or `resume`/`next_stage` when "
             "`allowed_next_stages` is not empty; retries spent → "
             "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
+            "A `resume` asked before the checkpoint's `resume_after` is `wait`/`resume_after`. "
             "Another token's checkpoint (unless the caller holds `receipts:operate`) is "
             "answered like no checkpoint. "
             "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
