@@ -380,6 +380,10 @@ PLATFORM_RESOLVER = os.environ.get(
 # empty: the public roots. Set it for platforms behind an internal CA.
 RECONCILE_HTTP_CA_BUNDLE = os.environ.get("RECONCILE_HTTP_CA_BUNDLE", "")
 RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
+# A checkpoint saved without `expires_at` lives this long, unless its tenant set
+# its own default (`manage.py set_checkpoint_ttl`); expired ones are swept hourly.
+CHECKPOINT_DEFAULT_TTL_SECONDS = env_int("CHECKPOINT_DEFAULT_TTL_SECONDS", 86_400)
+CHECKPOINT_SWEEP_SECONDS = env_int("CHECKPOINT_SWEEP_SECONDS", 3600)
 # Concurrent reconciliation: each worker process keeps
 # RECONCILE_READS_IN_FLIGHT reads in flight, with as many again claimed and
 # queued behind them (bench/RESULTS.md shows why 12); per platform host it keeps at most
@@ -418,6 +422,11 @@ CELERY_BEAT_SCHEDULE["receipts-expire-submit-leases"] = {
     "task": "memory.receipts_expire_submit_leases",
     "schedule": float(RECONCILE_SWEEP_SECONDS),
     "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
+}
+CELERY_BEAT_SCHEDULE["checkpoints-sweep-expired"] = {
+    "task": "memory.checkpoints_sweep_expired",
+    "schedule": float(CHECKPOINT_SWEEP_SECONDS),
+    "options": {"queue": RECONCILE_QUEUE, "expires": CHECKPOINT_SWEEP_SECONDS},
 }
 CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = {
     "task": "memory.receipts_dispatch_due",

@@ -19,7 +19,7 @@ from common.models import IdempotencyRecord
 from memory.claims.models import Claim, ClaimSource, Event, RecallTrace
 from memory.claims.models.ledger import EVENT_SCRUB
 from memory.privacy.models import TombstoneAction, TombstoneTarget
-from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition
+from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition, RecoveryLease
 from memory.receipts.models.receipts import RECEIPT_TRANSITION_SCRUB, TERMINAL_RECEIPT_STATES
 from reviews.models import DECISION_SCRUB, Decision, ReviewItem, SavedFilter
 
@@ -194,6 +194,7 @@ QUOTED_CONTENT = (
     # of a task. A reply quoting the words was erased before (`redact_replies_quoting`).
     QuotedContent(IdempotencyRecord, ("key",), whole=True),
     QuotedContent(Checkpoint, ("task_key", "run_id", "stage", "allowed_next_stages"), whole=True),
+    QuotedContent(RecoveryLease, ("task_key", "holder"), whole=True),
     # Events of other subjects (a project's notes quoting the person): the quoted
     # words only. The subject's own events are redacted whole by the deletion.
     QuotedContent(

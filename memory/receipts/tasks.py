@@ -16,6 +16,7 @@ from celery import shared_task
 from django.conf import settings
 
 from accounts.actors import Actor
+from memory.receipts.services.checkpoints import checkpoints_sweep_expired
 from memory.receipts.services.receipt_moves import reconciliation_enqueue
 from memory.receipts.services.receipt_sweeps import (
     receipts_dispatch_due,
@@ -65,3 +66,9 @@ def dispatch_due_reconciliations() -> int:
 def expire_submit_leases() -> int:
     """Beat: submitted receipts whose agent never reported back become outcome_unknown."""
     return len(receipts_expire_submit_leases())
+
+
+@shared_task(name="memory.checkpoints_sweep_expired", acks_late=True, reject_on_worker_lost=True)
+def sweep_expired_checkpoints() -> int:
+    """Beat: delete checkpoints past their expiry (recovery already ignores them)."""
+    return checkpoints_sweep_expired(actor=Actor.system("checkpoint sweep"))

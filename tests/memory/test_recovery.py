@@ -203,6 +203,8 @@ def test_without_a_checkpoint_start_fresh(agent):
         "reason": "no_checkpoint",
         "checkpoint": None,
         "effects": [],
+        "lease": None,
+        "folded": False,
     }
 
 

@@ -1,16 +1,20 @@
 """The receipts domain's models: receipts, their transitions and reads, checkpoints,
-platforms and operation policies. Their app label is `memory`
+recovery leases, platforms and operation policies. Their app label is `memory`
 (docs/architecture.md, "One label, one migration history")."""
 
+from memory.receipts.models.checkpoint_defaults import CheckpointDefaults
+from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
 from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
 
 __all__ = [
     "AbsenceProof",
     "Checkpoint",
+    "CheckpointDefaults",
     "OperationPolicy",
     "Platform",
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RecoveryLease",
 ]

@@ -264,15 +264,25 @@ class Checkpoint(models.Model):
     max_retries = models.PositiveIntegerField(default=3)
     allowed_next_stages = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     effects = ArrayField(models.UUIDField(), default=list, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
+    # Every checkpoint expires (the tenant's default when the agent names none);
+    # recovery ignores an expired one and a periodic sweep deletes it.
+    expires_at = models.DateTimeField()
+    # The earliest time the task may resume (a back-off); recovery answers `wait` before.
+    resume_after = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(db_default=Now())
     updated_at = models.DateTimeField(db_default=Now())
 
     class Meta:
         app_label = "memory"
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "task_key"], name="checkpoint_unique_task")
+            models.UniqueConstraint(fields=["tenant", "task_key"], name="checkpoint_unique_task"),
+            models.CheckConstraint(
+                condition=models.Q(resume_after__isnull=True)
+                | models.Q(resume_after__lt=models.F("expires_at")),
+                name="checkpoint_resume_before_expiry",
+            ),
         ]
+        indexes = [models.Index(fields=["expires_at"], name="checkpoint_expiry")]
 
     def __str__(self) -> str:
         return f"{self.task_key} @ {self.stage}"

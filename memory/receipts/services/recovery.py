@@ -1,17 +1,21 @@
-"""Checkpoints, and the read-only answer to "what do I do now?" after a crash or re-trigger.
+"""Checkpoints, and the answer to "what do I do now?" after a crash or re-trigger.
 
 The decision is a pure function of the checkpoint and the receipts it names
 (docs/design.md, "State machines"): asking it any number of times changes no
-row, so an agent may ask on every start without fear.
+checkpoint, receipt or ledger row, so an agent may ask on every start without
+fear. A run that names itself takes the task's recovery lease when it is sent to
+act, so a concurrent trigger is told `in_progress` instead of a second `resume`
+(services/recovery_leases.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -25,6 +29,7 @@ from accounts.services import audit_record
 from common.problems import Problem, not_found
 from common.redis import cache_redis
 from common.screen import find_secrets_in_strings
+from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.receipts import (
     UNVERIFIED_RECEIPT_STATES,
     Checkpoint,
@@ -37,11 +42,24 @@ from memory.receipts.selectors.receipts import (
     reach,
     receipts_by_ids,
 )
+from memory.receipts.services.checkpoints import checkpoint_ttl
+from memory.receipts.services.recovery_leases import (
+    DEFAULT_LEASE_SECONDS,
+    lease_fold,
+    lease_held,
+    lease_locked,
+    lease_take,
+    lease_visible,
+)
 
 logger = logging.getLogger(__name__)
 
 
 class RecoveryDecision(models.TextChoices):
+    # Another run of the task holds the recovery lease and is acting on its answer.
+    IN_PROGRESS = "in_progress"
+    # The task may resume, but not before the checkpoint's `resume_after`.
+    WAIT = "wait"
     FRESH = "fresh"
     RESUME = "resume"
     VERIFY_ONLY = "verify_only"
@@ -50,6 +68,7 @@ class RecoveryDecision(models.TextChoices):
 
 
 class RecoveryReason(models.TextChoices):
+    LEASE_HELD = "lease_held"
     NO_CHECKPOINT = "no_checkpoint"
     CHECKPOINT_EXPIRED = "checkpoint_expired"
     INPUT_CHANGED = "input_changed"
@@ -61,19 +80,29 @@ class RecoveryReason(models.TextChoices):
     NEXT_STAGE = "next_stage"
     RETRY_BUDGET_EXHAUSTED = "retry_budget_exhausted"
     INCOMPLETE_STAGE = "incomplete_stage"
+    RESUME_AFTER = "resume_after"
 
 
 # Every answer recovery can give, in the order the rules are tried.
 RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (RecoveryDecision.IN_PROGRESS, RecoveryReason.LEASE_HELD),
     (RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT),
     (RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED),
     (RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED),
     (RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW),
     (RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED),
     (RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED),
+    (RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER),
     (RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE),
     (RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED),
     (RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE),
+)
+
+
+# The answers that send a run to act: the run that asked with its `run_id` holds the
+# task's lease while it does. `no_op` and `escalate` leave nothing to do.
+LEASED_DECISIONS = frozenset(
+    {RecoveryDecision.FRESH, RecoveryDecision.RESUME, RecoveryDecision.VERIFY_ONLY}
 )
 
 
@@ -83,6 +112,10 @@ class RecoveryAnswer:
     reason: str
     checkpoint: Checkpoint | None
     effects: list[Receipt]
+    # The lease the answer was given under: the asker's own, or (`in_progress`) another run's.
+    lease: RecoveryLease | None = None
+    # A second trigger of the run that holds the lease, given that run's answer again.
+    folded: bool = False
 
 
 def recovery_rule(
@@ -95,7 +128,7 @@ def recovery_rule(
     """The decision and its reason; the first rule that applies wins."""
     if checkpoint is None:
         return RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT
-    if checkpoint.expires_at is not None and checkpoint.expires_at <= now:
+    if checkpoint.expires_at <= now:
         return RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED
     if checkpoint.input_fingerprint != input_fingerprint:
         return RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED
@@ -104,12 +137,17 @@ def recovery_rule(
         return RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW
     if states & UNVERIFIED_RECEIPT_STATES:
         return RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED
+    waiting = checkpoint.resume_after is not None and now < checkpoint.resume_after
     if checkpoint.stage_complete and states <= {ReceiptState.SUCCEEDED}:
-        if checkpoint.allowed_next_stages:
-            return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
-        return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+        if not checkpoint.allowed_next_stages:
+            return RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED
+        if waiting:
+            return RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER
+        return RecoveryDecision.RESUME, RecoveryReason.NEXT_STAGE
     if checkpoint.retry_count >= checkpoint.max_retries:
         return RecoveryDecision.ESCALATE, RecoveryReason.RETRY_BUDGET_EXHAUSTED
+    if waiting:
+        return RecoveryDecision.WAIT, RecoveryReason.RESUME_AFTER
     return RecoveryDecision.RESUME, RecoveryReason.INCOMPLETE_STAGE
 
 
@@ -119,10 +157,18 @@ def recovery_decide(
     actor: Actor,
     task_key: str,
     input_fingerprint: str,
+    run_id: str = "",
+    lease_seconds: int = DEFAULT_LEASE_SECONDS,
     triggered_at: datetime | None = None,
     now: datetime | None = None,
 ) -> RecoveryAnswer:
-    """What a restarted agent should do for `task_key`. Reads only; counts the answer in Redis.
+    """What a restarted agent should do for `task_key`; counts the answer in Redis.
+
+    Without `run_id` it only reads: the answer, or `in_progress` while another
+    run holds the task's lease. With `run_id` the decision is made under the
+    task's lease row: an answer that sends the run to act (`LEASED_DECISIONS`)
+    gives it the lease for `lease_seconds`; a concurrent run is answered
+    `in_progress`; the holding run asking again is folded (its answer again).
 
     `triggered_at` is when the agent's run was triggered: the decision's latency
     is counted from it (from trigger to a safe next step); without it,
@@ -131,16 +177,110 @@ def recovery_decide(
     """
     started = time.perf_counter()
     now = now or timezone.now()
-    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
-    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
-    decision, reason = recovery_rule(
-        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
-    )
-    _count_decision(tenant, decision, reason)
+    if run_id:
+        answer = _decide_under_lease(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            run_id=run_id,
+            lease_seconds=lease_seconds,
+            now=now,
+        )
+    else:
+        held = lease_held(tenant=tenant, actor=actor, task_key=task_key, now=now)
+        answer = _answer(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            now=now,
+            held=held,
+        )
+    _count_decision(tenant, answer.decision, answer.reason)
     decided = time.perf_counter() - started
     latency = (now - triggered_at).total_seconds() + decided if triggered_at else decided
     _record_latency(tenant, latency)
+    return answer
+
+
+def _answer(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    now: datetime,
+    held: RecoveryLease | None,
+) -> RecoveryAnswer:
+    checkpoint = checkpoint_get(tenant=tenant, actor=actor, task_key=task_key)
+    effects = receipts_by_ids(tenant=tenant, receipt_ids=checkpoint.effects) if checkpoint else []
+    if held is not None:
+        return RecoveryAnswer(
+            decision=RecoveryDecision.IN_PROGRESS,
+            reason=RecoveryReason.LEASE_HELD,
+            checkpoint=checkpoint,
+            effects=effects,
+            lease=held,
+        )
+    decision, reason = recovery_rule(
+        checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
+    )
     return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
+
+
+def _decide_under_lease(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    task_key: str,
+    input_fingerprint: str,
+    run_id: str,
+    lease_seconds: int,
+    now: datetime,
+) -> RecoveryAnswer:
+    _refuse_secrets({"run_id": [run_id]})
+    with transaction.atomic():
+        lease = lease_locked(tenant=tenant, task_key=task_key)
+        visible = lease_visible(lease, actor)
+        if visible and lease.held_at(now) and lease.holder == run_id:
+            answer = _answer(
+                tenant=tenant,
+                actor=actor,
+                task_key=task_key,
+                input_fingerprint=input_fingerprint,
+                now=now,
+                held=None,
+            )
+            return dataclasses.replace(
+                answer,
+                decision=lease.decision,
+                reason=lease.reason,
+                lease=lease_fold(lease=lease),
+                folded=True,
+            )
+        answer = _answer(
+            tenant=tenant,
+            actor=actor,
+            task_key=task_key,
+            input_fingerprint=input_fingerprint,
+            now=now,
+            held=lease if visible and lease.held_at(now) else None,
+        )
+        if answer.decision not in LEASED_DECISIONS or lease.held_at(now):
+            # Nothing to act on, or a lease of a token `actor` does not reach: that
+            # run acts on a task this token cannot see or save; no lease is given.
+            return answer
+        taken = lease_take(
+            lease=lease,
+            actor=actor,
+            run_id=run_id,
+            decision=answer.decision,
+            reason=answer.reason,
+            seconds=lease_seconds,
+            now=now,
+        )
+        return dataclasses.replace(answer, lease=taken)
 
 
 # Recovery must change no row (docs/design.md, principle 9), so its counter cannot
@@ -278,8 +418,12 @@ def checkpoint_save(
     allowed_next_stages: Iterable[str] = (),
     effects: Iterable[UUID | str] = (),
     expires_at: datetime | None = None,
+    resume_after: datetime | None = None,
 ) -> tuple[Checkpoint, bool]:
     """Create or replace the checkpoint of `task_key`. Effects must be receipts `actor` reaches.
+
+    Without `expires_at` the checkpoint lives the tenant's default lifetime from now
+    (`checkpoint_ttl`); `resume_after`, when given, must come before the expiry.
 
     The checkpoint belongs to the token that first saved it. Another token that
     does not hold `receipts:operate` gets 404 `not_found`, as for a checkpoint of
@@ -309,6 +453,14 @@ def checkpoint_save(
             errors={"effects": [f"No receipt {effect}." for effect in missing]},
         )
     now = timezone.now()
+    if expires_at is None:
+        expires_at = now + timedelta(seconds=checkpoint_ttl(tenant=tenant))
+    if resume_after is not None and resume_after >= expires_at:
+        raise Problem(
+            "validation_error",
+            "A checkpoint cannot ask to resume after it expires.",
+            errors={"resume_after": ["Must be before expires_at."]},
+        )
     fields = {
         "run_id": run_id,
         "input_fingerprint": input_fingerprint,
@@ -319,6 +471,7 @@ def checkpoint_save(
         "allowed_next_stages": list(allowed_next_stages),
         "effects": effect_ids,
         "expires_at": expires_at,
+        "resume_after": resume_after,
         "updated_at": now,
     }
     with transaction.atomic():

@@ -304,10 +304,13 @@ def get_checkpoint(task_key: str) -> Call[Checkpoint]:
 
 
 def recover(
-    task_key: str, input_fingerprint: str, triggered_at: datetime | None = None
+    task_key: str, input_fingerprint: str, triggered_at: datetime | None = None, run_id: str = ""
 ) -> Call[Recovery]:
-    # Read-only by contract: asking again changes no row.
+    # Safe to send again: without a run it only reads; with one, the run's second
+    # question is folded into its first answer.
     body: dict[str, Any] = {"task_key": task_key, "input_fingerprint": input_fingerprint}
+    if run_id:
+        body["run_id"] = run_id
     if triggered_at is not None:
         # memdesk counts the recovery decision's latency from when the run was triggered.
         body["triggered_at"] = triggered_at.isoformat()

@@ -421,13 +421,20 @@ class Desk:
         return self.send(_calls.get_checkpoint(task_key))
 
     def recover(
-        self, task_key: str, input_fingerprint: str, *, triggered_at: datetime | None = None
+        self,
+        task_key: str,
+        input_fingerprint: str,
+        *,
+        triggered_at: datetime | None = None,
+        run_id: str = "",
     ) -> Recovery:
-        """What to do after a crash: fresh, resume, verify_only, no_op or escalate.
+        """What to do after a crash: fresh, resume, verify_only, no_op, escalate or in_progress.
 
         `triggered_at` (when the run was triggered) lets memdesk measure how long the
-        decision took from the trigger, not only from this request."""
-        return self.send(_calls.recover(task_key, input_fingerprint, triggered_at))
+        decision took from the trigger, not only from this request. `run_id` makes the
+        run that is sent to act hold the task's recovery lease: another run is told
+        `in_progress` meanwhile."""
+        return self.send(_calls.recover(task_key, input_fingerprint, triggered_at, run_id))
 
     # --- skills -------------------------------------------------------------------------
 

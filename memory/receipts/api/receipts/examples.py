@@ -58,9 +58,21 @@ CHECKPOINT = {
     "max_retries": 3,
     "allowed_next_stages": [],
     "effects": [RECEIPT_ID],
-    "expires_at": None,
+    "expires_at": "2026-08-17T01:20:30Z",
+    "resume_after": None,
     "created_at": NOW,
     "updated_at": LATER,
+}
+
+RELEASED_LEASE = {
+    "task_key": "publish-weekly-digest",
+    "holder": "run-43",
+    "decision": "resume",
+    "reason": "incomplete_stage",
+    "acquired_at": NOW,
+    "expires_at": "2026-08-16T01:35:30Z",
+    "released_at": "2026-08-16T01:24:02Z",
+    "folded_triggers": 0,
 }
 
 # operationId → examples: "request" is the body; "responses" maps each success status
@@ -131,7 +143,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "reason": "already_verified",
                 "checkpoint": CHECKPOINT,
                 "effects": [SUCCEEDED],
+                "lease": None,
+                "folded": False,
             }
         },
+    },
+    "recovery_release_create": {
+        "request": {"task_key": "publish-weekly-digest", "run_id": "run-43"},
+        "responses": {"200": RELEASED_LEASE},
     },
 }

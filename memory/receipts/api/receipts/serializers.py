@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from common.fields import StrictBooleanField, StrictUUIDField
+from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.receipts import (
     Checkpoint,
     Receipt,
@@ -17,6 +18,7 @@ from memory.receipts.models.receipts import (
     ReconciliationRead,
 )
 from memory.receipts.services.recovery import RecoveryDecision, RecoveryReason
+from memory.receipts.services.recovery_leases import DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS
 
 
 class ReceiptCreateInput(serializers.Serializer):
@@ -175,7 +177,21 @@ class CheckpointInput(serializers.Serializer):
         max_length=1000,
         help_text="Receipt ids of the side effects this stage made or is making.",
     )
-    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When the checkpoint stops counting. Without it (or null), the tenant's "
+        "default checkpoint lifetime from now. Recovery ignores an expired checkpoint "
+        "(`fresh`/`checkpoint_expired`) and a periodic sweep deletes it.",
+    )
+    resume_after = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The earliest time the task may resume (a back-off): before it, recovery "
+        "answers `wait`/`resume_after` where it would answer `resume`. Before `expires_at`.",
+    )
 
 
 class CheckpointOutput(serializers.ModelSerializer):
@@ -192,6 +208,7 @@ class CheckpointOutput(serializers.ModelSerializer):
             "allowed_next_stages",
             "effects",
             "expires_at",
+            "resume_after",
             "created_at",
             "updated_at",
         ]
@@ -200,6 +217,22 @@ class CheckpointOutput(serializers.ModelSerializer):
 class RecoveryInput(serializers.Serializer):
     task_key = serializers.CharField(max_length=255)
     input_fingerprint = serializers.CharField(max_length=200)
+    run_id = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        help_text="The run asking. With it, an answer that sends the run to act (fresh, "
+        "resume, verify_only) gives it the task's recovery lease: other runs are answered "
+        "`in_progress` until it expires or is released, and this run asking again is "
+        "folded (`folded: true`, the same answer). Without it the call only reads.",
+    )
+    lease_seconds = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_LEASE_SECONDS,
+        required=False,
+        default=DEFAULT_LEASE_SECONDS,
+        help_text="How long the lease lasts when one is taken.",
+    )
     triggered_at = serializers.DateTimeField(
         required=False,
         help_text="When this run was triggered. The decision's latency (the dashboard's and "
@@ -207,8 +240,27 @@ class RecoveryInput(serializers.Serializer):
     )
 
 
+class RecoveryLeaseOutput(serializers.ModelSerializer):
+    class Meta:
+        model = RecoveryLease
+        fields = ["task_key", "holder", "decision", "reason", "acquired_at", "expires_at",
+                  "released_at", "folded_triggers"]  # fmt: skip
+
+
 class RecoveryOutput(serializers.Serializer):
     decision = serializers.ChoiceField(choices=RecoveryDecision.choices)
     reason = serializers.ChoiceField(choices=RecoveryReason.choices)
     checkpoint = CheckpointOutput(allow_null=True)
     effects = ReceiptOutput(many=True)
+    lease = RecoveryLeaseOutput(
+        allow_null=True,
+        help_text="The asker's lease, or with `in_progress` the holder's (who and until when).",
+    )
+    folded = serializers.BooleanField(
+        help_text="This run already holds the lease: the answer it was given then, again."
+    )
+
+
+class RecoveryReleaseInput(serializers.Serializer):
+    task_key = serializers.CharField(max_length=255)
+    run_id = serializers.CharField(max_length=200)

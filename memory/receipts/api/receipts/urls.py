@@ -12,4 +12,5 @@ urlpatterns = [
     ),
     path("checkpoints/<str:task_key>", views.CheckpointView.as_view(), name="checkpoint"),
     path("recovery", views.RecoveryView.as_view(), name="recovery"),
+    path("recovery/release", views.RecoveryReleaseView.as_view(), name="recovery-release"),
 ]

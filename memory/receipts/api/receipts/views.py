@@ -30,16 +30,20 @@ from memory.receipts.api.receipts.serializers import (
     ReceiptOutput,
     ReceiptTransitionInput,
     RecoveryInput,
+    RecoveryLeaseOutput,
     RecoveryOutput,
+    RecoveryReleaseInput,
 )
 from memory.receipts.models.receipts import Receipt
 from memory.receipts.selectors.receipts import checkpoint_get, receipt_detail, receipts_list
 from memory.receipts.services.receipts import receipt_create, receipt_transition
 from memory.receipts.services.recovery import checkpoint_save, recovery_decide
+from memory.receipts.services.recovery_leases import recovery_lease_release
 
 RECEIPTS_WRITE = capability_required("receipts:write")
 CHECKPOINTS_WRITE = capability_required("checkpoints:write")
-# Recovery only reads, and an agent that writes receipts must be able to ask it.
+# Recovery reads (and leases a task to the run it sends to act), and an agent that
+# writes receipts must be able to ask it.
 RECOVERY = capability_required("checkpoints:write", "receipts:write")
 
 
@@ -218,7 +222,9 @@ class CheckpointView(APIView):
             "Recovery reads the checkpoint together with the current state of those "
             "receipts. The checkpoint belongs to the token that first saved it: another "
             "token's save of the same key is `404 not_found` and changes nothing, unless it "
-            "holds `receipts:operate` (the owner stays)."
+            "holds `receipts:operate` (the owner stays). Every checkpoint expires: without "
+            "`expires_at` it lives the tenant's default lifetime from the save. "
+            "`resume_after` holds recovery at `wait` until then."
         ),
     )
     def put(self, request: Request, task_key: str) -> Response:
@@ -259,7 +265,12 @@ class RecoveryView(APIView):
         },
         summary="Ask what to do after a crash, timeout or second trigger",
         description=(
-            "Read-only: asking changes no row, however often. Rules, first match wins: no "
+            "Without `run_id`, read-only: asking changes no row, however often. With `run_id`, "
+            "an answer that sends the run to act (fresh, resume, verify_only) gives it the "
+            "task's recovery lease for `lease_seconds`; while a run holds it, every other run "
+            "is answered `in_progress`/`lease_held` with `lease` (holder and expiry), and the "
+            "holder asking again gets its answer again with `folded: true`. "
+            "Rules, first match wins: a lease held by another run → `in_progress`/`lease_held`; no "
             "checkpoint → `fresh`/`no_checkpoint`; expired → `fresh`/`checkpoint_expired`; "
             "other input fingerprint → `fresh`/`input_changed`; an effect in manual_review → "
             "`escalate`/`effect_in_manual_review`; an effect submitted, outcome_unknown or "
@@ -267,6 +278,7 @@ class RecoveryView(APIView):
             "succeeded → `no_op`/`already_verified`, or `resume`/`next_stage` when "
             "`allowed_next_stages` is not empty; retries spent → "
             "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
+            "A `resume` asked before the checkpoint's `resume_after` is `wait`/`resume_after`. "
             "Another token's checkpoint (unless the caller holds `receipts:operate`) is "
             "answered like no checkpoint. "
             "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
@@ -287,6 +299,32 @@ class RecoveryView(APIView):
                     "reason": answer.reason,
                     "checkpoint": answer.checkpoint,
                     "effects": answer.effects,
+                    "lease": answer.lease,
+                    "folded": answer.folded,
                 }
             ).data
         )
+
+
+class RecoveryReleaseView(APIView):
+    permission_classes = [RECOVERY]
+
+    @extend_schema(
+        request=RecoveryReleaseInput,
+        responses={200: RecoveryLeaseOutput, 400: VALIDATION_ERROR, 404: NOT_FOUND, **AGENT_AUTH},
+        summary="Release the recovery lease a run holds",
+        description=(
+            "The run that was sent to act is done (or gives up): the next trigger may decide "
+            "at once instead of waiting for the lease to expire. Only the holding run "
+            "releases it; a lease held by another run, expired, released or unknown is "
+            "`404 not_found` and changes nothing."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = RecoveryReleaseInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        context = api_context(request)
+        lease = recovery_lease_release(
+            tenant=context.tenant, actor=context.actor, **data.validated_data
+        )
+        return Response(RecoveryLeaseOutput(lease).data)
