@@ -5,7 +5,7 @@ without its trigger, or a trigger written by hand, the compiled SQL would differ
 refusals themselves are proven per machine, through raw SQL, in each app's tests
 (`tests/memory/test_claim_transitions.py`, `test_receipt_transitions.py`,
 `test_transition_guards.py`, `tests/reviews/test_item_transitions.py`,
-`tests/skills/test_models.py`).
+`tests/skills/test_models.py`, `test_instantiation_enforced.py`).
 """
 
 from __future__ import annotations

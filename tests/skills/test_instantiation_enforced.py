@@ -5,6 +5,7 @@ credential, a grant, a tool or the production label changes."""
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError, connection, transaction
 
 from accounts.models import AuditEvent
 from skills.models import SkillInstance
@@ -181,3 +182,24 @@ def test_a_label_move_and_a_retired_tool_invalidate_instances(
     assert instance.state == "invalidated"
     assert "http_post" in instance.invalidated_reason
     assert v2.pk != report.pk
+
+
+def test_an_invalidated_instance_never_comes_back_even_by_hand(ada_api, runner, grant, report):
+    grant(runner, tools=("http_post",), capabilities=("network",))
+    instantiate_ready(runner, "report-publish", **READY)
+    grants = ada_api.get(f"{BASE}/grants", {"token": runner.token.pk}).json()["results"]
+    ada_api.delete(f"{BASE}/grants/{next(g['id'] for g in grants if g['name'] == 'network')}")
+    instance = SkillInstance.objects.get()
+    assert instance.state == "invalidated"
+
+    # The database refuses the move back (`INSTANCE_MACHINE`'s trigger), raw SQL included.
+    with (
+        pytest.raises(IntegrityError, match="illegal skill instance transition"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "UPDATE skills_skillinstance SET state = 'ready' WHERE id = %s", [instance.pk]
+        )
+    instance.refresh_from_db()
+    assert instance.state == "invalidated"
