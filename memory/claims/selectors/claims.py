@@ -38,6 +38,7 @@ EXCLUSION_REASONS = (
     "not_yet_valid",
     "no_longer_valid",
     "after_cutoff",
+    "event_after_cutoff",
     "inactive",
     "expired",
     "stale",
