@@ -42,7 +42,7 @@ TRACE = {
     "created_at": NOW,
     "redacted": False,
     "duration_ms": 4.2,
-    "semantic": "pgvector",
+    "semantic": "numpy",
     "legal_set": {"legal": 2, "excluded": {**_EXCLUDED, "over_budget": 0, "no_match": 1}},
     "budget": {"budget_chars": 4000, "used_chars": 23, "over_budget": 0, "below_limit": 1},
     "returned": [
@@ -127,7 +127,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                             "matched": ["alice", "live"],
                             "scope_match": "exact",
                             "signals": {"fulltext": {"rank": 1}, "vector": {"rank": 1}},
-                            "semantic": "pgvector",
+                            "semantic": "numpy",
                         },
                     }
                 ],
