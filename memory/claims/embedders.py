@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 import numpy as np
 from django.conf import settings
-from django.db import connection
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -180,20 +179,13 @@ def embedding_digest(document: str) -> str:
     return hashlib.sha256(document.encode()).hexdigest()
 
 
-@functools.cache
-def _pgvector_installed(database: str) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-        return cursor.fetchone() is not None
-
-
-def pgvector_installed() -> bool:
-    """Whether this database has pgvector (asked once per process and database)."""
-    return _pgvector_installed(str(connection.settings_dict.get("NAME")))
+# The engine that computes recall's vector similarities, as recall answers name it: numpy,
+# from the packed vectors, whether or not the database has pgvector (docs/recall.md).
+NUMPY_SIMILARITY = "numpy"
 
 
 def semantic_mode() -> str:
-    """How recall ranks by meaning here: `pgvector`, `sql` (plain arrays) or `off`."""
+    """What computes recall's similarities here: `numpy`, or `off` without an embedder."""
     if embedder() is None:
         return "off"
-    return "pgvector" if pgvector_installed() else "sql"
+    return NUMPY_SIMILARITY

@@ -4,7 +4,7 @@ from django.utils import timezone
 from common.screen.injection import judge_injection
 from common.screen.learned import Bands
 from memory.claims.models import ScreenCalibration
-from tests.memory.helpers import submit
+from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +75,45 @@ def test_a_block_whose_lines_complete_an_order_leaves_the_completing_line_out(ac
     assert "instructions about refunds" not in block["text"]
     assert block["claims"] == [first["id"]]
     assert not judge_injection([block["text"]], bands=Bands(1.01, 1.01)).is_injection
+
+
+def test_hot_memory_holds_facts_and_preferences_and_recall_keeps_the_rest(agent):
+    fact = submit(agent, text="Alice lives in Shanghai")
+    preference = submit(
+        agent,
+        kind="preference",
+        predicate="answer_style",
+        value="short",
+        text="Alice wants short answers",
+    )
+    url = "/api/v1/subjects/user:alice/hot-memory?budget_chars=4000"
+    before = agent.get(url)
+    # A run's result and a summary of a stretch of work: recall's, never the block's.
+    experience = submit(
+        agent,
+        kind="experience",
+        predicate="crm_export_run",
+        value={"procedure": "export the CRM nightly", "outcome": "success"},
+        text="The nightly CRM export ran and finished in 4 minutes",
+        authority="tool_verified",
+    )
+    summary = submit(
+        agent,
+        kind="summary",
+        predicate="last_week_summary",
+        value="support tickets",
+        text="Last week Alice worked through the support ticket backlog",
+    )
+    assert experience["status"] == summary["status"] == "active"
+
+    after = agent.get(url)
+    block = after.json()
+    assert sorted(block["claims"]) == sorted([fact["id"], preference["id"]])
+    assert "Shanghai" in block["text"] and "short answers" in block["text"]
+    assert "CRM export" not in block["text"] and "ticket backlog" not in block["text"]
+    # The block did not change, so neither did its ETag: the agent's copy stays good.
+    assert after.headers["ETag"] == before.headers["ETag"]
+    assert agent.get(url, HTTP_IF_NONE_MATCH=before.headers["ETag"]).status_code == 304
+
+    found = recall(agent, query="CRM export and the ticket backlog", limit=10)
+    assert {experience["id"], summary["id"]} <= {item["id"] for item in found["items"]}

@@ -19,16 +19,17 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import Role
+from accounts.models import AuditEvent, Role
 from accounts.services import subject_link
-from memory.claims.models import Subject
+from memory.claims.models import Claim, Subject
 from memory.privacy.models import DataExport, ExportStatus
 from memory.privacy.selectors.me import me_subjects
 from memory.privacy.services.deletion import deletion_request_create, deletion_run
 from memory.privacy.services.exports import export_run, exports_dispatch_due, exports_expire
 from memory.privacy.tasks import export_run_task
+from reviews.models import ReviewItem
 from tests.dump import tables_containing
-from tests.memory.helpers import post_event, submit
+from tests.memory.helpers import candidate, post_event, recall, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +73,7 @@ def world(agent, globex_agent, alice, bob, alicia) -> dict[str, Any]:
             globex_agent, predicate="drink", value="cocoa", text="Globex alice: cocoa"
         ),
     }
-    return {"statement": statement, "home": home, "tea": tea, "others": others}
+    return {"alice": alice, "statement": statement, "home": home, "tea": tea, "others": others}
 
 
 def document_of(response) -> dict[str, Any]:
@@ -105,7 +106,13 @@ def test_small_export_holds_exactly_my_memories_and_no_one_elses(session_api, al
         "claims": 2,
         "events": len(document["events"]),
         "deletions": 0,
+        "recall_traces": 0,
+        "recall_uses": 0,
+        "review_decisions": 0,
+        # Each memory's acceptance, about alice's claims only.
+        "audit": 2,
     }
+    assert {a["target_id"] for a in document["audit"]} == {world["home"]["id"], world["tea"]["id"]}
     text = json.dumps(document)
     for needle in ("mate", "Runs CRM", "kefir", "cocoa", "user:alice2", "project:alice"):
         assert needle not in text
@@ -400,3 +407,131 @@ def test_the_database_refuses_an_export_move_the_table_does_not_allow(session_ap
     with refused, transaction.atomic():
         DataExport.objects.filter(pk=export_id).update(status=ExportStatus.RUNNING)
     assert DataExport.objects.get(pk=export_id).status == ExportStatus.READY
+
+
+# -- what was done with my memories -----------------------------------------------------------
+
+
+def used(agent, trace_id: str, claim_id: str, run_id: str) -> None:
+    answer = agent.post(
+        f"/api/v1/recall/traces/{trace_id}/used",
+        {"items": [{"id": claim_id, "position": 0, "cited": True}], "run_id": run_id},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.json()
+
+
+def test_the_export_holds_what_was_done_with_my_memories_and_nothing_of_anyone_elses(
+    session_api, agent, editor, world
+):
+    # Recalls, a hot-memory read and reported uses: alice's, and the look-alikes'.
+    mine = recall(agent, query="where does alice live")
+    used(agent, mine["trace_id"], world["home"]["id"], "run-alice-home")
+    block = agent.get("/api/v1/subjects/user:alice/hot-memory").json()
+    for subject, claim in (
+        ("user:alice2", "alice2"),
+        ("project:alice", "project"),
+        ("user:bob", "bob"),
+    ):
+        theirs = recall(agent, subject=subject, query=f"lookalike question {claim}")
+        used(agent, theirs["trace_id"], world["others"][claim]["id"], f"run-lookalike-{claim}")
+    # A memory of alice's and one of bob's wait for review; an editor decides both with a note.
+    pending = submit(
+        agent,
+        predicate="employer",
+        value="Acme",
+        text="Alice works at Acme",
+        authority="agent_inferred",
+        basis="inference",
+    )
+    bobs_pending = submit(
+        agent,
+        subject="user:bob",
+        predicate="employer",
+        value="Globex",
+        text="Bob works at Globex",
+        authority="agent_inferred",
+        basis="inference",
+    )
+    reviewer = session_api(editor)
+    for claim, note in (
+        (pending, "Alice confirmed her employer"),
+        (bobs_pending, "lookalike note bob"),
+    ):
+        item = ReviewItem.objects.get(queue="candidates", target_id=claim["id"])
+        decided = reviewer.post(
+            f"/api/v1/reviews/{item.pk}/decide",
+            {"verdict": "approve", "reason_code": "verified", "note": note},
+            format="json",
+        )
+        assert decided.status_code == 200, decided.json()
+    # Bob's summary is derived from alice's tea; alice corrects her tea, which invalidates
+    # the summary: the audit row about her memory names bob's claim.
+    derived = agent.post(
+        f"/api/v1/claims/{world['tea']['id']}/derive",
+        candidate(
+            subject="user:bob",
+            predicate="drinks_summary",
+            value="tea-ish",
+            text="lookalike derived summary",
+            authority="tool_verified",
+            sources=[],
+        ),
+        format="json",
+    ).json()
+    me = session_api(world["alice"])
+    corrected = me.post(
+        f"/api/v1/me/memories/{world['tea']['id']}/correct",
+        {"value": "coffee", "text": "I drink coffee now"},
+        format="json",
+    )
+    assert corrected.status_code == 201, corrected.json()
+    assert Claim.objects.get(pk=derived["id"]).status == "invalidated"
+    [lineage] = AuditEvent.objects.filter(verb="claims.derived_invalidated")
+    assert lineage.target_id == world["tea"]["id"] and lineage.data["claims"] == [derived["id"]]
+
+    document = document_of(me.get("/api/v1/me/export"))
+
+    traces = {t["id"]: t for t in document["recall_traces"]}
+    assert set(traces) == {mine["trace_id"], block["trace_id"]}
+    assert traces[mine["trace_id"]]["query"] == "where does alice live"
+    assert traces[mine["trace_id"]]["chosen"] == [i["id"] for i in mine["items"]]
+    assert traces[block["trace_id"]]["kind"] == "hot_memory"
+    assert [(u["trace"], u["claim"], u["run_id"], u["cited"]) for u in document["recall_uses"]] == [
+        (mine["trace_id"], world["home"]["id"], "run-alice-home", True)
+    ]
+    [decision] = document["review_decisions"]
+    assert (decision["claim"], decision["verdict"], decision["note"]) == (
+        pending["id"],
+        "approve",
+        "Alice confirmed her employer",
+    )
+    assert decision["actor"]["label"] == editor.username
+    audited = {(a["target_id"], a["verb"]): a for a in document["audit"]}
+    assert {
+        (world["home"]["id"], "claim.accepted"),
+        (pending["id"], "claim.needs_review"),
+        (pending["id"], "claim.active"),
+        (pending["id"], "review.approve"),
+        (world["tea"]["id"], "memory.corrected"),
+    } <= set(audited)
+    # The row stays, counted; the id of bob's claim is left out of it.
+    lineage_row = audited[(world["tea"]["id"], "claims.derived_invalidated")]
+    assert lineage_row["data"] == {"count": 1, "claims": []}
+    assert {a["target_type"] for a in document["audit"]} <= {"claim", "subject", "deletion"}
+    counts = document["counts"]
+    for section in ("recall_traces", "recall_uses", "review_decisions", "audit"):
+        assert counts[section] == len(document[section])
+
+    text = json.dumps(document)
+    for needle in (
+        "lookalike",
+        "user:alice2",
+        "project:alice",
+        "user:bob",
+        "Globex",
+        derived["id"],
+    ):
+        assert needle not in text
+    for other in world["others"].values():
+        assert other["id"] not in text

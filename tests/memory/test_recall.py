@@ -68,6 +68,47 @@ def test_cutoff_and_as_of_exclude_and_count(agent):
     assert len(recall(agent)["items"]) == 1
 
 
+def test_cutoff_bounds_event_time_as_well_as_availability(agent, editor, login):
+    # Announced ten days ago, the move happened five days ago: a week ago it was
+    # knowable and had not happened yet.
+    now = timezone.now()
+    moved = submit(
+        agent,
+        predicate="home_city",
+        value="Lisbon",
+        text="Alice lives in Lisbon",
+        available_at=(now - timedelta(days=10)).isoformat(),
+        valid_from=(now - timedelta(days=5)).isoformat(),
+    )
+    submit(
+        agent,
+        predicate="employer",
+        value="Acme",
+        text="Alice works at Acme",
+        available_at=(now - timedelta(days=30)).isoformat(),
+        valid_from=(now - timedelta(days=400)).isoformat(),
+    )
+    week_ago = recall(
+        agent, query="where does alice live", cutoff=(now - timedelta(days=7)).isoformat()
+    )
+    assert [item["predicate"] for item in week_ago["items"]] == ["employer"]
+    assert week_ago["excluded"]["event_after_cutoff"] == 1
+    assert week_ago["excluded"]["after_cutoff"] == 0
+
+    yesterday = recall(
+        agent, query="where does alice live", cutoff=(now - timedelta(days=1)).isoformat()
+    )
+    assert moved["id"] in [item["id"] for item in yesterday["items"]]
+    assert yesterday["excluded"]["event_after_cutoff"] == 0
+
+    # The trace keeps the count, and the console says which rule removed the claim.
+    trace = RecallTrace.objects.get(pk=week_ago["trace_id"])
+    assert trace.excluded["event_after_cutoff"] == 1
+    page = login(editor).get(f"/memory/traces/{trace.pk}/")
+    assert page.status_code == 200
+    assert "event_after_cutoff" in page.content.decode()
+
+
 def test_project_scope_beats_global_and_other_projects_get_global(agent):
     submit(
         agent,

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import Tenant
 from common.rows import RowReader, fetch_bound
-from memory.claims.embedders import PACKED_DTYPE, embedder, pgvector_installed
+from memory.claims.embedders import NUMPY_SIMILARITY, PACKED_DTYPE, embedder
 from memory.claims.models import Claim, ClaimSource, ClaimStatus, Subject
 from memory.claims.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
 from memory.claims.selectors.predicate_topics import topic_similarities
@@ -40,6 +40,7 @@ EXCLUSION_REASONS = (
     "not_yet_valid",
     "no_longer_valid",
     "after_cutoff",
+    "event_after_cutoff",
     "inactive",
     "expired",
     "stale",
@@ -102,7 +103,8 @@ class RecalledClaim:
     scope_match: str
     # Each ranking signal that placed the claim: {"fulltext": {"rank": 1, "score": 0.6}, ...}.
     signals: dict[str, dict[str, float]] = field(default_factory=dict)
-    # `pgvector` or `sql` when meaning ranked the claim, else `unavailable`.
+    # `numpy` when meaning ranked the claim (what computed its similarity), else
+    # `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
     # The open conflict on the claim's identity, if any: {"id", "other", "other_side_summary"}.
     conflict: dict[str, Any] | None = None
@@ -140,7 +142,7 @@ class RecallResult:
     items: list[RecalledClaim]
     excluded: dict[str, int]
     used_chars: int
-    # How this recall compared meanings: `pgvector`, `sql` or `unavailable`.
+    # What compared meanings in this recall: `numpy`, or `unavailable`.
     semantic: str = SEMANTIC_UNAVAILABLE
     # How many claims of the subject were legal, and the ranked candidates not returned.
     legal: int = 0
@@ -269,9 +271,10 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
     if embedding is not None:
         model_name, query_vector = embedding.result()
         if query_vector is not None and model_name == params["model"]:
-            # Where the vectors are kept; the similarity itself is computed from the packed
-            # copies either way (one read, and the hubness correction needs them here).
-            mode = "pgvector" if pgvector_installed() else "sql"
+            # numpy computes every similarity from the packed copies (one read, and the
+            # hubness correction needs them here), with or without pgvector: the answer
+            # names the engine that did the maths (docs/recall.md).
+            mode = NUMPY_SIMILARITY
             packed = [row for row in rows if row[19] is not None]
             matrix = np.frombuffer(b"".join(row[19] for row in packed), dtype=PACKED_DTYPE)
             cosines, similarities = vector_similarities(

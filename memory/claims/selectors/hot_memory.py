@@ -22,6 +22,7 @@ from common.screen.learned import PASS, Bands
 from memory.claims.models import (
     AUTHORITY_RANK_SQL,
     Claim,
+    ClaimKind,
     ClaimStatus,
     RecallUse,
     Subject,
@@ -29,6 +30,11 @@ from memory.claims.models import (
 )
 from memory.claims.selectors.recall_ranking import TRACE_TABLE, USE_TABLE
 from memory.claims.selectors.screening import screen_bands
+
+# What a block may hold: standing facts and preferences, true for weeks. Experiences (what
+# a run did and how it went) and summaries (a condensed stretch of work) are found by
+# recall when a question needs them; an agent's every turn never carries them.
+HOT_MEMORY_KINDS = (ClaimKind.FACT, ClaimKind.PREFERENCE)
 
 
 @dataclass(frozen=True)
@@ -42,8 +48,9 @@ def _hot_memory_version(*, tenant: Tenant, subject: Subject) -> str:
     # Derived from the claims themselves, so no missed invalidation can serve
     # an old block: any write to a claim of the subject moves updated_at. The
     # newest use report of the subject's blocks is part of it, since reports
-    # decide demotion.
-    row = Claim.objects.filter(tenant=tenant, subject=subject).aggregate(
+    # decide demotion. Only the kinds a block holds count: logging an experience leaves
+    # the block, and its cache, as they are.
+    row = Claim.objects.filter(tenant=tenant, subject=subject, kind__in=HOT_MEMORY_KINDS).aggregate(
         latest=Max("updated_at"), n=Count("id")
     )
     reported = RecallUse.objects.filter(
@@ -102,6 +109,7 @@ def _render_hot_memory(
         tenant=tenant,
         subject=subject,
         status=ClaimStatus.ACTIVE,
+        kind__in=HOT_MEMORY_KINDS,
     )
     if scope is not None:
         # Fail closed: only claims whose scope the asked-for scope contains (global
@@ -176,8 +184,9 @@ EVERY_SCOPE = None
 
 
 # Part of each block's cache key: a block cached before hidden characters were
-# removed from the text (`for_agent`) is never served again.
-_BLOCK_FORMAT = "visible"
+# removed from the text (`for_agent`), or before blocks held facts and preferences
+# only, is never served again.
+_BLOCK_FORMAT = "visible-standing"
 
 
 def hot_memory(

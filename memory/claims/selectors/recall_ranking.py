@@ -175,7 +175,10 @@ def ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
         "WHEN c.valid_to <= %(as_of)s THEN 'no_longer_valid'",
     ]
     if q.cutoff is not None:
+        # A point in time bounds both clocks: what was knowable by then, and what had
+        # happened by then (the claim's event time, `valid_from`; docs/recall.md).
         rules.append("WHEN c.available_at > %(cutoff)s THEN 'after_cutoff'")
+        rules.append("WHEN c.valid_from > %(cutoff)s THEN 'event_after_cutoff'")
     rules.append("WHEN c.expires_at <= %(as_of)s THEN 'expired'")
     if not q.include_stale:
         rules.append("WHEN c.refresh_after <= %(as_of)s THEN 'stale'")

@@ -13,6 +13,11 @@ from accounts.models import AuditEvent, Tenant
 from accounts.selectors import owned_subject_keys
 from memory.claims.models import Claim, ClaimSource, ClaimStatus, Event, Subject
 from memory.privacy.models import Consent, DataExport, DeletionRequest
+from memory.privacy.selectors.export_activity import (
+    activity_rows_total,
+    activity_sections,
+    row_chunks,
+)
 
 
 def me_subjects(*, tenant: Tenant, user: Any) -> QuerySet[Subject]:
@@ -92,11 +97,13 @@ def _deletions(tenant: Tenant, subject_ids: list[int]) -> QuerySet[DeletionReque
 
 
 def export_rows_total(*, tenant: Tenant, subject_ids: list[int]) -> int:
-    """How many rows an export of these subjects writes: claims, events and deletions."""
+    """How many rows an export of these subjects writes: claims, events, deletions, and
+    what was done with them (`export_activity`)."""
     return (
         _claims(tenant, subject_ids).count()
         + _events(tenant, subject_ids).count()
         + _deletions(tenant, subject_ids).count()
+        + activity_rows_total(tenant=tenant, subject_ids=subject_ids)
     )
 
 
@@ -204,29 +211,20 @@ def _deletion_rows(deletions: list[DeletionRequest]) -> list[dict[str, Any]]:
     ]
 
 
-def _chunks(rows: QuerySet[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for row in rows.iterator(chunk_size=size):
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def export_sections(
     *, tenant: Tenant, subject_ids: list[int], chunk_rows: int
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """The export's rows as (section, rows) chunks of at most `chunk_rows`, in document order,
     so a worker can report progress between them. Erased claims hold nothing and are left
-    out; redacted events stay, empty, with `redacted: true`."""
-    for claims in _chunks(_claims(tenant, subject_ids), chunk_rows):
+    out; redacted events stay, empty, with `redacted: true`. Then the recalls, uses,
+    review decisions and audit rows about them."""
+    for claims in row_chunks(_claims(tenant, subject_ids), chunk_rows):
         yield "claims", _claim_rows(tenant, claims)
-    for events in _chunks(_events(tenant, subject_ids), chunk_rows):
+    for events in row_chunks(_events(tenant, subject_ids), chunk_rows):
         yield "events", _event_rows(events)
-    for deletions in _chunks(_deletions(tenant, subject_ids), chunk_rows):
+    for deletions in row_chunks(_deletions(tenant, subject_ids), chunk_rows):
         yield "deletions", _deletion_rows(deletions)
+    yield from activity_sections(tenant=tenant, subject_ids=subject_ids, chunk_rows=chunk_rows)
 
 
 def export_header(

@@ -31,6 +31,7 @@ from accounts.models import Tenant
 from accounts.services import audit_record
 from memory.privacy.models import EXPORT_MACHINE, DataExport, ExportStatus
 from memory.privacy.models.exports import CONTENT_EXPORT_STATUSES, UNFINISHED_EXPORT_STATUSES
+from memory.privacy.selectors.export_activity import ACTIVITY_SECTIONS
 from memory.privacy.selectors.me import (
     export_header,
     export_rows_total,
@@ -40,7 +41,7 @@ from memory.privacy.selectors.me import (
 
 logger = logging.getLogger(__name__)
 
-SECTIONS = ("claims", "events", "deletions")
+SECTIONS = ("claims", "events", "deletions", *ACTIVITY_SECTIONS)
 
 
 def _dumps(document: dict[str, Any]) -> str:

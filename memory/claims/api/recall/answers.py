@@ -198,8 +198,9 @@ class HotMemoryView(APIView):
         ],
         responses={200: HotMemoryOut, 304: None, 404: NOT_FOUND},
         summary="A compact, budgeted block of the subject's most important active claims",
-        description="Never longer than `budget_chars`; send `If-None-Match` with the ETag to "
-        "get 304. Errors: `not_found`, `validation_error`.",
+        description="Facts and preferences only: experiences and summaries are recalled, "
+        "never carried in the block. Never longer than `budget_chars`; send "
+        "`If-None-Match` with the ETag to get 304. Errors: `not_found`, `validation_error`.",
     )
     def get(self, request: Request, subject: str) -> Response:
         context = api_context(request)

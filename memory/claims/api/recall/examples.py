@@ -15,6 +15,7 @@ _EXCLUDED = {
     "not_yet_valid": 0,
     "no_longer_valid": 0,
     "after_cutoff": 0,
+    "event_after_cutoff": 0,
     "inactive": 1,
     "expired": 0,
     "stale": 0,
@@ -41,7 +42,7 @@ TRACE = {
     "created_at": NOW,
     "redacted": False,
     "duration_ms": 4.2,
-    "semantic": "pgvector",
+    "semantic": "numpy",
     "abstention": {
         "judged": True,
         "abstained": False,
@@ -136,7 +137,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                             "matched": ["alice", "live"],
                             "scope_match": "exact",
                             "signals": {"fulltext": {"rank": 1}, "vector": {"rank": 1}},
-                            "semantic": "pgvector",
+                            "semantic": "numpy",
                         },
                     }
                 ],
@@ -147,6 +148,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     "not_yet_valid": 0,
                     "no_longer_valid": 0,
                     "after_cutoff": 0,
+                    "event_after_cutoff": 0,
                     "inactive": 1,
                     "expired": 0,
                     "stale": 0,

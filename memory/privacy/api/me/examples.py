@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.openapi_examples import CLAIM_ID, DERIVED_ID, HASH, LATER, NOW, OLD_CLAIM_ID, page
-from memory.claims.api.example_values import EVENT_ID, SOURCE
+from memory.claims.api.example_values import EVENT_ID, SOURCE, TRACE_ID
 
 DELETION_ID = "4d3c2b1a-0f9e-4d8c-8b6a-5f4e3d2c1b90"
 
@@ -157,7 +157,68 @@ EXPORT_DOCUMENT = {
             "report": {"scope": "claim", "clean": True, "artifacts": {"claims": {"erased": 1}}},
         }
     ],
-    "counts": {"claims": 1, "events": 1, "deletions": 1},
+    "recall_traces": [
+        {
+            "id": TRACE_ID,
+            "kind": "recall",
+            "subject": "user:alice",
+            "query": "where does alice live",
+            "filters": {"scope": {"project": "crm"}, "limit": 10},
+            "excluded": {"out_of_scope": 0, "inactive": 1},
+            "chosen": [CLAIM_ID],
+            "budget_chars": 4000,
+            "used_chars": 23,
+            "created_at": NOW,
+            "redacted": False,
+        }
+    ],
+    "recall_uses": [
+        {
+            "trace": TRACE_ID,
+            "claim": CLAIM_ID,
+            "position": 0,
+            "cited": True,
+            "harmful": False,
+            "run_id": "run-42",
+            "task_id": "",
+            "reported_at": LATER,
+        }
+    ],
+    "review_decisions": [
+        {
+            "id": 12,
+            "review_item": 7,
+            "queue": "candidates",
+            "claim": CLAIM_ID,
+            "verdict": "approve",
+            "reason_code": "verified",
+            "note": "Confirmed with Alice on the phone.",
+            "payload": {},
+            "actor": {"kind": "user", "label": "editor"},
+            "at": NOW,
+            "scrubbed": False,
+        }
+    ],
+    "audit": [
+        {
+            "at": NOW,
+            "verb": "claim.accepted",
+            "target_type": "claim",
+            "target_id": CLAIM_ID,
+            "actor": {"kind": "agent", "label": "publisher"},
+            "reason": "",
+            "data": {"revision": 1, "supersedes": None},
+        }
+    ],
+    "counts": {
+        "claims": 1,
+        "events": 1,
+        "deletions": 1,
+        "recall_traces": 1,
+        "recall_uses": 1,
+        "review_decisions": 1,
+        "audit": 1,
+    },
 }
 
 # operationId → examples: "request" is the body; "responses" maps each success status

@@ -277,10 +277,68 @@ class ExportDeletionOut(serializers.Serializer):
     )
 
 
+class ExportTraceOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.CharField(help_text="`recall`, or `hot_memory` for a read of the block.")
+    subject = serializers.CharField()
+    query = serializers.CharField(allow_blank=True)
+    filters = serializers.DictField()
+    excluded = serializers.DictField(child=serializers.IntegerField())
+    chosen = serializers.ListField(
+        child=serializers.UUIDField(), help_text="The memories the answer held."
+    )
+    budget_chars = serializers.IntegerField(allow_null=True)
+    used_chars = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    redacted = serializers.BooleanField(help_text="Emptied by a deletion: counts and ids stay.")
+
+
+class ExportUseOut(serializers.Serializer):
+    trace = serializers.UUIDField()
+    claim = serializers.UUIDField()
+    position = serializers.IntegerField(allow_null=True)
+    cited = serializers.BooleanField()
+    harmful = serializers.BooleanField()
+    run_id = serializers.CharField(allow_blank=True)
+    task_id = serializers.CharField(allow_blank=True)
+    reported_at = serializers.DateTimeField()
+
+
+class ExportDecisionOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    review_item = serializers.IntegerField()
+    queue = serializers.CharField()
+    claim = serializers.UUIDField()
+    verdict = serializers.CharField()
+    reason_code = serializers.CharField(allow_blank=True)
+    note = serializers.CharField(allow_blank=True)
+    payload = serializers.DictField()
+    actor = ExportActorOut()
+    at = serializers.DateTimeField()
+    scrubbed = serializers.BooleanField(help_text="A deletion took erased words out of it.")
+
+
+class ExportAuditOut(serializers.Serializer):
+    at = serializers.DateTimeField()
+    verb = serializers.CharField()
+    target_type = serializers.CharField(help_text="`claim`, `subject` or `deletion`.")
+    target_id = serializers.CharField()
+    actor = ExportActorOut()
+    reason = serializers.CharField(allow_blank=True)
+    # A declared field, which DRF's metaclass takes off the class: not Serializer.data.
+    data = serializers.DictField(  # type: ignore[assignment]
+        help_text="Identifiers and digests; ids of what is about another subject are left out."
+    )
+
+
 class ExportCountsOut(serializers.Serializer):
     claims = serializers.IntegerField()
     events = serializers.IntegerField()
     deletions = serializers.IntegerField()
+    recall_traces = serializers.IntegerField()
+    recall_uses = serializers.IntegerField()
+    review_decisions = serializers.IntegerField()
+    audit = serializers.IntegerField()
 
 
 class ExportConsentOut(serializers.Serializer):
@@ -294,7 +352,9 @@ class ExportDocumentOut(serializers.Serializer):
     """Everything memdesk holds about the person's subjects (format `memdesk-export/1`):
     the consents they gave or withdrew; memories of every status but erased, with
     sources and audit history; the ledger events of those subjects (redacted ones as
-    empty tombstones); deletions and reports."""
+    empty tombstones); deletions and reports; the recalls and hot-memory reads about
+    those subjects, the uses agents reported of their memories, review decisions (with
+    reviewers' notes) on them, and the audit rows about them."""
 
     format = serializers.CharField()
     generated_at = serializers.DateTimeField()
@@ -305,6 +365,10 @@ class ExportDocumentOut(serializers.Serializer):
     claims = ExportClaimOut(many=True)
     events = ExportEventOut(many=True)
     deletions = ExportDeletionOut(many=True)
+    recall_traces = ExportTraceOut(many=True)
+    recall_uses = ExportUseOut(many=True)
+    review_decisions = ExportDecisionOut(many=True)
+    audit = ExportAuditOut(many=True)
     counts = ExportCountsOut()
 
 
