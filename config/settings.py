@@ -285,9 +285,8 @@ SKILL_BASELINE_COST_FACTOR = float(os.environ.get("SKILL_BASELINE_COST_FACTOR", 
 
 # Login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one
 # username from one address, that pair is locked out for AXES_COOLOFF_MINUTES
-# (and after AXES_ADDRESS_FAILURE_LIMIT from one address, whatever the usernames,
-# the address)
-# and the login page answers 429 saying when to try again.
+# (and after AXES_ADDRESS_FAILURE_LIMIT from one address, whatever the usernames, the
+# address), and the login page answers 429 saying when to try again.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Django's ModelBackend, with the per-request user lookup as fixed SQL.

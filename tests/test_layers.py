@@ -99,3 +99,21 @@ def test_shared_fixtures_live_in_testing_which_neither_bench_nor_tests_owns():
         == []
     )
     assert len(testing) >= 4 and len(tests) > 100  # the walk reads the real trees
+
+
+# A room of a readable size (docs/architecture.md): a file that grows past this has
+# grown a second responsibility and is split. Migrations are generated, not read.
+MAX_LINES = 600
+
+
+def test_no_source_file_is_over_600_lines():
+    base = Path(__file__).resolve().parents[1]
+    roots = ("accounts", "bench", "clients", "common", "config", "examples", "memory", "reviews")
+    long = {
+        str(path.relative_to(base)): lines
+        for root in (*roots, "skills", "testing", "tests")
+        for path in (base / root).rglob("*.py")
+        if "migrations" not in path.parts
+        and (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
