@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.models import Membership
+from accounts.actors import Actor
+from accounts.models import Membership, Role
 from skills.models import EvaluationCategory, SkillLabel, SkillLoad, SkillVersion
+from skills.services.instances import token_grant_add
 from tests.e2e.conftest import ARTIFACTS, screenshot
 from tests.memory.helpers import candidate, post_event
-from tests.skills.conftest import api_case
+from tests.skills.conftest import api_case, instantiate_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -116,6 +118,16 @@ def test_experience_becomes_a_published_skill_an_agent_loads_level_by_level(sign
     (entry,) = [e for e in catalog["results"] if e["skill"] == SLUG]
     assert (entry["version"], entry["content_hash"]) == (1, version.content_hash)
     assert "body" not in entry
+    # Loading needs a ready instance: an admin grants the agent's token what the version
+    # needs, and the agent checks it can run it.
+    admin = Actor.for_user(Membership.objects.get(user__username="admin2").user, Role.ADMIN)
+    for kind, names in (
+        ("tool", version.manifest.get("tools") or []),
+        ("capability", version.manifest.get("capabilities") or []),
+    ):
+        for name in names:
+            token_grant_add(tenant=tenant, actor=admin, token=agent.token, kind=kind, name=name)
+    instantiate_ready(agent, SLUG, 1)
     body = agent.get(entry["body_url"]).json()
     assert body["body"] == version.body
     (skill_md,) = body["files"]
