@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 from celery import current_app
 from django.test import Client
+from rest_framework.test import APIClient
 
 from accounts.models import AuditEvent
 from memory.receipts.models.platforms import Platform
 from memory.receipts.models.receipts import Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.services.verifier_controls import platform_controls_check
 from reviews.models import ReviewItem
 from tests.memory.conftest import http_reconciler
 from tests.memory.test_reconcile_workers import wait_for
@@ -20,8 +22,6 @@ ABSENT_KEY, PRESENT_KEY = "control-never-written", "control-kept"
 
 
 def admin_api(admin_user):
-    from rest_framework.test import APIClient
-
     client = APIClient()
     client.force_login(admin_user)
     return client
@@ -170,3 +170,32 @@ def test_a_healthy_verifier_still_proves_absence(celery_workers, platform, agent
     receipt_id = plan_unknown(agent, platform, reconciler, "never-sent", written=False)
     wait_for(lambda: settled([receipt_id]), timeout=30)
     assert Receipt.objects.get(pk=receipt_id).state == S.SAFE_TO_RETRY, worker.log()
+
+
+@pytest.mark.django_db
+def test_a_found_absent_key_fails_and_an_unanswered_read_changes_nothing(platform, admin_user):
+    reconciler = http_reconciler(platform, proven_by="search_by_key")
+    name = reconciler["platform"]
+    set_controls(admin_api(admin_user), name, known_absent_key=ABSENT_KEY)
+    proving = Platform.objects.get(name=name)
+
+    platform.seed(ABSENT_KEY)  # the platform now claims a key nobody ever wrote
+    run = platform_controls_check(platform_id=proving.pk)
+    assert (run.verdict, run.reason) == ("failed", "known-absent key answered present")
+    since = Platform.objects.get(pk=proving.pk).verifier_unhealthy_since
+    assert since is not None
+
+    # Unanswered reads prove nothing either way: the platform stays unhealthy.
+    platform.articles.pop(ABSENT_KEY)
+    platform.failing_reads = 1
+    assert platform_controls_check(platform_id=proving.pk).verdict == "inconclusive"
+    assert Platform.objects.get(pk=proving.pk).verifier_unhealthy_since == since
+
+    assert platform_controls_check(platform_id=proving.pk).verdict == "passed"
+    healed = Platform.objects.get(pk=proving.pk)
+    assert (healed.verifier_unhealthy_since, healed.verifier_unhealthy_reason) == (None, "")
+    verbs = AuditEvent.objects.filter(verb__startswith="platform.verifier").order_by("id")
+    assert [event.verb for event in verbs] == [
+        "platform.verifier_unhealthy",
+        "platform.verifier_healthy",
+    ]

@@ -70,7 +70,9 @@ def _control_answer(platform: Platform, key: str) -> str:
         return "absent"
     # A record under the key, whatever else the read makes of it (a search hit is
     # not this control's intent), is the platform saying "present".
-    if result.outcome == ReadOutcome.FOUND or result.evidence.get("status_code") == 200:
+    if result.outcome == ReadOutcome.FOUND or (
+        result.evidence.get("status_code") == 200 and result.error_code != "unparseable_response"
+    ):
         return "present"
     return "unknown"
 
