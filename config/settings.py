@@ -383,6 +383,8 @@ RECONCILE_SWEEP_SECONDS = env_int("RECONCILE_SWEEP_SECONDS", 30)
 # its own default (`manage.py set_checkpoint_ttl`); expired ones are swept hourly.
 CHECKPOINT_DEFAULT_TTL_SECONDS = env_int("CHECKPOINT_DEFAULT_TTL_SECONDS", 86_400)
 CHECKPOINT_SWEEP_SECONDS = env_int("CHECKPOINT_SWEEP_SECONDS", 3600)
+# How often beat reads each platform's verifier controls (docs/reconciliation.md).
+VERIFIER_CONTROLS_SECONDS = env_int("VERIFIER_CONTROLS_SECONDS", 300)
 # Concurrent reconciliation: each worker process keeps
 # RECONCILE_READS_IN_FLIGHT reads in flight, with as many again claimed and
 # queued behind them (bench/RESULTS.md shows why 12); per platform host it keeps at most
@@ -426,6 +428,11 @@ CELERY_BEAT_SCHEDULE["checkpoints-sweep-expired"] = {
     "task": "memory.checkpoints_sweep_expired",
     "schedule": float(CHECKPOINT_SWEEP_SECONDS),
     "options": {"queue": RECONCILE_QUEUE, "expires": CHECKPOINT_SWEEP_SECONDS},
+}
+CELERY_BEAT_SCHEDULE["platforms-check-verifier-controls"] = {
+    "task": "memory.platforms_check_controls",
+    "schedule": float(VERIFIER_CONTROLS_SECONDS),
+    "options": {"queue": RECONCILE_QUEUE, "expires": VERIFIER_CONTROLS_SECONDS},
 }
 CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = {
     "task": "memory.receipts_dispatch_due",

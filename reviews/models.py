@@ -19,6 +19,7 @@ class Queue(models.TextChoices):
     SKILL_PUBLICATION = "skill_publication", "Skill publication"
     DELETIONS = "deletions", "Deletions"
     STALE = "stale", "Stale"
+    APPROVALS = "approvals", "Approvals"
 
 
 class ItemStatus(models.TextChoices):

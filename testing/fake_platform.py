@@ -70,6 +70,9 @@ class FakePlatform:
         self._released = threading.Event()
         # Keys whose search answers two matches (an ambiguous lookup).
         self.duplicated_keys: set[str] = set()
+        # A broken verifier: every lookup answers "absent" (404, or [] for a search),
+        # whatever the platform holds.
+        self.answers_absent = False
         # Every read answers `302 Location: redirect_to` when set.
         self.redirect_to = ""
         # The `Host` header of every request, to see which name a read was sent for.
@@ -244,6 +247,11 @@ class FakePlatform:
                     self.send_header("Location", platform.redirect_to)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                elif platform.answers_absent and parts.path in ("/articles", "/search"):
+                    if parts.path == "/articles":
+                        self._send(404, {"error": "not found"})
+                    else:
+                        self._send(200, [])
                 elif failing:
                     if platform.stall_seconds:
                         time.sleep(platform.stall_seconds)

@@ -1,12 +1,14 @@
-"""The manual_review queue: an editor settles a receipt reconciliation could not."""
+"""The receipt queues: manual_review (an editor settles a receipt reconciliation could not)
+and approvals (a person approves an impactful operation's intent before it is submitted)."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from memory.receipts.models.receipts import ReceiptState
-from memory.receipts.presenters import ReceiptPresenter
+from memory.receipts.presenters import ApprovalPresenter, ReceiptPresenter
 from memory.receipts.selectors.receipts import receipt_get
+from memory.receipts.services.approvals import receipt_approval_decide
 from memory.receipts.services.receipts import MANUAL_VERDICTS, receipt_resolve_manual
 from reviews.models import Queue, ReviewItem
 from reviews.registry import OTHER_REASON, DecisionInput, QueuePolicy, register_queue
@@ -49,8 +51,48 @@ class ManualReviewDecisions:
         )
 
 
+APPROVE, REJECT = "approve", "reject"
+APPROVAL_REASONS = (
+    ("intent_checked", "The intent is what should happen"),
+    ("wrong_target", "Wrong target"),
+    ("not_wanted", "This should not happen"),
+    OTHER_REASON,
+)
+
+
+class ApprovalDecisions:
+    def current_version(self, *, item: ReviewItem) -> str:
+        receipt = receipt_get(tenant=item.tenant, receipt_id=item.target_id)
+        return receipt.version() if receipt is not None else "missing"
+
+    def apply(self, decision: DecisionInput) -> None:
+        receipt_approval_decide(
+            tenant=decision.item.tenant,
+            receipt_id=decision.item.target_id,
+            actor=decision.actor,
+            approve=decision.verdict == APPROVE,
+            reason=" — ".join(
+                part for part in (decision.reason_code, decision.note.strip()) if part
+            ),
+            review_item_id=decision.item.pk,
+        )
+
+
 def register() -> None:
-    """Register the manual_review queue's decision handler."""
+    """Register the receipt queues' decision handlers."""
+    register_queue(
+        Queue.APPROVALS,
+        QueuePolicy(
+            handler=ApprovalDecisions(),
+            verdicts=(APPROVE, REJECT),
+            negative_verdicts=(REJECT,),
+            note_is_reason=True,
+            presenter=ApprovalPresenter(),
+            approve_verdict=APPROVE,
+            labels={APPROVE: "Approve: the agent may submit", REJECT: "Reject: it must not happen"},
+            reasons=APPROVAL_REASONS,
+        ),
+    )
     register_queue(
         Queue.MANUAL_REVIEW,
         QueuePolicy(

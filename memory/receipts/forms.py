@@ -92,6 +92,28 @@ class PlatformAbsenceProofForm(AbsenceProofFields):
         platform.choices = [(name, name) for name in platforms]
 
 
+class VerifierControlsForm(forms.Form):
+    platform = forms.ChoiceField(help_text="The registered platform whose verifier is checked.")
+    known_absent_key = forms.CharField(
+        max_length=255,
+        label="Known-absent key",
+        help_text="A key the platform never saw: its lookup must answer absent.",
+    )
+    known_present_key = forms.CharField(
+        max_length=255,
+        required=False,
+        label="Known-present key",
+        help_text="A key the platform holds: its lookup must find it. Without it, a verifier "
+        "answering absent for everything goes unnoticed.",
+    )
+
+    def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        platform = self.fields["platform"]
+        assert isinstance(platform, forms.ChoiceField)
+        platform.choices = [(name, name) for name in platforms]
+
+
 class OperationPolicyForm(forms.Form):
     platform = forms.ChoiceField(help_text="The platform the operation writes to.")
     operation = forms.CharField(
@@ -112,6 +134,12 @@ class OperationPolicyForm(forms.Form):
         required=False,
         label="Require a verifying read",
         help_text="Only memdesk's own read of the platform may mark the receipt succeeded.",
+    )
+    approval_required = forms.BooleanField(
+        required=False,
+        label="Require a person's approval",
+        help_text="Each receipt waits for another person to approve its intent before the "
+        "agent may submit it.",
     )
 
     def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:

@@ -49,3 +49,18 @@ class ReceiptPresenter:
         }.get(decision.verdict, decision.verdict)
         external = (decision.payload or {}).get("external_id")
         return f"{what}: {settled}" + (f" (external id {external})." if external else ".")
+
+
+class ApprovalPresenter(ReceiptPresenter):
+    """Receipts awaiting approval: the intent open, nothing to fill in but the verdict."""
+
+    def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
+        template, context = super().detail(item=item)
+        return template, context | {"decide_fields": None, "intent_open": True}
+
+    def outcome(self, *, item: ReviewItem, decision: Decision) -> str:
+        receipt = Receipt.objects.filter(tenant_id=item.tenant_id, pk=item.target_id).first()
+        what = f"{receipt.operation} → {receipt.target}" if receipt else "The receipt"
+        if decision.verdict == "approve":
+            return f"{what}: approved; the agent may submit it."
+        return f"{what}: rejected."

@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 
 from celery import shared_task
 from django.conf import settings
@@ -23,6 +24,7 @@ from memory.receipts.services.receipt_sweeps import (
     receipts_expire_submit_leases,
 )
 from memory.receipts.services.reconciliation import receipts_reconcile_batch
+from memory.receipts.services.verifier_controls import platforms_controls_check
 
 logger = logging.getLogger(__name__)
 
@@ -72,3 +74,9 @@ def expire_submit_leases() -> int:
 def sweep_expired_checkpoints() -> int:
     """Beat: delete checkpoints past their expiry (recovery already ignores them)."""
     return checkpoints_sweep_expired(actor=Actor.system("checkpoint sweep"))
+
+
+@shared_task(name="memory.platforms_check_controls", acks_late=True, reject_on_worker_lost=True)
+def check_verifier_controls() -> dict[str, int]:
+    """Beat: read every platform's verifier controls and record their health."""
+    return dict(Counter(run.verdict for run in platforms_controls_check()))

@@ -7,4 +7,5 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("policies/", views.policy_set, name="policy-set"),
     path("absence-proof/", views.absence_proof_set, name="absence-proof-set"),
+    path("controls/", views.controls_set, name="controls-set"),
 ]

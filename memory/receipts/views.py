@@ -24,6 +24,7 @@ from memory.receipts.forms import (
     OperationPolicyForm,
     PlatformAbsenceProofForm,
     PlatformRegisterForm,
+    VerifierControlsForm,
 )
 from memory.receipts.selectors.platforms import operation_policies_list, platforms_list
 from memory.receipts.services.platforms import (
@@ -31,6 +32,7 @@ from memory.receipts.services.platforms import (
     platform_absence_proof_set,
     platform_register,
 )
+from memory.receipts.services.verifier_controls import platform_controls_set
 
 
 def _platform_names(membership: Membership) -> list[str]:
@@ -48,11 +50,18 @@ def _absence_form(membership: Membership, data: Any = None) -> PlatformAbsencePr
     )
 
 
+def _controls_form(membership: Membership, data: Any = None) -> VerifierControlsForm:
+    return VerifierControlsForm(
+        data, platforms=_platform_names(membership), auto_id="id_controls_%s"
+    )
+
+
 def _context(
     membership: Membership,
     form: PlatformRegisterForm | None = None,
     policy_form: OperationPolicyForm | None = None,
     absence_form: PlatformAbsenceProofForm | None = None,
+    controls_form: VerifierControlsForm | None = None,
 ) -> dict[str, Any]:
     return {
         "platforms": list(platforms_list(tenant=membership.tenant)),
@@ -60,6 +69,7 @@ def _context(
         "form": form or PlatformRegisterForm(),
         "policy_form": policy_form or _policy_form(membership),
         "absence_form": absence_form or _absence_form(membership),
+        "controls_form": controls_form or _controls_form(membership),
     }
 
 
@@ -147,4 +157,28 @@ def absence_proof_set(request: HttpRequest) -> HttpResponse:
             return redirect("platforms:index")
     return render_page(
         request, "memory/platforms.html", _context(membership, absence_form=form), status=400
+    )
+
+
+@login_required
+@require_http_methods(["POST"])
+def controls_set(request: HttpRequest) -> HttpResponse:
+    """Set a platform's verifier controls (the same service as the API)."""
+    membership = console_context(request, roles=[Role.ADMIN])
+    form = _controls_form(membership, request.POST)
+    if form.is_valid():
+        try:
+            platform = platform_controls_set(
+                tenant=membership.tenant,
+                actor=Actor.for_user(request.user, membership.role),
+                name=form.cleaned_data.pop("platform"),
+                **form.cleaned_data,
+            )
+        except Problem as problem:
+            _show_problem(form, problem)
+        else:
+            messages.success(request, f"Set the verifier controls of {platform.name}.")
+            return redirect("platforms:index")
+    return render_page(
+        request, "memory/platforms.html", _context(membership, controls_form=form), status=400
     )

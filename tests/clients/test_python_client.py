@@ -200,6 +200,8 @@ def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_t
     assert unknown_token.value.code in {"authentication_failed", "not_authenticated"}
 
     assert error_class_for("illegal_transition") is IllegalTransition
+    assert issubclass(error_class_for("approval_required", 409), ConflictError)
+    assert error_class_for("approval_required").__name__ == "ApprovalRequired"
     erased = error_class_for("idempotent_reply_erased", 409)(
         {"code": "idempotent_reply_erased", "status": 409, "id": "r-1", "original_status": 201}
     )

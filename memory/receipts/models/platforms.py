@@ -59,11 +59,30 @@ class Platform(models.Model):
     created_by_id = models.CharField(max_length=64, blank=True)
     created_by_label = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(db_default=Now())
+    # Negative controls of the verifier (docs/reconciliation.md, "Verifier controls"):
+    # a key the platform never saw and, optionally, one it holds. A periodic task
+    # reads both; a wrong answer marks the platform's verifier unhealthy, and while
+    # it is, no read of this platform makes a receipt `safe_to_retry`.
+    control_absent_key = models.CharField(max_length=255, blank=True)
+    control_present_key = models.CharField(max_length=255, blank=True)
+    controls_checked_at = models.DateTimeField(null=True, blank=True)
+    verifier_unhealthy_since = models.DateTimeField(null=True, blank=True)
+    verifier_unhealthy_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         app_label = "memory"
         constraints = [
             models.UniqueConstraint(fields=["tenant", "name"], name="platform_name_unique"),
+            models.CheckConstraint(
+                condition=models.Q(verifier_unhealthy_since__isnull=True)
+                | ~models.Q(verifier_unhealthy_reason=""),
+                name="platform_unhealthy_says_why",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(control_present_key="")
+                | ~models.Q(control_present_key=models.F("control_absent_key")),
+                name="platform_controls_differ",
+            ),
             models.CheckConstraint(
                 condition=models.Q(name__regex=PLATFORM_NAME_PATTERN), name="platform_name_valid"
             ),
@@ -118,6 +137,9 @@ class OperationPolicy(models.Model):
     require_external_id = models.BooleanField(default=False)
     evidence_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True, size=32)
     require_verifying_read = models.BooleanField(default=False)
+    # A person other than the planning token's owner approves each receipt's
+    # intent before the agent may submit it (docs/receipts.md, "Approvals").
+    approval_required = models.BooleanField(default=False)
     created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
     created_by_id = models.CharField(max_length=64, blank=True)
     created_by_label = models.CharField(max_length=150, blank=True)
@@ -131,6 +153,7 @@ class OperationPolicy(models.Model):
             models.CheckConstraint(
                 condition=models.Q(require_external_id=True)
                 | models.Q(require_verifying_read=True)
+                | models.Q(approval_required=True)
                 | ~models.Q(evidence_fields=[]),
                 name="operation_policy_requires_something",
             ),
@@ -148,4 +171,6 @@ class OperationPolicy(models.Model):
         needed += [f"evidence.{name}" for name in self.evidence_fields]
         if self.require_verifying_read:
             needed.append("verifying_read")
+        if self.approval_required:
+            needed.append("approval")
         return needed

@@ -16,6 +16,8 @@ from memory.receipts.models.platforms import Platform
 
 class ReceiptState(models.TextChoices):
     PLANNED = "planned"
+    # The operation's policy wants a person to approve the intent before the call.
+    AWAITING_APPROVAL = "awaiting_approval"
     SUBMITTED = "submitted"
     SUCCEEDED = "succeeded"
     REJECTED = "rejected"
@@ -40,7 +42,18 @@ _R = TransitionRole
 # written down: from-state → {to-state: roles allowed to make that move}.
 # Services, the API's `allowed` lists, metrics and the tests all read this.
 RECEIPT_TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
-    _S.PLANNED: {_S.SUBMITTED: frozenset({_R.AGENT})},
+    _S.PLANNED: {
+        _S.SUBMITTED: frozenset({_R.AGENT}),
+        # Planned under a policy that says `approval_required`: memdesk holds it for a
+        # person (docs/receipts.md), so the agent's own moves stay as they were.
+        _S.AWAITING_APPROVAL: frozenset({_R.WORKER}),
+    },
+    # A person other than the token's owner approves the intent (back to `planned`,
+    # so the agent may submit) or turns it down.
+    _S.AWAITING_APPROVAL: {
+        _S.PLANNED: frozenset({_R.EDITOR}),
+        _S.REJECTED: frozenset({_R.EDITOR}),
+    },
     _S.SUBMITTED: {
         _S.SUCCEEDED: frozenset({_R.AGENT}),
         _S.REJECTED: frozenset({_R.AGENT}),
@@ -100,7 +113,7 @@ class Receipt(models.Model):
     intent_fingerprint = models.CharField(max_length=80)
     idempotency_key = models.CharField(max_length=255)
     state = models.CharField(
-        max_length=16, choices=ReceiptState.choices, default=ReceiptState.PLANNED
+        max_length=20, choices=ReceiptState.choices, default=ReceiptState.PLANNED
     )
     external_id = models.CharField(max_length=255, blank=True)
     error_code = models.CharField(max_length=100, blank=True)
@@ -175,8 +188,8 @@ RECEIPT_TRANSITION_SCRUB = Rewrite(stamp="scrubbed_at", clears=("reason", "evide
 class ReceiptTransition(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     receipt = models.ForeignKey(Receipt, on_delete=models.CASCADE, related_name="transitions")
-    from_state = models.CharField(max_length=16, choices=ReceiptState.choices, blank=True)
-    to_state = models.CharField(max_length=16, choices=ReceiptState.choices)
+    from_state = models.CharField(max_length=20, choices=ReceiptState.choices, blank=True)
+    to_state = models.CharField(max_length=20, choices=ReceiptState.choices)
     actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
     actor_id = models.CharField(max_length=64, blank=True)
     actor_label = models.CharField(max_length=150, blank=True)

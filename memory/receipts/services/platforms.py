@@ -326,6 +326,7 @@ def operation_policy_set(
     require_external_id: bool = False,
     evidence_fields: list[str] | tuple[str, ...] = (),
     require_verifying_read: bool = False,
+    approval_required: bool = False,
 ) -> tuple[OperationPolicy, bool]:
     """Say what an agent's `succeeded` needs for `operation`; replaces the operation's policy.
 
@@ -357,11 +358,12 @@ def operation_policy_set(
                 "evidence_fields": [f"Not a field name: {name}" for name in bad] or ["Too many."]
             },
         )
-    if not (require_external_id or fields or require_verifying_read):
+    if not (require_external_id or fields or require_verifying_read or approval_required):
         raise Problem(
             "policy_requires_nothing",
-            "A policy must require something: an external id, evidence fields or a verifying "
-            "read. Without a policy the agent's report is taken as it comes.",
+            "A policy must require something: an external id, evidence fields, a verifying "
+            "read or a person's approval. Without a policy the agent's report is taken as it "
+            "comes.",
             errors={"require_external_id": ["Choose at least one requirement."]},
         )
     values = {
@@ -369,6 +371,7 @@ def operation_policy_set(
         "require_external_id": require_external_id,
         "evidence_fields": fields,
         "require_verifying_read": require_verifying_read,
+        "approval_required": approval_required,
     }
     with transaction.atomic():
         previous = (
@@ -407,4 +410,5 @@ def _policy_summary(policy: OperationPolicy) -> dict[str, object]:
         "require_external_id": policy.require_external_id,
         "evidence_fields": list(policy.evidence_fields),
         "require_verifying_read": policy.require_verifying_read,
+        "approval_required": policy.approval_required,
     }

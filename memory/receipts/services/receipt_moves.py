@@ -3,7 +3,8 @@
 A receipt moves only along `RECEIPT_TRANSITIONS`. `receipt_move` takes a locked row,
 checks the table for the caller's role, and appends its `ReceiptTransition`
 and an audit row in the same transaction, with the actor; a move into
-`manual_review` opens a review item. Waking a reconciler happens after commit.
+`manual_review` or `awaiting_approval` opens a review item. Waking a reconciler
+happens after commit.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ from reviews.models import Queue
 from reviews.services import review_cancel_for_target, review_open
 
 RECEIPT_TARGET_TYPE = "receipt"
+# The states in which a receipt waits for a person, and the review queue each waits in.
+WAITING_QUEUES: dict[str, str] = {
+    ReceiptState.MANUAL_REVIEW: Queue.MANUAL_REVIEW,
+    ReceiptState.AWAITING_APPROVAL: Queue.APPROVALS,
+}
 # Fields a transition may change; saved together so one move is one UPDATE.
 MOVE_FIELDS = [
     "state",
@@ -203,10 +209,11 @@ def receipt_move(
         data={"from": from_state, "to": to, "transition": transition.pk}
         | ({"replaced_external_id": replaced_external_id} if replaced_external_id else {}),
     )
-    if to == ReceiptState.MANUAL_REVIEW:
+    waiting_queue = WAITING_QUEUES.get(to)
+    if waiting_queue is not None:
         review_open(
             tenant=receipt.tenant,
-            queue=Queue.MANUAL_REVIEW,
+            queue=waiting_queue,
             target_type=RECEIPT_TARGET_TYPE,
             target_id=receipt.pk,
             target_version=receipt.version(),
@@ -214,12 +221,12 @@ def receipt_move(
             agent_label=receipt.agent,
             reason_codes=[reason[:64]] if reason else [],
         )
-    elif from_state == ReceiptState.MANUAL_REVIEW and deciding_review_item is None:
+    elif from_state in WAITING_QUEUES and deciding_review_item is None:
         # Settled outside the queue: nobody should decide it a second time there.
         review_cancel_for_target(
             tenant=receipt.tenant,
             target_type=RECEIPT_TARGET_TYPE,
             target_id=receipt.pk,
-            queue=Queue.MANUAL_REVIEW,
+            queue=WAITING_QUEUES[from_state],
         )
     return transition

@@ -30,6 +30,7 @@ from memory.receipts.models.platforms import Platform
 from memory.receipts.models.receipts import ReadOutcome, Receipt, ReceiptState, ReconciliationRead
 from memory.receipts.reconcilers import LookupResult, LookupTarget, PlatformAccess, reconciler_for
 from memory.receipts.services.receipt_moves import receipt_move
+from memory.receipts.services.verifier_controls import VERIFIER_UNHEALTHY
 
 logger = logging.getLogger(__name__)
 
@@ -259,6 +260,9 @@ def receipt_settlement(
         # The platform may have forgotten the key, so not finding it proves nothing.
         return ReceiptState.MANUAL_REVIEW, "key_retention_expired"
     if result.outcome == ReadOutcome.ABSENT and now >= absence_trusted_from(receipt):
+        if receipt.platform is not None and receipt.platform.verifier_unhealthy_since:
+            # Its verifier failed its controls: an "absent" from it proves nothing.
+            return ReceiptState.MANUAL_REVIEW, VERIFIER_UNHEALTHY
         return ReceiptState.SAFE_TO_RETRY, "absence_proven"
     if receipt.reconcile_attempts >= settings.RECONCILE_MAX_ATTEMPTS:
         return ReceiptState.MANUAL_REVIEW, "attempts_exhausted"

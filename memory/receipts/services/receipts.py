@@ -34,6 +34,11 @@ from memory.receipts.reconcilers.http import (
 from memory.receipts.reconcilers.urls import URLRefused, parse_platform_url
 from memory.receipts.selectors.platforms import operation_policy_for, platform_for_url, platform_get
 from memory.receipts.selectors.receipts import reach, receipt_by_key
+from memory.receipts.services.approvals import (
+    approval_refused,
+    approval_request,
+    submit_needs_approval,
+)
 from memory.receipts.services.receipt_moves import (
     RECEIPT_TARGET_TYPE,
     receipt_locked,
@@ -137,6 +142,9 @@ def receipt_create(
             # Entering the machine is its first transition, so the timeline
             # starts with who planned the effect.
             receipt_transition_append(receipt, from_state="", actor=actor, at=now, reason="planned")
+            policy = operation_policy_for(tenant=tenant, operation=operation)
+            if policy is not None and policy.approval_required:
+                approval_request(receipt)
             audit_record(
                 tenant=tenant,
                 actor=actor,
@@ -303,31 +311,42 @@ def _transition(
     with transaction.atomic():
         receipt = receipt_locked(tenant=tenant, actor=actor, receipt_id=receipt_id)
         # Under the lock, so the policy judges the receipt as it is when it moves.
-        screened = agent_success_screened(
-            policy=operation_policy_for(tenant=tenant, operation=receipt.operation),
-            role=transition_role(actor),
-            state=receipt.state,
-            to=to,
-            recorded_external_id=receipt.external_id,
-            external_id=external_id,
-            evidence=evidence,
-            reason=reason,
-        )
-        receipt_move(
-            receipt,
-            to=screened.to,
-            actor=actor,
-            now=now,
-            reason=screened.reason,
-            evidence=evidence,
-            external_id=external_id,
-            error_code=error_code,
-            submit_lease=submit_lease,
-            verb=verb,
-            deciding_review_item=deciding_review_item,
-        )
-        if screened.to == ReceiptState.OUTCOME_UNKNOWN:
-            reconciliation_enqueue_on_commit([receipt.pk])
+        policy = operation_policy_for(tenant=tenant, operation=receipt.operation)
+        refusal = None
+        if submit_needs_approval(receipt, policy=policy, role=transition_role(actor), to=to):
+            if receipt.state == ReceiptState.PLANNED:
+                # Planned before its policy asked for approval: it asks now, and the
+                # request is kept (committed) though the submit is refused.
+                approval_request(receipt)
+            refusal = approval_refused(receipt)
+        else:
+            screened = agent_success_screened(
+                policy=policy,
+                role=transition_role(actor),
+                state=receipt.state,
+                to=to,
+                recorded_external_id=receipt.external_id,
+                external_id=external_id,
+                evidence=evidence,
+                reason=reason,
+            )
+            receipt_move(
+                receipt,
+                to=screened.to,
+                actor=actor,
+                now=now,
+                reason=screened.reason,
+                evidence=evidence,
+                external_id=external_id,
+                error_code=error_code,
+                submit_lease=submit_lease,
+                verb=verb,
+                deciding_review_item=deciding_review_item,
+            )
+            if screened.to == ReceiptState.OUTCOME_UNKNOWN:
+                reconciliation_enqueue_on_commit([receipt.pk])
+    if refusal is not None:
+        raise refusal
     return receipt
 
 

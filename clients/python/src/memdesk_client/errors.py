@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ApprovalRequired",
     "AuthenticationError",
     "CapabilityRequired",
     "ConflictError",
@@ -183,6 +184,11 @@ class EvidenceRequired(ConflictError):
     """The operation's policy needs more evidence before `succeeded`."""
 
 
+class ApprovalRequired(ConflictError):
+    """The operation's policy wants a person's approval before the receipt is submitted:
+    it waits in `awaiting_approval`; submit again once it is back in `planned`."""
+
+
 class VersionRevoked(GoneError):
     """The skill version was revoked and may not be loaded."""
 
@@ -225,6 +231,7 @@ _BY_CODE: dict[str, type[ProblemError]] = {
     "idempotent_reply_erased": IdempotentReplyErased,
     "request_in_progress": RequestInProgress,
     "evidence_required": EvidenceRequired,
+    "approval_required": ApprovalRequired,
     "version_revoked": VersionRevoked,
     "throttled": RateLimited,
     "not_found": NotFoundError,

@@ -33,6 +33,7 @@ __all__ = [
 
 ReceiptState = Literal[
     "planned",
+    "awaiting_approval",
     "submitted",
     "succeeded",
     "rejected",

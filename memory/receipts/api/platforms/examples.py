@@ -21,6 +21,11 @@ PLATFORM = {
     "base_url": "https://blog.example/api/",
     "allow_private": False,
     **ABSENCE_PROOF,
+    "known_absent_key": "control-never-written",
+    "known_present_key": "control-2026-01",
+    "controls_checked_at": NOW,
+    "verifier_unhealthy_since": None,
+    "verifier_unhealthy_reason": "",
     "created_by": "ada",
     "created_at": NOW,
 }
@@ -32,6 +37,7 @@ OPERATION_POLICY = {
     "require_external_id": True,
     "evidence_fields": ["url"],
     "require_verifying_read": False,
+    "approval_required": False,
     "requirements": ["external_id", "evidence.url"],
     "created_by": "ada",
     "created_at": NOW,
@@ -55,6 +61,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "platforms_create": {
         "request": {"name": "blog", "base_url": "https://blog.example/api/", **ABSENCE_PROOF},
         "responses": {"201": PLATFORM, "200": PLATFORM},
+    },
+    "platforms_controls_update": {
+        "request": {
+            "known_absent_key": "control-never-written",
+            "known_present_key": "control-2026-01",
+        },
+        "responses": {"200": PLATFORM},
     },
     "platforms_absence_proof_update": {
         "request": ABSENCE_PROOF,

@@ -65,8 +65,24 @@ class PlatformRegisterInput(AbsenceProofInput):
     )
 
 
+class VerifierControlsInput(serializers.Serializer):
+    known_absent_key = serializers.CharField(
+        max_length=255, help_text="A key the platform never saw: its lookup must say absent."
+    )
+    known_present_key = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A key the platform holds: its lookup must find it. Optional, but without "
+        "it a verifier answering absent for everything goes unnoticed.",
+    )
+
+
 class PlatformOutput(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by_label")
+    known_absent_key = serializers.CharField(source="control_absent_key")
+    known_present_key = serializers.CharField(source="control_present_key")
 
     class Meta:
         model = Platform
@@ -79,6 +95,11 @@ class PlatformOutput(serializers.ModelSerializer):
             "lookup_template",
             "key_retention_seconds",
             "consistency_delay_seconds",
+            "known_absent_key",
+            "known_present_key",
+            "controls_checked_at",
+            "verifier_unhealthy_since",
+            "verifier_unhealthy_reason",
             "created_by",
             "created_at",
         ]
@@ -102,6 +123,11 @@ class OperationPolicyInput(serializers.Serializer):
         help_text="Only memdesk's own read of the platform settles `succeeded`: an agent's "
         "complete report moves the receipt to `outcome_unknown` and reconciliation reads.",
     )
+    approval_required = serializers.BooleanField(
+        default=False,
+        help_text="Each receipt waits in `awaiting_approval` until a person other than the one "
+        "its token acts for approves the intent; submitting before is `409 approval_required`.",
+    )
 
 
 class OperationPolicyOutput(serializers.ModelSerializer):
@@ -121,6 +147,7 @@ class OperationPolicyOutput(serializers.ModelSerializer):
             "require_external_id",
             "evidence_fields",
             "require_verifying_read",
+            "approval_required",
             "requirements",
             "created_by",
             "created_at",

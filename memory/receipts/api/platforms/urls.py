@@ -10,6 +10,11 @@ urlpatterns = [
         name="platform-absence-proof",
     ),
     path(
+        "platforms/<str:name>/controls",
+        views.PlatformControlsView.as_view(),
+        name="platform-controls",
+    ),
+    path(
         "platforms/<str:name>/policies",
         views.OperationPolicyListSetView.as_view(),
         name="platform-policies",

@@ -23,6 +23,7 @@ from memory.receipts.api.platforms.serializers import (
     OperationPolicyOutput,
     PlatformOutput,
     PlatformRegisterInput,
+    VerifierControlsInput,
 )
 from memory.receipts.models.platforms import Platform
 from memory.receipts.selectors.platforms import (
@@ -35,6 +36,7 @@ from memory.receipts.services.platforms import (
     platform_absence_proof_set,
     platform_register,
 )
+from memory.receipts.services.verifier_controls import platform_controls_set
 
 ADMINS = role_required("admin")
 _NOT_FOUND = OpenApiResponse(description="Problem details: not_found (no such platform)")
@@ -124,6 +126,39 @@ class PlatformAbsenceProofView(APIView):
         data = AbsenceProofInput(data=request.data)
         data.is_valid(raise_exception=True)
         platform = platform_absence_proof_set(
+            tenant=context.tenant, actor=context.actor, name=name, **data.validated_data
+        )
+        return Response(PlatformOutput(platform).data)
+
+
+class PlatformControlsView(APIView):
+    permission_classes = [ADMINS]
+
+    @extend_schema(
+        request=VerifierControlsInput,
+        responses={
+            200: PlatformOutput,
+            400: OpenApiResponse(
+                description="Problem details: validation_error, controls_identical"
+            ),
+            404: _NOT_FOUND,
+            **ADMIN_AUTH,
+        },
+        summary="Set a platform's verifier controls (admins)",
+        description=(
+            "A key the platform never saw (`known_absent_key`) and, optionally, one it holds "
+            "(`known_present_key`). Beat reads both through the platform's registered lookup; "
+            "a wrong answer marks the verifier unhealthy (`verifier_unhealthy_since`, "
+            "`verifier_unhealthy_reason`), and until a run passes no read of the platform "
+            "makes a receipt `safe_to_retry` (it goes to `manual_review`, reason "
+            "`verifier_unhealthy`). Audited. Session and CSRF token required."
+        ),
+    )
+    def put(self, request: Request, name: str) -> Response:
+        context = api_context(request)
+        data = VerifierControlsInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        platform = platform_controls_set(
             tenant=context.tenant, actor=context.actor, name=name, **data.validated_data
         )
         return Response(PlatformOutput(platform).data)

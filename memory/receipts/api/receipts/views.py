@@ -104,7 +104,8 @@ class ReceiptListCreateView(ListAPIView):
         },
         summary="Write a receipt before making an external call",
         description=(
-            "Commit the receipt in `planned` before touching the outside world. The "
+            "Commit the receipt in `planned` before touching the outside world (in "
+            "`awaiting_approval` when the operation's policy wants a person's approval). The "
             "`intent_fingerprint` is sha256 over the canonical JSON of `intent`. Errors: "
             "`secret_in_intent`, `invalid_reconciler`, `platform_not_registered`, "
             "`idempotency_key_reused`, "
@@ -168,6 +169,8 @@ class ReceiptTransitionView(APIView):
                 "this caller may move the receipt to now), evidence_required (the operation's "
                 "policy needs what `missing` lists: `external_id`, `evidence.<field>`; "
                 "`required` lists everything it asks; the receipt was not moved), "
+                "approval_required (the operation's policy wants a person's approval first: "
+                "the receipt waits in `awaiting_approval`), "
                 "external_id_conflict, idempotency_key_reused, request_in_progress"
             ),
             **AGENT_AUTH,
@@ -182,7 +185,10 @@ class ReceiptTransitionView(APIView):
             "it requires (else `409 evidence_required`); a policy requiring a verifying read "
             "answers `200` with the receipt in `outcome_unknown` (its transition's reason "
             "`verifying_read_required`): memdesk reads the platform, and only that read "
-            "makes it `succeeded`. Only the token that planned the receipt (or one holding "
+            "makes it `succeeded`. A policy requiring approval holds the receipt in "
+            "`awaiting_approval` until a person other than the token's owner approves it in "
+            "the approvals queue; submitting before is `409 approval_required`. "
+            "Only the token that planned the receipt (or one holding "
             "`receipts:operate`) moves it; for others it is `404 not_found`."
         ),
     )

@@ -15,7 +15,8 @@ from memory.receipts.services.platforms import operation_policy_set
 class Command(BaseCommand):
     help = (
         "Say what an agent's `succeeded` needs for an operation on a registered platform: "
-        "the external id, named evidence fields and/or memdesk's own verifying read. "
+        "the external id, named evidence fields, memdesk's own verifying read and/or a "
+        "person's approval before the call. "
         "Setting it again replaces the operation's policy."
     )
 
@@ -32,6 +33,11 @@ class Command(BaseCommand):
             help="a key the report's evidence must carry (repeat for several)",
         )
         parser.add_argument("--require-verifying-read", action="store_true")
+        parser.add_argument(
+            "--approval-required",
+            action="store_true",
+            help="each receipt waits for another person's approval before it is submitted",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"])
@@ -44,6 +50,7 @@ class Command(BaseCommand):
                 require_external_id=options["require_external_id"],
                 evidence_fields=options["evidence_fields"],
                 require_verifying_read=options["require_verifying_read"],
+                approval_required=options["approval_required"],
             )
         except Problem as problem:
             raise CommandError(f"{problem.code}: {problem.detail}") from None
