@@ -325,6 +325,17 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 
+
+def _every(task: str, seconds: int, queue: str) -> dict[str, Any]:
+    """A beat entry: `task` on `queue` every `seconds`; a run still queued when the next
+    one is due expires rather than piling up behind it."""
+    return {
+        "task": task,
+        "schedule": float(seconds),
+        "options": {"queue": queue, "expires": seconds},
+    }
+
+
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 48)
 # A request holding a key longer than this is taken to have died with its
 # transaction rolled back, so the key may be used again.
@@ -419,26 +430,18 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
 # Sweeps are the safety net behind the on-commit enqueue: they find work from
 # database state alone, so a lost message or a killed worker only delays it.
 # `expires` drops sweeps that piled up while no worker was listening.
-CELERY_BEAT_SCHEDULE["receipts-expire-submit-leases"] = {
-    "task": "memory.receipts_expire_submit_leases",
-    "schedule": float(RECONCILE_SWEEP_SECONDS),
-    "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
-}
-CELERY_BEAT_SCHEDULE["checkpoints-sweep-expired"] = {
-    "task": "memory.checkpoints_sweep_expired",
-    "schedule": float(CHECKPOINT_SWEEP_SECONDS),
-    "options": {"queue": RECONCILE_QUEUE, "expires": CHECKPOINT_SWEEP_SECONDS},
-}
-CELERY_BEAT_SCHEDULE["platforms-check-verifier-controls"] = {
-    "task": "memory.platforms_check_controls",
-    "schedule": float(VERIFIER_CONTROLS_SECONDS),
-    "options": {"queue": RECONCILE_QUEUE, "expires": VERIFIER_CONTROLS_SECONDS},
-}
-CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = {
-    "task": "memory.receipts_dispatch_due",
-    "schedule": float(RECONCILE_SWEEP_SECONDS),
-    "options": {"queue": RECONCILE_QUEUE, "expires": RECONCILE_SWEEP_SECONDS},
-}
+CELERY_BEAT_SCHEDULE["receipts-expire-submit-leases"] = _every(
+    "memory.receipts_expire_submit_leases", RECONCILE_SWEEP_SECONDS, RECONCILE_QUEUE
+)
+CELERY_BEAT_SCHEDULE["checkpoints-sweep-expired"] = _every(
+    "memory.checkpoints_sweep_expired", CHECKPOINT_SWEEP_SECONDS, RECONCILE_QUEUE
+)
+CELERY_BEAT_SCHEDULE["platforms-check-verifier-controls"] = _every(
+    "memory.platforms_check_controls", VERIFIER_CONTROLS_SECONDS, RECONCILE_QUEUE
+)
+CELERY_BEAT_SCHEDULE["receipts-dispatch-due-reconciliations"] = _every(
+    "memory.receipts_dispatch_due", RECONCILE_SWEEP_SECONDS, RECONCILE_QUEUE
+)
 # ---------------------------------------------------------------------------
 
 # Memory lifecycle -------------------------------------------------------------
@@ -482,23 +485,17 @@ if DELETION_LEASE_SECONDS <= CELERY_TASK_TIME_LIMIT:
         "DELETION_LEASE_SECONDS must exceed CELERY_TASK_TIME_LIMIT, or a running erasure "
         "loses its request to a second worker."
     )
-CELERY_BEAT_SCHEDULE["memory-consolidate"] = {
-    "task": "memory.consolidate",
-    "schedule": float(CONSOLIDATE_SWEEP_SECONDS),
-    "options": {"queue": LIFECYCLE_QUEUE, "expires": CONSOLIDATE_SWEEP_SECONDS},
-}
-CELERY_BEAT_SCHEDULE["memory-deletions-dispatch-due"] = {
-    "task": "memory.deletions_dispatch_due",
-    "schedule": float(DELETION_SWEEP_SECONDS),
-    "options": {"queue": LIFECYCLE_QUEUE, "expires": DELETION_SWEEP_SECONDS},
-}
+CELERY_BEAT_SCHEDULE["memory-consolidate"] = _every(
+    "memory.consolidate", CONSOLIDATE_SWEEP_SECONDS, LIFECYCLE_QUEUE
+)
+CELERY_BEAT_SCHEDULE["memory-deletions-dispatch-due"] = _every(
+    "memory.deletions_dispatch_due", DELETION_SWEEP_SECONDS, LIFECYCLE_QUEUE
+)
 # How often beat asks for the deletion of claims past their tenant's retention period.
 RETENTION_SWEEP_SECONDS = env_int("RETENTION_SWEEP_SECONDS", 3600)
-CELERY_BEAT_SCHEDULE["memory-retention-sweep"] = {
-    "task": "memory.retention_sweep",
-    "schedule": float(RETENTION_SWEEP_SECONDS),
-    "options": {"queue": LIFECYCLE_QUEUE, "expires": RETENTION_SWEEP_SECONDS},
-}
+CELERY_BEAT_SCHEDULE["memory-retention-sweep"] = _every(
+    "memory.retention_sweep", RETENTION_SWEEP_SECONDS, LIFECYCLE_QUEUE
+)
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
         "DeletionStatusEnum": "memory.privacy.models.lifecycle.DeletionStatus.choices",
@@ -579,11 +576,9 @@ LEDGER_SEMANTIC_MIN_SIMILARITY = float(os.environ.get("LEDGER_SEMANTIC_MIN_SIMIL
 RECALL_QUERY_CACHE_SIZE = env_int("RECALL_QUERY_CACHE_SIZE", 1024)
 # /healthz reports how recall ranks by meaning; common cannot import memory.
 SEMANTIC_MODE_PROBE = "memory.claims.embedders.semantic_mode"
-CELERY_BEAT_SCHEDULE["memory-embed-pending"] = {
-    "task": "memory.embed_pending",
-    "schedule": float(EMBED_SWEEP_SECONDS),
-    "options": {"queue": EMBED_QUEUE, "expires": EMBED_SWEEP_SECONDS},
-}
+CELERY_BEAT_SCHEDULE["memory-embed-pending"] = _every(
+    "memory.embed_pending", EMBED_SWEEP_SECONDS, EMBED_QUEUE
+)
 
 # Download my data ---------------------------------------------------------------
 # An export of at most this many rows (claims, events, deletions) is answered at
@@ -597,11 +592,9 @@ EXPORT_RETENTION_HOURS = env_int("EXPORT_RETENTION_HOURS", 24)
 EXPORT_LEASE_SECONDS = env_int("EXPORT_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
 EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3)
 EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 300)
-CELERY_BEAT_SCHEDULE["memory-exports-sweep"] = {
-    "task": "memory.exports_sweep",
-    "schedule": float(EXPORT_SWEEP_SECONDS),
-    "options": {"queue": LIFECYCLE_QUEUE, "expires": EXPORT_SWEEP_SECONDS},
-}
+CELERY_BEAT_SCHEDULE["memory-exports-sweep"] = _every(
+    "memory.exports_sweep", EXPORT_SWEEP_SECONDS, LIFECYCLE_QUEUE
+)
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {"ExportStatusEnum": "memory.privacy.models.exports.ExportStatus.choices"}
 )
