@@ -26,17 +26,30 @@ from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewIte
 from reviews.registry import QueuePolicy, policy_for
 
 PAGE_SIZE = 50
+# What lands in each queue, said so that an empty queue does not read as a problem.
 QUEUE_HELP = {
-    Queue.CANDIDATES: "Memories the write gate would not accept on its own: inferences, "
-    "reports and anything that looked like an instruction.",
-    Queue.CONFLICTS: "Two active claims disagree about the same thing and nothing could "
-    "settle it by authority or observation time.",
-    Queue.MANUAL_REVIEW: "Side effects whose outcome reconciliation could not prove. Check the "
-    "outside system, then record what happened.",
-    Queue.SKILL_PUBLICATION: "Skill versions submitted for approval. Someone other than the "
-    "author approves.",
-    Queue.DELETIONS: "Deletions that failed or whose verification found something left.",
-    Queue.STALE: "Claims past their refresh date that agents keep asking for.",
+    Queue.CANDIDATES: "Memories land here when the write gate would not accept them on its "
+    "own: inferences, reports and anything that looked like an instruction.",
+    Queue.CONFLICTS: "Claims land here when two active ones disagree about the same thing "
+    "and nothing could settle it by authority or observation time.",
+    Queue.MANUAL_REVIEW: "Side effects land here when reconciliation could not prove their "
+    "outcome: check the outside system, then record what happened.",
+    Queue.SKILL_PUBLICATION: "Skill versions land here when they are submitted for approval. "
+    "Someone other than the author approves.",
+    Queue.DELETIONS: "Deletions land here when they fail or their verification finds "
+    "something left.",
+    Queue.STALE: "Claims land here when they pass their refresh date and agents keep asking "
+    "for them.",
+}
+
+# The reason filter's example: a reason code items in that queue really carry.
+REASON_EXAMPLES = {
+    Queue.CANDIDATES: "unverified_authority",
+    Queue.CONFLICTS: "contradicts_active",
+    Queue.MANUAL_REVIEW: "manual_reconciler",
+    Queue.SKILL_PUBLICATION: "capability_added",
+    Queue.DELETIONS: "dirty:everywhere",
+    Queue.STALE: "stale_in_demand",
 }
 
 
@@ -117,6 +130,7 @@ def _workspace(
         "queue_url": reverse("reviews:queue", args=[queue]),
         "queue_label": Queue(queue).label,
         "queue_help": QUEUE_HELP[Queue(queue)],
+        "reason_example": REASON_EXAMPLES[Queue(queue)],
         "page": page,
         "rows": [(item, rows.get(item.pk, {})) for item in page.items],
         # None renders as empty fields.
@@ -223,7 +237,7 @@ def _read_only_reason(membership: Membership, policy: QueuePolicy | None) -> str
     if policy is None or membership.role in policy.roles:
         return ""
     if membership.role == "auditor":
-        return "You are signed in as an auditor: you can read every queue, but not decide."
+        return ""  # the page's own read-only notice (base.html) already says so
     roles = " or ".join(policy.roles)
     return f"Only an {roles} decides items in this queue; you can read them."
 

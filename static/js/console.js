@@ -159,6 +159,18 @@
     }
   });
 
+  // The sidebar's menu is open on a desktop and folded on a phone (the CSS breakpoint), so
+  // a phone shows the page's content first; it follows the window across the breakpoint.
+  const menu = document.querySelector("details[data-menu]");
+  if (menu instanceof HTMLDetailsElement) {
+    const narrow = window.matchMedia("(max-width: 760px)");
+    const fit = () => {
+      menu.open = !narrow.matches;
+    };
+    fit();
+    narrow.addEventListener("change", fit);
+  }
+
   // Ages past a queue's target turn amber, then red.
   const paintAges = () => {
     const now = Date.now() / 1000;
