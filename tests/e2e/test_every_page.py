@@ -46,7 +46,7 @@ def axe_violations(page: Any, *, every_impact: bool = True) -> list[str]:
           const r = await axe.run(document, { resultTypes: ["violations"] });
           return r.violations.map((v) => ({
             id: v.id, impact: v.impact, help: v.help,
-            nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")),
+            nodes: v.nodes.slice(0, 6).map((n) => n.target.join(" ")),
           }));
         }"""
     )
@@ -245,3 +245,13 @@ def test_dashboard_charts_are_readable(sign_in, width):
     )
     assert "_" not in labels and "…" not in labels, labels  # words, never cut enum names
     assert horizontal_overflow(page) == 0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_api_docs_are_accessible(sign_in, width):
+    page = sign_in("editor", width=width)
+    response = page.goto("/api/docs/")
+    assert response is not None and response.ok
+    page.wait_for_selector(".opblock", timeout=30_000)
+    problems = look(page, "api-docs", width)
+    assert not problems, "\n".join(problems)
