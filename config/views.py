@@ -60,7 +60,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         bar_chart(title="Recovery decisions by kind", bars=data["recovery"], axis="decisions"),
         *reliability_charts(figures),
     ]
-    oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
+    oldest = [
+        (Queue(queue).label, row["oldest"])
+        for queue, row in sorted(depths.items())
+        if row["oldest"]
+    ]
     context = {
         "charts": charts,
         "oldest": oldest,

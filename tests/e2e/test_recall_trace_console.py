@@ -54,9 +54,9 @@ def test_an_editor_reads_a_trace_and_where_a_claim_was_used(sign_in):
     returned = page.locator("#returned")
     row = returned.get_by_role("row").nth(1)
     assert first["text"][:20] in row.inner_text()
-    # Rows and the agent's prompt positions count from 1, as people count.
+    # Rows count from 1, as people count; the prompt position is the agent's own number.
     assert row.get_by_role("cell").first.inner_text() == "1"
-    assert "used at position 1" in row.inner_text() and "cited" in row.inner_text()
+    assert "used at 0" in row.inner_text() and "cited" in row.inner_text()
     cut_rows = page.locator("#cut").get_by_role("row")
     assert cut_rows.count() == len(cut) + 1
     assert cut[0]["text"][:20] in cut_rows.nth(1).inner_text()
@@ -152,4 +152,5 @@ def test_a_trace_agrees_with_itself_before_and_after_a_deletion_redacts_it(sign_
     for signal in ("fulltext", "vector", "ngram", "recency", "authority", "#1"):
         assert signal not in returned, signal
     assert page.inner_text("#trace-query-text") == "erased by a deletion"
+    assert "Every ranked candidate was returned" not in page.inner_text("#cut")
     assert "Raw trace" not in page.inner_text("main")
