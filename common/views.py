@@ -85,6 +85,21 @@ def api_not_found(request: HttpRequest, exception: Exception | None = None) -> H
     return page_not_found(request, exception or Exception("not found"))
 
 
+def api_forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A refused page: a problem for the API, the console's styled 403 page otherwise."""
+    if request.path.startswith("/api/"):
+        return problem_response(
+            request,
+            status_code=403,
+            code="permission_denied",
+            title="Permission denied",
+            detail="You do not have permission to perform this action.",
+        )
+    from django.views.defaults import permission_denied
+
+    return permission_denied(request, exception or Exception(""))
+
+
 def api_server_error(request: HttpRequest) -> HttpResponse:
     if request.path.startswith("/api/"):
         return problem_response(

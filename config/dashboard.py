@@ -62,7 +62,58 @@ def receipts_by_state(*, tenant: Tenant) -> list[tuple[str, int]]:
         .annotate(n=Count("id"))
         .order_by("-n")
     )
-    return [(state, n) for state, n in rows]
+    return [(words(state), n) for state, n in rows]
+
+
+# The dashboard's labels in words: a gate verdict or a recovery decision, and its reason.
+DECISION_WORDS = {
+    "accepted": "Accepted",
+    "merged": "Merged",
+    "needs_review": "Sent to review",
+    "conflict": "Conflict",
+    "superseded_previous": "Replaced an older one",
+    "quarantined": "Held back",
+    "rejected": "Rejected",
+    "fresh": "Start fresh",
+    "resume": "Resume",
+    "verify_only": "Verify only",
+    "no_op": "Nothing to do",
+    "escalate": "Escalate",
+}
+REASON_WORDS = {
+    "user_explicit_verified": "the user said so",
+    "tool_verified": "a tool verified it",
+    "unverified_authority": "source not verified",
+    "contradicts_active": "contradicts a memory",
+    "instruction_injection": "reads like a command",
+    "authority_capped": "authority capped",
+    "user_channel_required": "needs the user channel",
+    "tool_source_required": "needs a tool source",
+    "basis_unverified": "basis not verified",
+    "consent_required": "needs consent",
+    "no_checkpoint": "no checkpoint",
+    "checkpoint_expired": "checkpoint expired",
+    "input_changed": "input changed",
+    "effect_in_manual_review": "effect in review",
+    "effect_unverified": "effect not verified",
+    "already_verified": "already verified",
+    "next_stage": "next stage to run",
+    "retry_budget_exhausted": "out of retries",
+    "incomplete_stage": "stage incomplete",
+}
+
+
+def words(code: str) -> str:
+    """One code (a receipt state, a rejection reason, an outcome) as a chart label."""
+    return REASON_WORDS.get(code) or code.replace("_", " ")
+
+
+def in_words(decision: str, reason: str) -> str:
+    """ "accepted", "user_explicit_verified" → "Accepted · the user said so" (a code memdesk
+    has no words for reads as itself, spaced)."""
+    what = DECISION_WORDS.get(decision, decision.replace("_", " ").capitalize())
+    why = REASON_WORDS.get(reason, reason.replace("_", " "))
+    return f"{what} · {why}"
 
 
 class _Unnest(Func):
@@ -78,13 +129,13 @@ def gate_verdicts_by_reason(*, tenant: Tenant) -> list[tuple[str, int]]:
         .annotate(n=Count("id"))
         .order_by("-n")[:12]
     )
-    return [(f"{decision} · {reason}", n) for decision, reason, n in rows]
+    return [(in_words(decision, reason), n) for decision, reason, n in rows]
 
 
 def recovery_decisions(*, tenant: Tenant) -> list[tuple[str, int]]:
     counts = recovery_decision_counts(tenant=tenant)
     return sorted(
-        ((f"{decision} · {reason}", n) for (decision, reason), n in counts.items() if n),
+        ((in_words(decision, reason), n) for (decision, reason), n in counts.items() if n),
         key=lambda pair: -pair[1],
     )
 

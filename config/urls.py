@@ -62,5 +62,6 @@ urlpatterns = [
     path("", include(console)),
 ]
 
+handler403 = "common.views.api_forbidden"
 handler404 = "common.views.api_not_found"
 handler500 = "common.views.api_server_error"

@@ -10,12 +10,13 @@ from django.utils.safestring import SafeString
 
 from accounts.access import CONSOLE_READERS, console_context
 from accounts.models import Role
+from common.charts import bar_chart, column_chart, milliseconds, percent
 from common.htmx import render_page
-from config.charts import bar_chart, column_chart, milliseconds, percent
-from config.dashboard import dashboard_data
+from config.dashboard import dashboard_data, words
 from memory.claims.metrics import AgentReliability
 from memory.claims.selectors.traces import unused_recalls
 from memory.privacy.selectors.retention import retention_overview
+from reviews.models import Queue
 from reviews.selectors import queue_depths
 
 
@@ -44,7 +45,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ),
         bar_chart(
             title="Open items per queue now",
-            bars=[(queue, row["depth"]) for queue, row in sorted(depths.items())],
+            bars=[(Queue(queue).label, row["depth"]) for queue, row in sorted(depths.items())],
             axis="open items",
         ),
         column_chart(
@@ -59,7 +60,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         bar_chart(title="Recovery decisions by kind", bars=data["recovery"], axis="decisions"),
         *reliability_charts(figures),
     ]
-    oldest = [(queue, row["oldest"]) for queue, row in sorted(depths.items()) if row["oldest"]]
+    oldest = [
+        (Queue(queue).label, row["oldest"])
+        for queue, row in sorted(depths.items())
+        if row["oldest"]
+    ]
     context = {
         "charts": charts,
         "oldest": oldest,
@@ -101,12 +106,19 @@ def reliability_charts(figures: AgentReliability) -> list[SafeString]:
         ),
         bar_chart(
             title="Write rejections by reason",
-            bars=sorted(figures.rejections_by_reason.items(), key=lambda pair: -pair[1]),
+            bars=[
+                (words(reason), n)
+                for reason, n in sorted(
+                    figures.rejections_by_reason.items(), key=lambda pair: -pair[1]
+                )
+            ],
             axis="claims rejected or quarantined",
         ),
         bar_chart(
             title="Reconciliation outcomes",
-            bars=[(outcome, n) for outcome, n in figures.reconciliation_outcomes.items() if n],
+            bars=[
+                (words(outcome), n) for outcome, n in figures.reconciliation_outcomes.items() if n
+            ],
             axis="receipts settled by a read",
         ),
     ]

@@ -101,7 +101,8 @@ class QueuePresenter(Protocol):
     `outcome(item=, decision=)` (one sentence saying what a decision did)."""
 
     def rows(self, *, items: list[ReviewItem]) -> dict[int, dict[str, Any]]:
-        """One summary per item id (`title`, optional `status`), in a fixed number of queries."""
+        """One summary per item id (`title`, optional `status` and `reasons`: the reason codes
+        in words), in a fixed number of queries."""
 
     def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
         """The template showing the item's evidence, and its context."""

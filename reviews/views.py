@@ -23,24 +23,10 @@ from reviews import selectors, services
 from reviews.context_processors import remember_queue_depths, request_queue_depths
 from reviews.filters import AGE_CHOICES, ReviewItemFilter
 from reviews.models import OPEN_STATUSES, Decision, ItemStatus, Queue, ReviewItem
+from reviews.queue_copy import QUEUE_HELP, REASON_EXAMPLES
 from reviews.registry import QueuePolicy, policy_for
 
 PAGE_SIZE = 50
-QUEUE_HELP = {
-    Queue.CANDIDATES: "Memories the write gate would not accept on its own: inferences, "
-    "reports and anything that looked like an instruction.",
-    Queue.CONFLICTS: "Two active claims disagree about the same thing and nothing could "
-    "settle it by authority or observation time.",
-    Queue.MANUAL_REVIEW: "Side effects whose outcome reconciliation could not prove. Check the "
-    "outside system, then record what happened.",
-    Queue.SKILL_PUBLICATION: "Skill versions submitted for approval. Someone other than the "
-    "author approves.",
-    Queue.DELETIONS: "Deletions that failed or whose verification found something left.",
-    Queue.STALE: "Claims past their refresh date that agents keep asking for.",
-    Queue.APPROVALS: "Side effects an operation's policy holds for a person's approval. Read "
-    "the intent; the agent may submit only after someone other than the person it acts for "
-    "approves.",
-}
 
 
 def _queue(queue: str) -> str:
@@ -120,6 +106,7 @@ def _workspace(
         "queue_url": reverse("reviews:queue", args=[queue]),
         "queue_label": Queue(queue).label,
         "queue_help": QUEUE_HELP[Queue(queue)],
+        "reason_example": REASON_EXAMPLES[Queue(queue)],
         "page": page,
         "rows": [(item, rows.get(item.pk, {})) for item in page.items],
         # None renders as empty fields.
@@ -226,7 +213,7 @@ def _read_only_reason(membership: Membership, policy: QueuePolicy | None) -> str
     if policy is None or membership.role in policy.roles:
         return ""
     if membership.role == "auditor":
-        return "You are signed in as an auditor: you can read every queue, but not decide."
+        return ""  # the page's own read-only notice (base.html) already says so
     roles = " or ".join(policy.roles)
     return f"Only an {roles} decides items in this queue; you can read them."
 

@@ -1,8 +1,8 @@
 """What the version page draws: the matrix rows with their cases, and the cost curve.
 
 Pure layout from selector results; the template only places the numbers.
-The chart is inline SVG with plain attributes, so it needs neither script
-nor inline style under the console's Content-Security-Policy.
+The cost charts are common.charts' inline SVG, which needs neither script nor
+inline style under the console's Content-Security-Policy.
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from common.charts import column_chart, percent
 from skills.models import EvaluationCase, EvaluationCheck
 from skills.selectors import CostPoint, EvaluationMatrix, MatrixCell
-
-WIDTH, HEIGHT = 480, 180
-LEFT, RIGHT, TOP, BOTTOM = 30, 460, 16, 150
 
 
 @dataclass(frozen=True)
@@ -56,35 +54,36 @@ def matrix_rows(matrix: EvaluationMatrix) -> list[MatrixRow]:
 
 
 def cost_chart(points: list[CostPoint], *, current: int) -> dict[str, Any]:
-    """Versions left to right; tokens per case (scaled to the largest) and pass rate."""
+    """Versions left to right: a chart of tokens per case and one of the pass rate (one
+    unit each), and the rows of the table with every figure."""
     if not points:
         return {"points": []}
-    top_tokens = max(point.mean_tokens for point in points) or 1.0
-    step = (RIGHT - LEFT) / max(len(points) - 1, 1)
-    drawn = []
-    for index, point in enumerate(points):
-        x = LEFT + step * index if len(points) > 1 else (LEFT + RIGHT) / 2
-        drawn.append(
+    columns = [f"v{point.number}" for point in points]
+    return {
+        "points": [
             {
                 "number": point.number,
                 "current": point.number == current,
-                "x": round(x, 1),
-                "token_y": round(BOTTOM - (BOTTOM - TOP) * point.mean_tokens / top_tokens, 1),
-                "pass_y": round(BOTTOM - (BOTTOM - TOP) * point.pass_rate, 1),
                 "cases": point.cases,
                 "pass_percent": point.pass_rate * 100,
                 "mean_tokens": point.mean_tokens,
                 "mean_seconds": point.mean_seconds,
                 "mean_tool_calls": point.mean_tool_calls,
             }
-        )
-    return {
-        "points": drawn,
-        "width": WIDTH,
-        "height": HEIGHT,
-        "base": BOTTOM,
-        "right": RIGHT,
-        "label_y": BOTTOM + 20,
-        "token_line": " ".join(f"{p['x']},{p['token_y']}" for p in drawn),
-        "pass_line": " ".join(f"{p['x']},{p['pass_y']}" for p in drawn),
+            for point in points
+        ],
+        "tokens_chart": column_chart(
+            title="Mean tokens per case, by version",
+            points=[(c, round(p.mean_tokens)) for c, p in zip(columns, points, strict=True)],
+            axis="tokens per case",
+            across="version",
+        ),
+        "pass_chart": column_chart(
+            title="Pass rate, by version",
+            points=[(c, p.pass_rate) for c, p in zip(columns, points, strict=True)],
+            axis="share of cases passed",
+            across="version",
+            fmt=percent,
+            top=1,
+        ),
     }

@@ -226,6 +226,12 @@ def _skill_context(
         "production": production,
         "is_admin": membership.role == Role.ADMIN,
         "rollback_targets": targets,
+        # After a rollback the newer version is a target again: moving to it is no rollback.
+        "rollback_verb": (
+            "Roll back"
+            if production is not None and all(n < production.number for n in targets)
+            else "Move production"
+        ),
         "rollback_form": rollback_form or RollbackForm(targets=targets),
         "upload_form": upload_form or UploadForm(),
         "compare_form": CompareForm(initial={"a": compare_from, "b": newest}),

@@ -21,8 +21,9 @@ def test_dashboard_draws_the_governance_charts(editor, login, agent):
     client = login(editor)
     html = client.get("/dashboard/").content.decode()
     assert html.count("<svg") >= 3
-    assert "accepted · user_explicit_verified" in html
-    assert "needs_review · unverified_authority" in html
+    assert "Accepted · the user said so" in html
+    assert "Sent to review · source not verified" in html
+    assert "needs_review" not in html.split("<main")[1]
     partial = client.get("/dashboard/", HTTP_HX_REQUEST="true").content.decode()
     assert partial.lstrip().startswith('<div id="charts"')
 
@@ -59,5 +60,5 @@ def test_recovery_chart_counts_only_the_viewers_tenant(
             assert response.json()["decision"] == "fresh"
     acme_html = login(make_member(acme, "erin")).get("/dashboard/").content.decode()
     globex_html = login(make_member(globex, "gary")).get("/dashboard/").content.decode()
-    assert f"fresh · no_checkpoint: {acme_before + 1}<" in acme_html
-    assert f"fresh · no_checkpoint: {globex_before + 3}<" in globex_html
+    assert f"Start fresh · no checkpoint: {acme_before + 1}<" in acme_html
+    assert f"Start fresh · no checkpoint: {globex_before + 3}<" in globex_html

@@ -292,7 +292,12 @@ def register() -> None:
                 "memory/review/claim.html", decide_fields="memory/review/candidate_fields.html"
             ),
             approve_verdict="approve",
-            labels={"approve": "Approve", "reject": "Reject", "merge": "Merge into the chosen"},
+            labels={
+                "approve": "Approve",
+                "reject": "Reject",
+                # Says what merging does: the candidate's sources join the claim picked above.
+                "merge": "Merge: add its evidence to the chosen claim",
+            },
             reasons=CLAIM_REASONS,
             payload=CandidatePayload,
         ),

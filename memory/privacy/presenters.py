@@ -6,8 +6,14 @@ from typing import Any
 
 from accounts.selectors import audit_trail
 from memory.privacy.models.lifecycle import DeletionRequest
-from memory.privacy.plain import artifact_lines, probe_rows
+from memory.privacy.plain import artifact_lines, deletion_reason_words, probe_rows
 from reviews.models import ReviewItem
+
+
+def _what(deletion: DeletionRequest) -> str:
+    if deletion.scope == "records":
+        return "records"
+    return "one memory" if deletion.claim_id else "everything"
 
 
 class DeletionPresenter:
@@ -21,7 +27,11 @@ class DeletionPresenter:
         )
         by_id = {str(d.pk): d for d in deletions}
         return {
-            item.pk: {"title": f"{d.scope} deletion of {d.subject.key}", "status": d.status}
+            item.pk: {
+                "title": f"Deletion of {_what(d)} about {d.subject.key}",
+                "status": d.status,
+                "reasons": [deletion_reason_words(code) for code in item.reason_codes],
+            }
             for item in items
             if (d := by_id.get(item.target_id)) is not None
         }
@@ -42,6 +52,7 @@ class DeletionPresenter:
             "touched": artifact_lines(report.get("artifacts", {})),
             "horizon": report.get("horizon", {}),
             "engineer": True,
+            "plain_actors": False,
             "finished": True,
             "audit": list(
                 audit_trail(tenant=item.tenant, target_type="deletion", target_id=item.target_id)

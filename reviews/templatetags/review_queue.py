@@ -63,7 +63,9 @@ def _row(
         meta.append(f'<span class="chip {escape(str(status))}">{escape(str(status))}</span>')
     if item.subject_key:
         meta.append(f'<span class="mono">{escape(item.subject_key)}</span>')
-    meta += [f'<span class="chip">{escape(code)}</span>' for code in item.reason_codes]
+    # A queue's presenter may say its reason codes in words (`reasons`); else the codes.
+    reasons = summary.get("reasons") or item.reason_codes
+    meta += [f'<span class="chip">{escape(reason)}</span>' for reason in reasons]
     if item.status == ItemStatus.CLAIMED:
         meta.append(f'<span class="chip claimed">held by {escape(str(item.claimed_by))}</span>')
     local = item.created_at.astimezone(zone)  # timezone.localtime, the zone read once

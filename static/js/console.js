@@ -129,6 +129,28 @@
     if (dialog instanceof HTMLDialogElement) dialog.showModal();
   });
 
+  // hx-confirm asks in the page's own <dialog> (#confirm-dialog in base.html): styled,
+  // keyboard-accessible (focus starts on Cancel, Escape cancels) and free of inline code.
+  // The element asking may name the accept button with data-confirm-action.
+  document.body.addEventListener("htmx:confirm", (event) => {
+    const question = event.detail.question;
+    const dialog = document.getElementById("confirm-dialog");
+    if (!question || !(dialog instanceof HTMLDialogElement)) return;
+    event.preventDefault();
+    const asking = event.detail.elt instanceof Element ? event.detail.elt.closest("[data-confirm-action]") : null;
+    dialog.querySelector("[data-question]").textContent = question;
+    dialog.querySelector("[data-accept]").textContent = asking?.dataset.confirmAction || "Confirm";
+    dialog.returnValue = "";
+    dialog.addEventListener(
+      "close",
+      () => {
+        if (dialog.returnValue === "confirm") event.detail.issueRequest(true);
+      },
+      { once: true },
+    );
+    dialog.showModal();
+  });
+
   // After a decision the workspace is replaced: put focus on the next item.
   document.body.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target && event.detail.target.id === "workspace") {
@@ -136,6 +158,18 @@
       if (selected) select(selected);
     }
   });
+
+  // The sidebar's menu is open on a desktop and folded on a phone (the CSS breakpoint), so
+  // a phone shows the page's content first; it follows the window across the breakpoint.
+  const menu = document.querySelector("details[data-menu]");
+  if (menu instanceof HTMLDetailsElement) {
+    const narrow = window.matchMedia("(max-width: 760px)");
+    const fit = () => {
+      menu.open = !narrow.matches;
+    };
+    fit();
+    narrow.addEventListener("change", fit);
+  }
 
   // Ages past a queue's target turn amber, then red.
   const paintAges = () => {

@@ -107,8 +107,8 @@ def test_end_user_consents_withdraws_downloads_and_deletes_everything(
     assert "Alice has asthma" in page.inner_text("#memories")
 
     # 2. Withdrawing it deletes what it covered: the memory and her statement.
-    page.once("dialog", lambda dialog: dialog.accept())
     page.click(f"{row} button")
+    page.click("#confirm-dialog #confirm-accept:text-is('Withdraw consent')")
     page.wait_for_selector("#consents [role=status]:has-text('being deleted')")
     assert "not granted" in page.inner_text(row)
     screenshot(page, f"my-data-consent-withdrawn-{width}")
@@ -116,7 +116,7 @@ def test_end_user_consents_withdraws_downloads_and_deletes_everything(
     assert reports.count() == 2
     for link in [reports.nth(i).get_attribute("href") for i in range(reports.count())]:
         page.goto(link)
-        page.wait_for_selector("#deletion-status:text('completed')", timeout=60_000)
+        page.wait_for_selector("#deletion-status[data-status=completed]", timeout=60_000)
         assert "You withdrew your consent" in page.inner_text("#cause")
         assert "is gone from memdesk" in page.inner_text("#plain-status")
     screenshot(page, f"my-data-consent-report-{width}")
@@ -155,10 +155,10 @@ def test_end_user_consents_withdraws_downloads_and_deletes_everything(
     # 4. Delete everything, and read the report.
     page.goto("/me/")
     page.fill("#confirm-1", "user:alice")
-    page.once("dialog", lambda dialog: dialog.accept())
     page.click("form.danger-zone button.danger")
+    page.click("#confirm-dialog #confirm-accept:text-is('Delete everything')")
     page.wait_for_url("**/me/deletions/**")
-    page.wait_for_selector("#deletion-status:text('completed')", timeout=60_000)
+    page.wait_for_selector("#deletion-status[data-status=completed]", timeout=60_000)
     deletion_id = page.url.rstrip("/").rsplit("/", 1)[-1]
     assert "Deletion of everything about user:alice" in page.inner_text("h1")
     plain = page.inner_text("#plain-status")
@@ -169,6 +169,7 @@ def test_end_user_consents_withdraws_downloads_and_deletes_everything(
     report = page.inner_text("main")
     assert "What was touched" in report and "The memory itself" in page.inner_text("#probes")
     assert not page.query_selector("#engineer-details")
+    assert not page.query_selector("#horizon") and "VACUUM" not in report
     screenshot(page, f"my-data-deleted-{width}")
     assert not alices_claims()
     everything = DeletionRequest.objects.get(pk=deletion_id)
@@ -184,3 +185,7 @@ def test_end_user_consents_withdraws_downloads_and_deletes_everything(
     assert after["claims"] == []
     listed = next(d for d in after["deletions"] if d["id"] == deletion_id)
     assert listed["scope"] == "subject" and listed["status"] == "completed"
+    # Her file holds what each check found, not the SQL memdesk ran to look.
+    assert listed["report"]["probes"] and all(
+        "query" not in probe and "clean" in probe for probe in listed["report"]["probes"]
+    )

@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+import pytest
+from django.utils import timezone
+
 from accounts.models import Tenant
 from accounts.services import agent_token_create
+from memory.claims.models import Claim, RecallTrace
+from memory.privacy.services.erasure import redact_traces_choosing
 from tests.conftest import AgentClient
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, settle
 from tests.memory.helpers import recall, submit
 
 
@@ -49,6 +54,8 @@ def test_an_editor_reads_a_trace_and_where_a_claim_was_used(sign_in):
     returned = page.locator("#returned")
     row = returned.get_by_role("row").nth(1)
     assert first["text"][:20] in row.inner_text()
+    # Rows count from 1, as people count; the prompt position is the agent's own number.
+    assert row.get_by_role("cell").first.inner_text() == "1"
     assert "used at 0" in row.inner_text() and "cited" in row.inner_text()
     cut_rows = page.locator("#cut").get_by_role("row")
     assert cut_rows.count() == len(cut) + 1
@@ -104,3 +111,46 @@ def test_an_editor_finds_a_run_in_the_ledger_and_reads_it(sign_in):
     run.get_by_role("link", name="run-dana-7").click()
     page.wait_for_url("**mode=scroll**")
     assert page.locator("#ledger-results li").count() == 30
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_trace_agrees_with_itself_before_and_after_a_deletion_redacts_it(sign_in, width):
+    agent = demo_agent()
+    subject = "user:erin"
+    for predicate, text in [("home_city", "Erin lives in Lisbon"), ("pet", "Erin has a cat")]:
+        submit(agent, subject=subject, predicate=predicate, value=predicate, text=text)
+    answer = recall(agent, subject=subject, query="where does Erin live")
+    trace_id = answer["trace_id"]
+    page = sign_in("editor", width=width)
+    page.goto(f"/memory/traces/{trace_id}/")
+    settle(page)
+    screenshot(page, f"trace-plain-{width}")
+    first = page.locator("#returned tbody tr").first
+    assert first.locator("td").first.inner_text().endswith("1")
+    assert page.inner_text("#budget").startswith("No character budget was set")
+    assert "none" not in page.inner_text("#trace-query")
+    # The rank is one number on one line: its text makes a single line box.
+    lines = first.locator("td.rank").evaluate(
+        "(td) => { const r = document.createRange(); r.selectNodeContents(td);"
+        " return r.getClientRects().length; }"
+    )
+    assert lines == 1
+
+    trace = RecallTrace.objects.get(pk=trace_id)
+    claim = Claim.objects.get(subject__ref="erin", predicate="home_city")
+    redact_traces_choosing(
+        tenant_id=trace.tenant_id,
+        subject_ids=[trace.subject_id],
+        claim_ids=[claim.pk],
+        now=timezone.now(),
+    )
+    page.reload()
+    settle(page)
+    screenshot(page, f"trace-redacted-{width}")
+    assert "ranks and ranking signals are gone" in page.inner_text("#redacted-notice")
+    returned = page.inner_text("#returned")
+    for signal in ("fulltext", "vector", "ngram", "recency", "authority", "#1"):
+        assert signal not in returned, signal
+    assert page.inner_text("#trace-query-text") == "erased by a deletion"
+    assert "Every ranked candidate was returned" not in page.inner_text("#cut")
+    assert "Raw trace" not in page.inner_text("main")

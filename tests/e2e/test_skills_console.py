@@ -52,10 +52,13 @@ def test_admin_publishes_and_rolls_back(sign_in):
 
     page.goto(f"/skills/{slug}/")
     rollback = page.locator("#production form")
+    assert rollback.locator("#rollback-submit").inner_text() == "Roll back"
     rollback.locator("select").select_option("1")
     rollback.locator("textarea, input[type=text]").first.fill("v2 breaks form filling")
     rollback.locator("input[type=checkbox]").check()
     rollback.locator("button[type=submit]").click()
     page.wait_for_selector("#production >> text=v1")
     screenshot(page, "skill-rolled-back")
+    # What the form offers now is newer than production: moving there is no rollback.
+    assert page.locator("#rollback-submit").inner_text() == "Move production"
     assert SkillLabel.objects.get(skill=v2.skill, name="production").version.number == 1

@@ -263,5 +263,5 @@ def test_metrics_and_dashboard_show_the_same_figures(
     )
     assert shown["recovery_latency"].startswith(f"{p50:.3f} s")
     assert "Write rejections by reason" in html
-    assert "secret_detected: 1<" in html
+    assert "secret detected: 1<" in html
     assert "Reconciliation outcomes" in html

@@ -373,12 +373,13 @@ def test_a_copy_in_a_column_nobody_registered_keeps_the_deletion_out_of_complete
     assert page.status_code == 200
     html = page.content.decode()
     assert "our checks found a possible copy somewhere" in html
-    assert '<details id="horizon">' in html and "DELETION_BACKUP_RETENTION_DAYS" in html
     assert CANARY not in html.lower()
-    # The probe queries and digests wait for those who work deletions.
+    # Where the bytes are, the probe queries and digests wait for those who work deletions.
+    assert 'id="horizon"' not in html and "DELETION_BACKUP_RETENTION_DAYS" not in html
     assert 'id="engineer-details"' not in html
     engineer = login(editor).get(reverse("memory:deletion", args=[deletion_id])).content.decode()
     assert '<details id="engineer-details"' in engineer and CANARY not in engineer.lower()
+    assert '<details id="horizon">' in engineer and "DELETION_BACKUP_RETENTION_DAYS" in engineer
 
     decided = editor_api.post(
         f"/api/v1/reviews/{item.pk}/decide",

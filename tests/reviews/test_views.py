@@ -45,7 +45,7 @@ def test_list_partial_for_htmx_with_filters(editor, login, candidate_item):
     assert html.lstrip().startswith('<section id="list"')
     assert "Alice probably works at Acme" in html
     empty = client.get("/review/candidates/?subject=user:bob", **HTMX).content.decode()
-    assert "Nothing waiting here" in empty
+    assert "Nothing waiting that matches the filters" in empty
 
 
 def test_detail_partial_shows_evidence_and_claims_on_open(editor, editor2, login, candidate_item):
@@ -393,7 +393,9 @@ def test_approve_selected_with_nothing_selected_keeps_the_open_item(editor, logi
 
 def test_an_empty_queue_does_not_ask_to_select_an_item(editor, login):
     page = login(editor).get("/review/conflicts/").content.decode()
-    assert "Nothing waiting here" in page
+    assert "Nothing waiting." in page and "Nothing here needs a person now." in page
+    assert "Claims land here when two active ones disagree" in page
+    assert 'placeholder="e.g. contradicts_active"' in page
     assert "Select an item" not in page
 
 
@@ -412,7 +414,8 @@ def test_auditors_are_told_the_console_is_read_only_and_get_no_decision_shortcut
     auditor = make_member(acme, "audrey", "auditor")
     page = login(auditor).get(f"/review/candidates/?item={candidate_item.pk}").content.decode()
     assert 'id="auditor-notice"' in page and "Read-only" in page
-    assert "you can read every queue, but not decide" in page
+    # One read-only banner, not the queue's second one saying it again.
+    assert page.count('class="notice"') == 1 and 'id="read-only"' not in page
     dialog = page[page.index('<dialog id="shortcuts"') :]
     assert "<kbd>a</kbd>" not in dialog and "<kbd>r</kbd>" not in dialog
     editor_page = login(make_member(acme, "edna", "editor")).get("/review/candidates/")

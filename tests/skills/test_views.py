@@ -320,6 +320,9 @@ def test_it_walks_the_publication_flow_through_the_console(
     page = rolled.content.decode()
     assert 'id="production"' in page and "<html" not in page
     assert "Production moved from v2 to v1." in page
+    # The form now offers v2, which is newer than production: no "Roll back" any more.
+    assert '<option value="2">v2</option>' in page
+    assert ">Move production</button>" in page and ">Roll back</button>" not in page
     assert reader.get(f"/api/v1/skills/{SLUG}/resolve").json()["number"] == 1
 
     revoked = act(abe, "revoke", number=2, reason="fetches from an untrusted host").content

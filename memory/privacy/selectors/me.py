@@ -13,6 +13,7 @@ from accounts.models import AuditEvent, Tenant
 from accounts.selectors import owned_subject_keys
 from memory.claims.models import Claim, ClaimSource, ClaimStatus, Event, Subject
 from memory.privacy.models import Consent, DataExport, DeletionRequest
+from memory.privacy.plain import export_report
 from memory.privacy.selectors.export_activity import (
     activity_rows_total,
     activity_sections,
@@ -205,7 +206,7 @@ def _deletion_rows(deletions: list[DeletionRequest]) -> list[dict[str, Any]]:
             "status": deletion.status,
             "created_at": _at(deletion.created_at),
             "finished_at": _at(deletion.finished_at),
-            "report": deletion.report,
+            "report": export_report(deletion.report),
         }
         for deletion in deletions
     ]

@@ -45,6 +45,16 @@ from memory.privacy.services.exports import (
 # Nothing more happens by itself: `needs_review` waits for an editor.
 FINISHED = {DeletionStatus.COMPLETED, DeletionStatus.FAILED, DeletionStatus.NEEDS_REVIEW}
 
+# The session key naming the deletion just asked for, until its report first shows.
+STARTED_DELETION = "memdesk.started_deletion"
+# The toast on that first showing, by the deletion's state at that moment.
+STARTED_TOASTS = {
+    DeletionStatus.COMPLETED: "Deleted. The report below shows where memdesk looked afterwards.",
+    DeletionStatus.NEEDS_REVIEW: "Deleted. A check found a possible copy; an editor is looking.",
+    DeletionStatus.FAILED: "The deletion did not finish; an editor has been asked to look.",
+    "": "Deletion started. This page follows it to the end.",
+}
+
 
 def _actor(request: HttpRequest, membership: Membership) -> Actor:
     return Actor.for_user(request.user, membership.role)
@@ -53,7 +63,11 @@ def _actor(request: HttpRequest, membership: Membership) -> Actor:
 def _rows_context(membership: Membership) -> dict[str, Any]:
     """What every memory row needs: which rows still take a correction or a deletion (the
     others are history), and whether to show the engineer's fields."""
-    return {"correctable": CORRECTABLE_STATUSES, "engineer": membership.role != Role.USER}
+    return {
+        "correctable": CORRECTABLE_STATUSES,
+        "engineer": membership.role != Role.USER,
+        "plain_actors": membership.role == Role.USER,
+    }
 
 
 def _page_context(request: HttpRequest, membership: Membership) -> dict[str, Any]:
@@ -197,7 +211,9 @@ def _start_deletion(request: HttpRequest, membership: Membership, **target: Any)
         requested_by=request.user,
         **target,
     )
-    messages.success(request, "Deletion started. This page follows it to the end.")
+    # The report says how it went (it may be finished before the page opens): its first
+    # showing picks the toast that matches the deletion's state then.
+    request.session[STARTED_DELETION] = str(deletion.pk)
     url = f"/me/deletions/{deletion.pk}/"
     if is_htmx(request):
         response = HttpResponse(status=204)
@@ -239,6 +255,9 @@ def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
     )
     if deletion is None:
         raise Http404("no such deletion")
+    if not is_htmx(request) and request.session.get(STARTED_DELETION) == str(deletion.pk):
+        del request.session[STARTED_DELETION]
+        messages.success(request, STARTED_TOASTS.get(deletion.status, STARTED_TOASTS[""]))
     probes = deletion.report.get("probes", [])
     artifacts = deletion.report.get("artifacts", {})
     context = {
@@ -248,10 +267,13 @@ def deletion_view(request: HttpRequest, deletion_id: Any) -> HttpResponse:
         "artifacts": artifacts,
         "places": probe_rows(probes),
         "touched": artifact_lines(artifacts),
-        # The SQL, digests and counters stay behind a disclosure for those who work deletions.
+        # The SQL, digests, counters and storage details are for those who work deletions.
         "engineer": membership.role != Role.USER,
         "plain_actors": membership.role == Role.USER,
         "horizon": deletion.report.get("horizon", {}),
+        "backups_until": (deletion.report.get("horizon", {}).get("wal_and_backups") or {}).get(
+            "until", ""
+        ),
         "audit": list(
             audit_trail(tenant=membership.tenant, target_type="deletion", target_id=deletion.pk)
         ),
@@ -270,7 +292,8 @@ def event_view(request: HttpRequest, event_id: Any) -> HttpResponse:
     ).first()
     if event is None:
         raise Http404("no such event")
-    return render_page(request, "memory/event.html", {"event": event})
+    context = {"event": event, "engineer": membership.role != Role.USER}
+    return render_page(request, "memory/event.html", context)
 
 
 def _attachment(content: str, *, at: Any) -> HttpResponse:

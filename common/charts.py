@@ -1,12 +1,13 @@
-"""Small server-side SVG charts for the dashboard: no JavaScript, no CDN, readable as text.
+"""Small server-side SVG charts (the dashboard, a skill's cost curve): no JavaScript, no CDN,
+readable as text.
 
 Every chart has a title, a value axis with ticks at round numbers and a name
 saying what is counted, so a reader never has to guess the scale, and a table
 of its numbers behind a disclosure (for screen readers and for anyone who
 wants the figures). Only geometry goes into attributes; colours and fonts come
 from memdesk.css (`.chart`), since the Content-Security-Policy refuses inline
-style. The stylesheet never draws a chart narrower than its viewBox, so 13-unit
-labels stay at least 13 px: on a phone the chart scrolls inside its frame
+style. The stylesheet never draws a chart narrower than 370 px, so 14-unit
+labels stay at least 12 px: on a phone the chart scrolls inside its frame
 instead of shrinking its text.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-# The width is close to a dashboard card's; the stylesheet keeps 14-unit labels >= 11 px.
+# The width is close to a dashboard card's; the stylesheet keeps 14-unit labels >= 12 px.
 WIDTH = 420
 BAR_HEIGHT = 18
 GAP = 6
@@ -27,6 +28,11 @@ LABEL_CHARS = 22
 # Room under the plot for tick labels and the axis name.
 AXIS_HEIGHT = 40
 VALUE_ROOM = 64
+# A two-line bar label: "what · why", the second line this many units under the first.
+LABEL_SEPARATOR = " · "
+LINE_HEIGHT = 16
+# Up to this many columns, every one is labelled.
+FEW_COLUMNS = 8
 
 Formatter = Callable[[float], str]
 
@@ -55,6 +61,36 @@ def nice_ceiling(value: float) -> float:
         if value <= step * power + 1e-12:
             return step * power
     return 10 * power
+
+
+def integer_ceiling(value: float) -> int:
+    """For counts: a top whose half is a whole number too (2, 4, 6, 8, 10, 20, 40…), so
+    every tick of a count axis is an integer."""
+    if value <= 2:
+        return 2
+    power = 10 ** math.floor(math.log10(value))
+    for step in (2, 4, 6, 8, 10):
+        if value <= step * power:
+            return int(step * power)
+    return int(10 * power)
+
+
+def _top(values: Sequence[int | float]) -> float:
+    """The axis top: an integer one when every value is a whole number (a count)."""
+    largest = max(values)
+    if all(float(value).is_integer() for value in values):
+        return integer_ceiling(largest)
+    return nice_ceiling(largest)
+
+
+def _label_lines(label: str) -> str:
+    """A bar's label as SVG text: "what · why" on two lines, each cut to fit its room."""
+    first, _, second = label.partition(LABEL_SEPARATOR)
+    if not second:
+        return escape(_short(label))
+    return (
+        f'{escape(_short(first))}<tspan x="0" dy="{LINE_HEIGHT}">{escape(_short(second))}</tspan>'
+    )
 
 
 def _short(label: str) -> str:
@@ -98,15 +134,18 @@ def bar_chart(
     """Horizontal bars with their labels and values over a value axis named `axis`."""
     if not bars:
         return format_html('<p class="muted">{}: nothing recorded yet.</p>', title)
-    top = nice_ceiling(max(value for _, value in bars))
+    top = _top([value for _, value in bars])
     plot = WIDTH - LABEL_WIDTH - VALUE_ROOM
-    rows = len(bars) * (BAR_HEIGHT + GAP) + GAP
+    # A label "what · why" is drawn on two lines, each room for LABEL_CHARS characters.
+    two_lines = any(LABEL_SEPARATOR in label for label, _ in bars)
+    row = BAR_HEIGHT + GAP + (LINE_HEIGHT if two_lines else 0)
+    rows = len(bars) * row + GAP
     parts = _open(title, rows + AXIS_HEIGHT)
     for index, (label, value) in enumerate(bars):
-        y = GAP + index * (BAR_HEIGHT + GAP)
+        y = GAP + index * row
         length = plot * (value / top)
         parts.append(
-            f'<text x="0" y="{y + BAR_HEIGHT - 5}">{escape(_short(label))}</text>'
+            f'<text x="0" y="{y + BAR_HEIGHT - 5}">{_label_lines(label)}</text>'
             f'<rect class="bar" x="{LABEL_WIDTH}" y="{y}" width="{length:.1f}" '
             f'height="{BAR_HEIGHT}" rx="3"><title>{escape(label)}: {escape(fmt(value))}</title>'
             f'</rect><text x="{LABEL_WIDTH + length + 6:.1f}" y="{y + BAR_HEIGHT - 5}">'
@@ -131,13 +170,22 @@ def bar_chart(
 
 
 def column_chart(
-    *, title: str, points: Sequence[tuple[str, int | float]], axis: str = "count"
+    *,
+    title: str,
+    points: Sequence[tuple[str, int | float]],
+    axis: str = "count",
+    across: str = "day",
+    fmt: Formatter = plain,
+    top: float | None = None,
 ) -> SafeString:
-    """Columns over time (one per day) above a date axis, with a value axis named `axis`."""
+    """Columns, one per point (a day, a version), over an axis named `across`, with a value
+    axis named `axis` in one unit; `top` fixes the scale (a share's is 1)."""
     if not points or not any(value for _, value in points):
         return format_html('<p class="muted">{}: nothing recorded yet.</p>', title)
-    top = nice_ceiling(max(value for _, value in points))
-    left, height, above = 44, 180, 22
+    top = top or _top([value for _, value in points])
+    # Room left of the plot for the widest value label ("100 %" needs more than "8").
+    widest = max(len(fmt(top * share)) for share in (0, 0.5, 1))
+    left, height, above = max(44, 12 + 9 * widest), 180, 22
     bottom = height - AXIS_HEIGHT + 8
     plot_height = bottom - above
     step = (WIDTH - left) / len(points)
@@ -148,7 +196,7 @@ def column_chart(
         parts.append(
             f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{WIDTH}" y2="{y:.1f}"/>'
             f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{escape(plain(top * share))}</text>"
+            f"{escape(fmt(top * share))}</text>"
         )
     for index, (label, value) in enumerate(points):
         column = plot_height * (value / top)
@@ -156,10 +204,15 @@ def column_chart(
         parts.append(
             f'<rect class="bar" x="{x:.1f}" y="{bottom - column:.1f}" '
             f'width="{step - 4:.1f}" height="{column:.1f}" rx="2">'
-            f"<title>{escape(label)}: {value}</title></rect>"
+            f"<title>{escape(label)}: {escape(fmt(value))}</title></rect>"
         )
-    middle = len(points) // 2
-    for index, anchor in ((0, "start"), (middle, "middle"), (len(points) - 1, "end")):
+    # A few columns (versions) each get their label under them; many (days) get the first,
+    # the middle and the last, so labels never collide.
+    if len(points) <= FEW_COLUMNS:
+        labelled = [(index, "middle") for index in range(len(points))]
+    else:
+        labelled = [(0, "start"), (len(points) // 2, "middle"), (len(points) - 1, "end")]
+    for index, anchor in labelled:
         x = (
             left
             + index * step
@@ -171,7 +224,8 @@ def column_chart(
         )
     parts.append(
         f'<text class="axis-name" x="{left + (WIDTH - left) / 2:.1f}" y="{height - 2}" '
-        'text-anchor="middle">day</text></svg></div>'
+        f'text-anchor="middle">{escape(across)}</text></svg></div>'
     )
-    parts.append(_numbers(title, axis, [(label, plain(value)) for label, value in points], "day"))
+    rows = [(label, fmt(value)) for label, value in points]
+    parts.append(_numbers(title, axis, rows, across))
     return mark_safe("".join(parts))  # noqa: S308 - every label is escaped above
