@@ -61,7 +61,7 @@ def test_her_report_is_plain_and_the_editors_is_for_editors(sign_in, width):
     assert page.inner_text("#deletion-status") == "an editor is checking"
     # The demo's deletion was asked when the demo was seeded: "just now" or minutes ago,
     # never "0 minutes ago", and no stray space before a comma.
-    assert re.fullmatch(r"Asked (just now|\d+ minutes? ago)", page.inner_text("#deletion-times"))
+    assert re.fullmatch(r"Asked (just now|\d+\s+minutes? ago)", page.inner_text("#deletion-times"))
     assert "1 memory erased" in page.inner_text("#touched")
     for engineer_word in (
         "Details for engineers",
