@@ -37,9 +37,7 @@ QUEUE_HELP = {
     "author approves.",
     Queue.DELETIONS: "Deletions that failed or whose verification found something left.",
     Queue.STALE: "Claims past their refresh date that agents keep asking for.",
-    Queue.APPROVALS: "Side effects an operation's policy holds for a person's approval. Read "
-    "the intent; the agent may submit only after someone other than the person it acts for "
-    "approves.",
+    Queue.APPROVALS: "Side effects held for another person's approval: read the intent, decide.",
 }
 
 
