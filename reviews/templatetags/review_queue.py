@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import TIME_STRINGS, timesince
 
 from common.templatetags.hidden_chars import reveal_html
+from common.templatetags.moments import JUST_NOW
 from reviews.models import ItemStatus, ReviewItem
 
 register = template.Library()
@@ -69,8 +70,13 @@ def _row(
     if item.status == ItemStatus.CLAIMED:
         meta.append(f'<span class="chip claimed">held by {escape(str(item.claimed_by))}</span>')
     local = item.created_at.astimezone(zone)  # timezone.localtime, the zone read once
-    # timesince only applies `%` to each label, which _UnitLabels answers like a str.
-    age = escape(timesince(item.created_at, now, time_strings=cast(dict[str, str], units)))
+    # timesince only applies `%` to each label, which _UnitLabels answers like a str. Under
+    # a minute it says "0 minutes": that moment is "just now" (common/templatetags/moments).
+    age = (
+        "just now"
+        if now - item.created_at < JUST_NOW
+        else escape(timesince(item.created_at, now, time_strings=cast(dict[str, str], units)))
+    )
     checkbox = (
         f'<input type="checkbox" name="items" value="{pk}" aria-label="select item {pk}">'
         if selectable

@@ -261,3 +261,11 @@ def test_the_api_lists_the_same_filtered_items_as_the_console(acme, editor, logi
     console = _walk(login(editor), "/review/candidates/?subject=user:u3")
     # Oldest first in both, across the API's cursor pages.
     assert listed == console and len(console) == 2
+
+
+def test_an_item_opened_a_moment_ago_reads_just_now(agent, editor, login):
+    submit(agent, authority="reported", basis="reported", predicate="p1", value="1")
+    html = login(editor).get("/review/candidates/").content.decode()
+    row = html[html.index("data-row") :]
+    assert "just now" in row[: row.index("</li>")]
+    assert "0\xa0minutes" not in html and "0 minutes" not in html
