@@ -7,6 +7,7 @@ registered from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -26,6 +27,7 @@ from memory.receipts.forms import (
     PlatformRegisterForm,
     VerifierControlsForm,
 )
+from memory.receipts.models import Platform
 from memory.receipts.selectors.platforms import operation_policies_list, platforms_list
 from memory.receipts.services.platforms import (
     operation_policy_set,
@@ -134,15 +136,21 @@ def policy_set(request: HttpRequest) -> HttpResponse:
     )
 
 
-@login_required
-@require_http_methods(["POST"])
-def absence_proof_set(request: HttpRequest) -> HttpResponse:
-    """Change how a platform proves absence (the same service as the API)."""
+def _platform_setting_post(
+    request: HttpRequest,
+    *,
+    form_for: Callable[[Membership, Any], Any],
+    service: Callable[..., Platform],
+    done: Callable[[Platform], str],
+    form_name: str,
+) -> HttpResponse:
+    """One platform form posted by an admin: the API's service, a message, or the page
+    again with the form's errors."""
     membership = console_context(request, roles=[Role.ADMIN])
-    form = _absence_form(membership, request.POST)
+    form = form_for(membership, request.POST)
     if form.is_valid():
         try:
-            platform = platform_absence_proof_set(
+            platform = service(
                 tenant=membership.tenant,
                 actor=Actor.for_user(request.user, membership.role),
                 name=form.cleaned_data.pop("platform"),
@@ -151,12 +159,23 @@ def absence_proof_set(request: HttpRequest) -> HttpResponse:
         except Problem as problem:
             _show_problem(form, problem)
         else:
-            messages.success(
-                request, f"{platform.name} now proves absence by: {platform.absence_proof}."
-            )
+            messages.success(request, done(platform))
             return redirect("platforms:index")
     return render_page(
-        request, "memory/platforms.html", _context(membership, absence_form=form), status=400
+        request, "memory/platforms.html", _context(membership, **{form_name: form}), status=400
+    )
+
+
+@login_required
+@require_http_methods(["POST"])
+def absence_proof_set(request: HttpRequest) -> HttpResponse:
+    """Change how a platform proves absence (the same service as the API)."""
+    return _platform_setting_post(
+        request,
+        form_for=_absence_form,
+        service=platform_absence_proof_set,
+        done=lambda platform: f"{platform.name} now proves absence by: {platform.absence_proof}.",
+        form_name="absence_form",
     )
 
 
@@ -164,21 +183,10 @@ def absence_proof_set(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def controls_set(request: HttpRequest) -> HttpResponse:
     """Set a platform's verifier controls (the same service as the API)."""
-    membership = console_context(request, roles=[Role.ADMIN])
-    form = _controls_form(membership, request.POST)
-    if form.is_valid():
-        try:
-            platform = platform_controls_set(
-                tenant=membership.tenant,
-                actor=Actor.for_user(request.user, membership.role),
-                name=form.cleaned_data.pop("platform"),
-                **form.cleaned_data,
-            )
-        except Problem as problem:
-            _show_problem(form, problem)
-        else:
-            messages.success(request, f"Set the verifier controls of {platform.name}.")
-            return redirect("platforms:index")
-    return render_page(
-        request, "memory/platforms.html", _context(membership, controls_form=form), status=400
+    return _platform_setting_post(
+        request,
+        form_for=_controls_form,
+        service=platform_controls_set,
+        done=lambda platform: f"Set the verifier controls of {platform.name}.",
+        form_name="controls_form",
     )
