@@ -122,18 +122,23 @@ def role_required(*roles: str) -> type[permissions.BasePermission]:
     return HasRole
 
 
-def agent_or_people(capability: str, *roles: str) -> type[permissions.BasePermission]:
-    """A permission class: an agent token holding `capability`, or a person with one of `roles`.
+def agent_or_people(
+    capability: str | tuple[str, ...], *roles: str
+) -> type[permissions.BasePermission]:
+    """A permission class: an agent token holding `capability` (or one of several), or a
+    person with one of `roles`.
 
     Each kind of caller is refused with its own code: an agent with
     `capability_required`, a person with `role_required`.
     """
 
+    capabilities = (capability,) if isinstance(capability, str) else capability
+
     class AgentOrPeople(permissions.BasePermission):
         def has_permission(self, request: Request, view: object) -> bool:
             context = api_context(request)
             if context.is_agent:
-                _check_capability(context, (capability,))
+                _check_capability(context, capabilities)
             else:
                 _check_role(context, roles)
             return True

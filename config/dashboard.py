@@ -10,10 +10,10 @@ from django.db.models import Count, Func
 from django.utils import timezone
 
 from accounts.models import Tenant
-from memory.claims.metrics import AgentReliability, agent_reliability
 from memory.claims.models import Claim
+from memory.claims.reliability import AgentReliability, agent_reliability
 from memory.receipts.models import Receipt
-from memory.receipts.services.recovery import recovery_decision_counts
+from memory.receipts.selectors.recovery_log import RecoveryFigures
 
 DAYS = 14
 
@@ -132,8 +132,8 @@ def gate_verdicts_by_reason(*, tenant: Tenant) -> list[tuple[str, int]]:
     return [(in_words(decision, reason), n) for decision, reason, n in rows]
 
 
-def recovery_decisions(*, tenant: Tenant) -> list[tuple[str, int]]:
-    counts = recovery_decision_counts(tenant=tenant)
+def recovery_decisions(recovery: RecoveryFigures) -> list[tuple[str, int]]:
+    counts = recovery.answers_by_outcome
     return sorted(
         ((in_words(decision, reason), n) for (decision, reason), n in counts.items() if n),
         key=lambda pair: -pair[1],
@@ -146,11 +146,12 @@ def reliability(*, tenant: Tenant) -> AgentReliability:
 
 
 def dashboard_data(*, tenant: Tenant) -> dict[str, Any]:
+    figures = reliability(tenant=tenant)
     return {
-        "reliability": reliability(tenant=tenant),
+        "reliability": figures,
         "queue_depth": queue_depth_by_day(tenant=tenant),
         "receipts_by_day": receipts_by_day(tenant=tenant),
         "receipts_by_state": receipts_by_state(tenant=tenant),
         "gate_verdicts": gate_verdicts_by_reason(tenant=tenant),
-        "recovery": recovery_decisions(tenant=tenant),
+        "recovery": recovery_decisions(figures.recovery),
     }

@@ -57,6 +57,7 @@ urlpatterns = [
     path("memory/", include("memory.claims.urls")),
     path("skills/", include("skills.urls")),
     path("platforms/", include("memory.receipts.urls")),
+    path("recovery/", include("memory.receipts.recovery_urls")),
     path("tokens/", include("accounts.urls")),
     path("settings/retention/", include(privacy_urls.retention_urls)),
     path("", include(console)),

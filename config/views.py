@@ -13,7 +13,7 @@ from accounts.models import Role
 from common.charts import bar_chart, column_chart, milliseconds, percent
 from common.htmx import render_page
 from config.dashboard import dashboard_data, words
-from memory.claims.metrics import AgentReliability
+from memory.claims.reliability import AgentReliability
 from memory.claims.selectors.traces import unused_recalls
 from memory.privacy.selectors.retention import retention_overview
 from reviews.models import Queue
@@ -80,7 +80,7 @@ def reliability_charts(figures: AgentReliability) -> list[SafeString]:
     rates = [
         ("duplicate side effects", figures.duplicate_side_effect_rate),
         ("unverified completions", figures.unverified_completion_rate),
-        ("stale-as-fact recalls", figures.stale_as_fact_rate),
+        ("stale claim uses", figures.stale_claim_use_rate),
         ("write rejections", figures.write_rejection_rate),
     ]
     latencies = [
@@ -94,8 +94,8 @@ def reliability_charts(figures: AgentReliability) -> list[SafeString]:
     return [
         bar_chart(
             title="Agent reliability: share of each population",
-            bars=rates if figures.completions or figures.recalls or figures.claim_writes else [],
-            axis="% of completions, recalls or claim writes",
+            bars=rates if figures.completions or figures.claim_uses or figures.claim_writes else [],
+            axis="% of completions, claim uses or claim writes",
             fmt=percent,
         ),
         bar_chart(

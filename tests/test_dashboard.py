@@ -1,6 +1,6 @@
 import pytest
 
-from memory.receipts.services.recovery import recovery_decision_counts
+from memory.receipts.selectors.recovery_log import recovery_decision_counts
 from tests.memory.helpers import submit
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +47,6 @@ def test_a_person_of_no_tenant_finds_no_dashboard(outsider, login):
 def test_recovery_chart_counts_only_the_viewers_tenant(
     acme, globex, make_member, login, agent, globex_agent
 ):
-    # Counters live in Redis, shared with other tests: compare with what was there.
     acme_before = recovery_decision_counts(tenant=acme)[KEY]
     globex_before = recovery_decision_counts(tenant=globex)[KEY]
     for client, n in ((agent, 1), (globex_agent, 3)):

@@ -55,7 +55,9 @@ class MemdeskFigures:
     duplicate_side_effects: float = 0
     unverified_completions: float = 0
     unverified_completion_rate: float = 0
-    stale_as_fact_rate: float = 0
+    stale_claim_use_rate: float = 0
+    recovery_answers_judged: float = 0
+    recovery_answers_correct: float = 0
     reconciliation_outcomes: dict[str, float] = field(default_factory=dict)
     recovery_decisions_timed: float = 0
     recovery_latency_p50: float | None = None
@@ -69,6 +71,12 @@ class DriverReport:
     faults: Counter[str] = field(default_factory=Counter)
     skipped_faults: Counter[str] = field(default_factory=Counter)
     published: int = 0
+    # Each run publishes one article, and one more when its input changed after the
+    # checkpoint (new sources: a new article, not a duplicate).
+    input_changes: int = 0
+    # Published articles no succeeded receipt names, and receipts naming no article.
+    untraced_articles: list[str] = field(default_factory=list)
+    unpublished_receipts: list[str] = field(default_factory=list)
     duplicate_side_effects: int = 0
     succeeded_receipts: int = 0
     unverified_completions: int = 0
@@ -83,6 +91,12 @@ class DriverReport:
         pairs = {
             "completions": (self.succeeded_receipts, self.memdesk.completions),
             "published articles vs completions": (self.published, self.memdesk.completions),
+            "published articles vs runs + input changes": (
+                self.published,
+                self.scheduled_runs + self.input_changes,
+            ),
+            "articles without one receipt": (len(self.untraced_articles), 0),
+            "receipts without an article": (len(self.unpublished_receipts), 0),
             "duplicate side effects": (
                 self.duplicate_side_effects,
                 self.memdesk.duplicate_side_effects,
@@ -92,6 +106,11 @@ class DriverReport:
                 self.memdesk.unverified_completions,
             ),
             "recovery decisions": (self.triggers, self.memdesk.recovery_decisions_timed),
+            "recovery answers judged": (self.triggers, self.memdesk.recovery_answers_judged),
+            "recovery answers correct": (
+                self.decisions_correct,
+                self.memdesk.recovery_answers_correct,
+            ),
         }
         return [
             f"{name}: driver {ours}, memdesk {theirs:g}"
@@ -120,17 +139,21 @@ class DriverReport:
             skipped = ", ".join(sorted(self.skipped_faults))
             lines.append(f"faults skipped:                {skipped} (no worker control here)")
         lines += [
-            f"articles published:            {self.published}",
+            f"articles published:            {self.published} (one per run: "
+            f"{self.scheduled_runs}, plus {self.input_changes} after an input changed; "
+            f"{self.published - len(self.untraced_articles)} traced to their receipt)",
             f"duplicate side effects:        {self.duplicate_side_effects} "
             f"(memdesk: {memdesk.duplicate_side_effects:g})",
             f"unverified completions:        {self.unverified_completions} "
             f"(memdesk: {memdesk.unverified_completions:g}, "
             f"rate {memdesk.unverified_completion_rate:.3f})",
-            f"recovery decisions correct:    {self.decisions_correct} / {self.triggers}",
+            f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
+            f"(memdesk: {memdesk.recovery_answers_correct:g} / "
+            f"{memdesk.recovery_answers_judged:g} judged)",
             f"runs escalated to a person:    {self.escalated_runs}",
             f"reconciliation outcomes:       {outcomes or 'none'}",
             f"recovery decision latency:     {latency}",
-            f"stale-as-fact rate:            {memdesk.stale_as_fact_rate:.3f}",
+            f"stale claim use rate:          {memdesk.stale_claim_use_rate:.3f}",
             "metrics match memdesk's:       "
             + ("yes" if not self.mismatches else "NO — " + "; ".join(self.mismatches)),
         ]
@@ -150,7 +173,9 @@ def read_metrics(base_url: str, tenant: str, token: str = "") -> MemdeskFigures:
         "memdesk_agent_duplicate_side_effects": "duplicate_side_effects",
         "memdesk_agent_unverified_completions": "unverified_completions",
         "memdesk_agent_unverified_completion_rate": "unverified_completion_rate",
-        "memdesk_agent_stale_as_fact_rate": "stale_as_fact_rate",
+        "memdesk_agent_stale_claim_use_rate": "stale_claim_use_rate",
+        "memdesk_agent_recovery_answers_judged": "recovery_answers_judged",
+        "memdesk_agent_recovery_answers_correct": "recovery_answers_correct",
         "memdesk_agent_recovery_decisions_timed": "recovery_decisions_timed",
     }
     for family in text_string_to_metric_families(text):
@@ -232,14 +257,19 @@ class Driver:
             outcome = self.publisher.run(trigger, crash_after_call=crash_after_call)
         except Crash as crash:
             outcome = None
-            got = (crash.outcome.decision, crash.outcome.reason)
+            answered = crash.outcome
         else:
-            got = (outcome.decision, outcome.reason)
+            answered = outcome
             self.report.escalated_runs += outcome.escalated
+        got = (answered.decision, answered.reason)
         if got == expected:
             self.report.decisions_correct += 1
         else:
             self.report.wrong_decisions.append(f"{day}: expected {expected}, got {got}")
+        # The driver knows the fault it injected, so it knows the right answer: it says so
+        # to memdesk, whose recovery correctness must then equal the count above.
+        if answered.answer_id is not None:
+            self.desk.judge_recovery(answered.answer_id, expected[0])
         return outcome
 
     # -- the faults --------------------------------------------------------------------
@@ -265,6 +295,7 @@ class Driver:
 
     def _stale_input(self, day: str) -> None:
         self._trigger(day, FRESH)
+        self.report.input_changes += 1
         # The sources changed after the checkpoint: the old plan must not be resumed.
         self._trigger(day, ("fresh", "input_changed"), sources=(f"feed:{day}:a", "feed:late"))
 
@@ -296,10 +327,19 @@ class Driver:
     def _count_effects(self) -> None:
         self.report.published = self.blog.published()
         self.report.duplicate_side_effects = self.blog.duplicate_effects()
+        articles = self.blog.article_ids()
+        named: Counter[str] = Counter()
         for receipt in self.desk.iter_receipts(state="succeeded"):
             self.report.succeeded_receipts += 1
             detail: dict[str, Any] = dict(self.desk.get_receipt(receipt["id"]))
+            external_id = str(detail.get("external_id") or "")
+            if external_id in articles:
+                named[external_id] += 1
+            else:
+                self.report.unpublished_receipts.append(str(receipt["id"]))
             into = [t for t in detail.get("transitions", []) if t.get("to") == "succeeded"]
             by_agent = bool(into) and into[-1].get("actor", {}).get("kind") == "agent"
             if by_agent and not detail.get("external_id") and not into[-1].get("evidence"):
                 self.report.unverified_completions += 1
+        # Every article is traced to exactly one succeeded receipt (and so to one run).
+        self.report.untraced_articles = sorted(a for a in articles if named[a] != 1)

@@ -86,6 +86,10 @@ class FakeBlog:
         with self._lock:
             return len(self.articles)
 
+    def article_ids(self) -> set[str]:
+        with self._lock:
+            return {article.id for article in self.articles.values()}
+
     # -- the server -----------------------------------------------------------------
 
     def _write(self, key: str, body: dict[str, Any]) -> tuple[Article | None, str]:

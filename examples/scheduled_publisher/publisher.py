@@ -56,6 +56,8 @@ class Trigger:
 class RunOutcome:
     decision: str
     reason: str
+    # The answer in memdesk's recovery log, for a verdict on it.
+    answer_id: int | None = None
     calls: int = 0
     # Receipt states this run left behind, in the order it settled them.
     settled: list[str] = field(default_factory=list)
@@ -82,7 +84,9 @@ class Publisher:
 
     def run(self, trigger: Trigger, *, crash_after_call: bool = False) -> RunOutcome:
         answer = self._recover(trigger)
-        outcome = RunOutcome(decision=answer["decision"], reason=answer["reason"])
+        outcome = RunOutcome(
+            decision=answer["decision"], reason=answer["reason"], answer_id=answer.get("answer_id")
+        )
         checkpoint: Mapping[str, Any] = answer.get("checkpoint") or {}
         if outcome.decision == "no_op":
             return outcome

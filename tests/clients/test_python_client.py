@@ -27,8 +27,7 @@ from memdesk_client.errors import (
 )
 
 from memory.claims.models import Claim, Event
-from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition
-from memory.receipts.services import recovery
+from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition, RecoveryAnswerRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -136,9 +135,9 @@ def test_recover_reports_when_the_run_was_triggered(desk, acme):
     assert desk.recover("late-run", "sha256:1", triggered_at=triggered_at)["decision"] == "fresh"
     desk.recover("prompt-run", "sha256:1")
     # Newest first.
-    prompt, late = recovery.recovery_latencies(tenant_ids=[acme.pk])[acme.pk][:2]
-    assert 60 <= late < 600
-    assert prompt < 60
+    prompt, late = RecoveryAnswerRecord.objects.filter(tenant=acme).order_by("-id")[:2]
+    assert late.from_trigger and 60 <= late.latency_seconds < 600
+    assert not prompt.from_trigger and prompt.latency_seconds < 60
 
 
 def test_problems_become_typed_errors_with_their_code(desk, live_server, issue_token):

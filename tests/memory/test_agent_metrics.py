@@ -7,28 +7,21 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from accounts.actors import Actor
 from accounts.models import ActorKind
-from memory.claims.metrics import agent_reliability, percentile
-from memory.claims.models import Claim, RecallTrace
+from memory.claims.models import Claim
+from memory.claims.reliability import agent_reliability, percentile
 from memory.receipts.models.receipts import ReceiptState
+from memory.receipts.services.platforms import operation_policy_set, platform_register
 from memory.receipts.services.receipts import receipt_create, receipt_transition
 from memory.receipts.services.recovery import recovery_decide
-from tests.memory.helpers import submit
+from reviews.models import ReviewItem
+from tests.memory.helpers import recall, submit
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def no_latencies_of_earlier_runs(acme, globex):
-    """Latency samples live in Redis, which outlives the test database and reuses tenant ids."""
-    client = cache._cache.get_client(write=True)
-    for tenant in (acme, globex):
-        client.delete(cache.make_key(f"metrics:recovery_latency:tenant:{tenant.pk}"))
 
 
 def _receipt(actors, tenant, key, *, intent=None, operation="articles.create"):
@@ -122,19 +115,33 @@ def claims(agent):
 
 
 @pytest.fixture
-def recalls(acme, claims):
-    """Three recalls: a stale claim as fact, the same asked for with include_stale, and one
-    that returned nothing."""
-    stale = Claim.objects.get(tenant=acme, predicate="home_city", status="active")
-    Claim.objects.filter(pk=stale.pk).update(refresh_after=timezone.now() - timedelta(days=1))
-    for include_stale, chosen in ((False, [stale.pk]), (True, [stale.pk]), (False, [])):
-        RecallTrace.objects.create(
-            tenant=acme,
-            subject=stale.subject,
-            subject_key="user:alice",
-            filters={"include_stale": include_stale},
-            chosen=chosen,
+def uses(acme, agent, claims):
+    """Three claim uses agents reported: the home city while it was past refresh_after
+    (recalled with include_stale), then again once refreshed, and a fresh preference;
+    one recalled claim went unused."""
+    home = Claim.objects.get(tenant=acme, predicate="home_city", status="active")
+    submit(agent, predicate="favourite_food", value="dumplings", text="Alice loves dumplings")
+    food = Claim.objects.get(tenant=acme, predicate="favourite_food", status="active")
+    Claim.objects.filter(pk=home.pk).update(refresh_after=timezone.now() - timedelta(days=1))
+
+    def report(answer: dict, ids: list[str]) -> None:
+        response = agent.post(
+            f"/api/v1/recall/traces/{answer['trace_id']}/used",
+            {"items": [{"id": claim_id, "cited": True} for claim_id in ids]},
+            format="json",
         )
+        assert response.status_code == 201, response.json()
+
+    stale = recall(agent, query="where does Alice live", include_stale=True)
+    report(stale, [str(home.pk)])
+    # Refreshed since: the use already reported stays a stale use.
+    Claim.objects.filter(pk=home.pk).update(refresh_after=None)
+    fresh = recall(agent, query="where does Alice live and what does she eat")
+    report(fresh, [str(home.pk), str(food.pk)])
+    # A recall nobody reported on counts in no figure.
+    recall(agent, query="anything else")
+    returned = len(stale["items"]) + len(fresh["items"])
+    return {"returned": returned, "used": 3}
 
 
 def test_receipt_figures_count_duplicates_unverified_completions_and_reconciliations(
@@ -161,7 +168,7 @@ def test_receipt_figures_count_duplicates_unverified_completions_and_reconciliat
     assert agent_reliability(tenant=None)[acme.pk].completions == 5
 
 
-def test_write_rejections_by_reason_and_stale_as_fact_recalls(acme, recalls):
+def test_write_rejections_stale_claim_uses_and_context_redundancy(acme, uses):
     figures = agent_reliability(tenant=acme)[acme.pk]
     writes = Claim.objects.filter(tenant=acme).count()
     assert figures.claim_writes == writes
@@ -170,9 +177,14 @@ def test_write_rejections_by_reason_and_stale_as_fact_recalls(acme, recalls):
     assert figures.rejections_by_reason["secret_detected"] == 1
     assert figures.rejections_by_reason["instruction_injection"] == 1
     assert "unverified_authority" not in figures.rejections_by_reason
-    assert figures.recalls == 3
-    assert figures.stale_as_fact_recalls == 1
-    assert figures.stale_as_fact_rate == pytest.approx(1 / 3)
+    # The home city was past refresh_after when the first answer returned it.
+    assert (figures.claim_uses, figures.stale_claim_uses) == (3, 1)
+    assert figures.stale_claim_use_rate == pytest.approx(1 / 3)
+    assert figures.returned_in_reported == uses["returned"]
+    assert figures.unused_in_reported == uses["returned"] - uses["used"]
+    assert figures.context_redundancy == pytest.approx(
+        (uses["returned"] - uses["used"]) / uses["returned"]
+    )
 
 
 def test_recovery_latency_is_counted_from_the_trigger_and_changes_no_row(acme, globex):
@@ -191,7 +203,7 @@ def test_recovery_latency_is_counted_from_the_trigger_and_changes_no_row(acme, g
     # busy machine that can be tens of milliseconds, so the bound is measured, not assumed).
     deciding = (timezone.now() - now).total_seconds()
     figures = agent_reliability(tenant=acme)[acme.pk]
-    assert len(figures.recovery_latencies) == len(waits)
+    assert figures.recovery.timed == len(waits)
     assert 1.0 <= figures.recovery_latency_p50 <= 1.0 + deciding
     assert 30.0 <= figures.recovery_latency_p95 <= 30.0 + deciding
     assert agent_reliability(tenant=globex)[globex.pk].recovery_latency_p50 is None
@@ -213,7 +225,7 @@ def _scraped(client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_metrics_and_dashboard_show_the_same_figures(
-    acme, globex, receipts, recalls, client, login, editor, agent
+    acme, globex, receipts, uses, client, login, editor, agent
 ):
     agent.post(
         "/api/v1/recovery",
@@ -234,7 +246,8 @@ def test_metrics_and_dashboard_show_the_same_figures(
     assert value("memdesk_agent_duplicate_side_effects") == 1
     assert value("memdesk_agent_duplicate_side_effect_rate") == pytest.approx(0.2)
     assert value("memdesk_agent_unverified_completion_rate") == pytest.approx(0.2)
-    assert value("memdesk_agent_stale_as_fact_rate") == pytest.approx(1 / 3)
+    assert value("memdesk_agent_stale_claim_use_rate") == pytest.approx(1 / 3)
+    assert value("memdesk_agent_context_redundancy") == pytest.approx(figures.context_redundancy)
     assert value("memdesk_agent_write_rejections", reason="secret_detected") == 1
     assert value("memdesk_agent_write_rejection_rate") == pytest.approx(
         figures.write_rejection_rate
@@ -255,8 +268,11 @@ def test_metrics_and_dashboard_show_the_same_figures(
     assert float(shown["unverified_completion_rate"]) == pytest.approx(
         value("memdesk_agent_unverified_completion_rate"), abs=1e-4
     )
-    assert float(shown["stale_as_fact_rate"]) == pytest.approx(
-        value("memdesk_agent_stale_as_fact_rate"), abs=1e-4
+    assert float(shown["stale_claim_use_rate"]) == pytest.approx(
+        value("memdesk_agent_stale_claim_use_rate"), abs=1e-4
+    )
+    assert float(shown["context_redundancy_rate"]) == pytest.approx(
+        value("memdesk_agent_context_redundancy"), abs=1e-4
     )
     assert float(shown["write_rejection_rate"]) == pytest.approx(
         value("memdesk_agent_write_rejection_rate"), abs=1e-4
@@ -265,3 +281,44 @@ def test_metrics_and_dashboard_show_the_same_figures(
     assert "Write rejections by reason" in html
     assert "secret detected: 1<" in html
     assert "Reconciliation outcomes" in html
+
+
+def test_unverified_completions_follow_the_operations_evidence_policy(acme, receipts, admin_user):
+    admin = Actor.for_user(admin_user, "admin")
+    # Without a policy only the agent's bare word (a-4) is unverified.
+    assert agent_reliability(tenant=acme)[acme.pk].unverified_completions == 1
+    platform_register(tenant=acme, actor=admin, name="blog", base_url="https://blog.example")
+    operation_policy_set(
+        tenant=acme,
+        actor=admin,
+        platform="blog",
+        operation="articles.create",
+        evidence_fields=["url"],
+    )
+    # Now an agent's report without the article's URL is unverified too (a-1, a-2 brought
+    # only an id); a-3 brought the URL; a-5 was settled by memdesk's own read.
+    figures = agent_reliability(tenant=acme)[acme.pk]
+    assert figures.unverified_completions == 3
+    assert figures.unverified_completion_rate == pytest.approx(3 / 5)
+
+
+def test_manual_troubleshooting_minutes_run_from_the_item_to_the_decision(
+    acme, receipts, editor, login
+):
+    item = ReviewItem.objects.get(tenant=acme, queue="manual_review")
+    ReviewItem.objects.filter(pk=item.pk).update(created_at=timezone.now() - timedelta(minutes=42))
+    before = agent_reliability(tenant=acme)[acme.pk]
+    assert (before.troubleshooting_items, before.troubleshooting_open) == (0, 1)
+    assert before.troubleshooting_p50_minutes is None
+    desk = login(editor)
+    desk.get(f"/review/manual_review/?item={item.pk}")
+    decided = desk.post(
+        f"/review/manual_review/{item.pk}/decide",
+        {"verdict": "succeeded", "external_id": "p7", "note": "found it on the blog"},
+        HTTP_X_CSRFTOKEN=desk.cookies["csrftoken"].value,
+    )
+    assert decided.status_code in (200, 302), decided.content.decode()[:500]
+    figures = agent_reliability(tenant=acme)[acme.pk]
+    assert (figures.troubleshooting_items, figures.troubleshooting_open) == (1, 0)
+    assert 42 <= figures.troubleshooting_minutes < 45
+    assert figures.troubleshooting_p50_minutes == pytest.approx(figures.troubleshooting_minutes)

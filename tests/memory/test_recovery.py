@@ -15,11 +15,12 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.receipts.models.receipts import Receipt, ReceiptState
+from memory.receipts.models.recovery_log import RecoveryAnswerRecord
+from memory.receipts.selectors.recovery_log import recovery_decision_counts
 from memory.receipts.services.receipt_reads import receipt_reconcile_claim
 from memory.receipts.services.receipts import receipt_resolve_manual, receipt_transition
 from memory.receipts.services.recovery import (
     RECOVERY_OUTCOMES,
-    recovery_decision_counts,
     recovery_rule,
 )
 
@@ -166,7 +167,9 @@ def replay_run(agent, effect_in, replay: Replay) -> tuple[list[Receipt], str]:
 def test_recovery_replays(replay, agent, effect_in):
     effects, task_key = replay_run(agent, effect_in, replay)
     answers = [ask(agent, task_key, replay.asked_with) for _ in range(3)]
-    assert answers[0] == answers[1] == answers[2]  # asking again changes nothing
+    # Asking again changes nothing: the same answer, each logged under its own id.
+    logged = [answer.pop("answer_id") for answer in answers]
+    assert answers[0] == answers[1] == answers[2] and len(set(logged)) == 3
     answer = answers[0]
     assert (answer["decision"], answer["reason"]) == replay.expected
     assert answer["checkpoint"]["task_key"] == task_key
@@ -198,6 +201,7 @@ def test_the_seed_runs_side_by_side_get_the_decisions_the_seed_asks_for(acme, ag
 
 def test_without_a_checkpoint_start_fresh(agent):
     answer = ask(agent, "never-ran")
+    assert isinstance(answer.pop("answer_id"), int)
     assert answer == {
         "decision": "fresh",
         "reason": "no_checkpoint",
@@ -257,12 +261,20 @@ def test_every_rule_outcome_is_a_known_metric_label():
 # -- read-only ---------------------------------------------------------------------------
 
 
+# What asking may leave: one row in recovery's log per answer (and its id sequence).
+RECOVERY_LOG = RecoveryAnswerRecord._meta.db_table
+
+
 def database_snapshot() -> dict[str, Any]:
-    """Every row of every table, with the physical tuple it lives in (ctid, xmin): an
-    UPDATE that rewrites a row with the same values still shows up, as do sequences."""
+    """Every row of every table but recovery's log, with the physical tuple it lives in
+    (ctid, xmin): an UPDATE that rewrites a row with the same values still shows up, as
+    do sequences."""
     snapshot: dict[str, Any] = {}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        cursor.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> %s",
+            [RECOVERY_LOG],
+        )
         for (table,) in cursor.fetchall():
             cursor.execute(
                 f"SELECT count(*), md5(coalesce(string_agg(t.ctid::text || t.xmin::text || "  # noqa: S608
@@ -270,7 +282,9 @@ def database_snapshot() -> dict[str, Any]:
             )
             snapshot[table] = cursor.fetchone()
         cursor.execute(
-            "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'"
+            "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public' "
+            "AND sequencename NOT LIKE %s",
+            [f"{RECOVERY_LOG}%"],
         )
         snapshot["sequences"] = sorted(cursor.fetchall(), key=str)
     return snapshot
@@ -305,6 +319,7 @@ def test_asking_for_recovery_changes_no_row_however_often(agent, make_receipt, a
             asked += 1
     assert database_snapshot() == before
     counts_after = recovery_decision_counts()
+    # Every answer was logged, once.
     assert sum(counts_after.values()) - sum(counts_before.values()) == asked
 
 

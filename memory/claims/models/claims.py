@@ -404,9 +404,9 @@ class RecallTrace(models.Model):
         condition=pgtrigger.Condition(
             "NEW.run_id <> '' OR NEW.task_id <> '' "
             "OR (NEW.tenant_id, NEW.trace_id, NEW.claim_id, NEW.position, NEW.cited, "
-            "NEW.harmful, NEW.token_id, NEW.reported_at) IS DISTINCT FROM "
+            "NEW.harmful, NEW.past_refresh, NEW.token_id, NEW.reported_at) IS DISTINCT FROM "
             "(OLD.tenant_id, OLD.trace_id, OLD.claim_id, OLD.position, OLD.cited, "
-            "OLD.harmful, OLD.token_id, OLD.reported_at)"
+            "OLD.harmful, OLD.past_refresh, OLD.token_id, OLD.reported_at)"
         ),
     ),
 )
@@ -425,6 +425,8 @@ class RecallUse(models.Model):
     cited = models.BooleanField(default=False)
     # The agent found it wrong or misleading once it was in the context.
     harmful = models.BooleanField(default=False)
+    # The claim was past its `refresh_after` when the trace returned it (include_stale).
+    past_refresh = models.BooleanField(default=False)
     run_id = models.CharField(max_length=200, blank=True)
     task_id = models.CharField(max_length=200, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)

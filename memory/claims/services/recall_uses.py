@@ -18,7 +18,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem, not_found
 from common.screen import find_secrets_in_text
-from memory.claims.models import RecallTrace, RecallUse
+from memory.claims.models import Claim, RecallTrace, RecallUse
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,16 @@ def recall_uses_report(
         }
         new = [item for item in items if item.claim_id not in on_record]
         token_id = int(actor.id) if actor.kind == ActorKind.AGENT else None
+        # Used past its refresh date: the stale-claim use figure (docs/reliability.md). Read
+        # now, as of the recall, since a refresh later moves the date.
+        stale = {
+            str(claim_id)
+            for claim_id in Claim.objects.filter(
+                tenant=tenant,
+                pk__in=[item.claim_id for item in new],
+                refresh_after__lte=trace.created_at,
+            ).values_list("pk", flat=True)
+        }
         RecallUse.objects.bulk_create(
             [
                 RecallUse(
@@ -99,6 +109,7 @@ def recall_uses_report(
                     run_id=run_id,
                     task_id=task_id,
                     token_id=token_id,
+                    past_refresh=item.claim_id in stale,
                 )
                 for item in new
             ]

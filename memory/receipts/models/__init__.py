@@ -1,11 +1,12 @@
 """The receipts domain's models: receipts, their transitions and reads, checkpoints,
-recovery leases, platforms and operation policies. Their app label is `memory`
-(docs/architecture.md, "One label, one migration history")."""
+recovery leases and the log of recovery's answers, platforms and operation policies.
+Their app label is `memory` (docs/architecture.md, "One label, one migration history")."""
 
 from memory.receipts.models.checkpoint_defaults import CheckpointDefaults
 from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
 from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.models.recovery_log import RecoveryAnswerRecord, RecoveryVerdict, VerdictSource
 
 __all__ = [
     "AbsenceProof",
@@ -16,5 +17,8 @@ __all__ = [
     "Receipt",
     "ReceiptState",
     "ReceiptTransition",
+    "RecoveryAnswerRecord",
     "RecoveryLease",
+    "RecoveryVerdict",
+    "VerdictSource",
 ]

@@ -3,9 +3,10 @@
 The decision is a pure function of the checkpoint and the receipts it names
 (docs/design.md, "State machines"): asking it any number of times changes no
 checkpoint, receipt or ledger row, so an agent may ask on every start without
-fear. A run that names itself takes the task's recovery lease when it is sent to
-act, so a concurrent trigger is told `in_progress` instead of a second `resume`
-(services/recovery_leases.py).
+fear. Each answer is logged (services/recovery_log.py), append-only, for the
+recovery figures; that log is all that asking leaves. A run that names itself
+takes the task's recovery lease when it is sent to act, so a concurrent trigger
+is told `in_progress` instead of a second `resume` (services/recovery_leases.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
@@ -27,7 +27,6 @@ from accounts.actors import Actor
 from accounts.models import Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
-from common.redis import cache_redis
 from common.screen import find_secrets_in_strings
 from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.receipts import (
@@ -51,6 +50,7 @@ from memory.receipts.services.recovery_leases import (
     lease_take,
     lease_visible,
 )
+from memory.receipts.services.recovery_log import recovery_answer_log
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +116,8 @@ class RecoveryAnswer:
     lease: RecoveryLease | None = None
     # A second trigger of the run that holds the lease, given that run's answer again.
     folded: bool = False
+    # The answer's row in recovery's log, for a verdict on it (`recovery_verdict_record`).
+    answer_id: int | None = None
 
 
 def recovery_rule(
@@ -162,7 +164,7 @@ def recovery_decide(
     triggered_at: datetime | None = None,
     now: datetime | None = None,
 ) -> RecoveryAnswer:
-    """What a restarted agent should do for `task_key`; counts the answer in Redis.
+    """What a restarted agent should do for `task_key`; logs the answer (services/recovery_log.py).
 
     Without `run_id` it only reads: the answer, or `in_progress` while another
     run holds the task's lease. With `run_id` the decision is made under the
@@ -197,11 +199,21 @@ def recovery_decide(
             now=now,
             held=held,
         )
-    _count_decision(tenant, answer.decision, answer.reason)
     decided = time.perf_counter() - started
-    latency = (now - triggered_at).total_seconds() + decided if triggered_at else decided
-    _record_latency(tenant, latency)
-    return answer
+    logged = recovery_answer_log(
+        tenant=tenant,
+        actor=actor,
+        task_key=task_key,
+        run_id=run_id,
+        decision=answer.decision,
+        reason=answer.reason,
+        folded=answer.folded,
+        decided_seconds=decided,
+        since_trigger_seconds=(now - triggered_at).total_seconds() + decided
+        if triggered_at
+        else None,
+    )
+    return dataclasses.replace(answer, answer_id=logged.pk)
 
 
 def _answer(
@@ -281,77 +293,6 @@ def _decide_under_lease(
             now=now,
         )
         return dataclasses.replace(answer, lease=taken)
-
-
-# Recovery must change no row (docs/design.md, principle 9), so its counter cannot
-# live in PostgreSQL. A prometheus_client Counter would be per process: every
-# web worker would answer a scrape with its own partial count. One Redis key
-# per (decision, reason) is shared by all processes, for /metrics, and one per
-# (tenant, decision, reason) for the tenant's dashboard, which must not show
-# other tenants' traffic. Losing Redis loses a counter, never data.
-_COUNTER_KEY = "metrics:recovery_decisions:{}:{}"
-_TENANT_COUNTER_KEY = "metrics:recovery_decisions:tenant:{}:{}:{}"
-
-
-def _count_decision(tenant: Tenant, decision: str, reason: str) -> None:
-    for key in (
-        _COUNTER_KEY.format(decision, reason),
-        _TENANT_COUNTER_KEY.format(tenant.pk, decision, reason),
-    ):
-        try:
-            cache.add(key, 0, timeout=None)
-            cache.incr(key)
-        except Exception:
-            # A metric must never turn a correct answer into an error.
-            logger.warning("could not count a recovery decision", exc_info=True)
-
-
-def recovery_decision_counts(*, tenant: Tenant | None = None) -> dict[tuple[str, str], int]:
-    """How often each (decision, reason) was answered, across every process.
-
-    With `tenant`, only that tenant's answers; without, the whole installation.
-    """
-    if tenant is None:
-        keys = {_COUNTER_KEY.format(d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
-    else:
-        keys = {_TENANT_COUNTER_KEY.format(tenant.pk, d, r): (d, r) for d, r in RECOVERY_OUTCOMES}
-    values = cache.get_many(list(keys))
-    return {pair: int(values.get(key) or 0) for key, pair in keys.items()}
-
-
-# The latency of each decision, for p50/p95. Recovery stays read-only on rows, so
-# the samples live in Redis beside the counters: one capped list per tenant of
-# the most recent decisions, from which percentiles are exact, not estimated
-# from buckets. Latencies outside [0, a day] are a clock's error, not a wait.
-_LATENCY_KEY = "metrics:recovery_latency:tenant:{}"
-LATENCY_SAMPLES = 10_000
-_MAX_LATENCY_SECONDS = 86_400.0
-
-
-def _record_latency(tenant: Tenant, seconds: float) -> None:
-    if not 0 <= seconds <= _MAX_LATENCY_SECONDS:
-        return
-    key = cache.make_key(_LATENCY_KEY.format(tenant.pk))
-    try:
-        pipeline = cache_redis().pipeline()
-        pipeline.lpush(key, f"{seconds:.6f}")
-        pipeline.ltrim(key, 0, LATENCY_SAMPLES - 1)
-        pipeline.execute()
-    except Exception:
-        logger.warning("could not record a recovery latency", exc_info=True)
-
-
-def recovery_latencies(*, tenant_ids: Sequence[int]) -> dict[int, list[float]]:
-    """The recorded latencies (seconds, newest first) of each tenant's recent decisions."""
-    if not tenant_ids:
-        return {}
-    pipeline = cache_redis().pipeline()
-    for tenant_id in tenant_ids:
-        pipeline.lrange(cache.make_key(_LATENCY_KEY.format(tenant_id)), 0, -1)
-    return {
-        tenant_id: [float(value) for value in values]
-        for tenant_id, values in zip(tenant_ids, pipeline.execute(), strict=True)
-    }
 
 
 def _refuse_secrets(fields: dict[str, list[str]]) -> None:

@@ -317,6 +317,19 @@ def recover(
     return Call("POST", api_path("recovery"), _json, Retry.SAFE, json=body)
 
 
+def judge_recovery(answer_id: int, expected: str, note: str) -> Call[dict[str, Any]]:
+    # A verdict appends a row; sending it again appends the same verdict again, and only
+    # the latest verdict on an answer counts, so a retry changes no figure.
+    body = {"expected": expected, "note": note}
+    return Call(
+        "POST",
+        api_path("recovery", "answers", str(int(answer_id)), "verdict"),
+        _json,
+        Retry.SAFE,
+        json=body,
+    )
+
+
 # --- skills ---------------------------------------------------------------------------------
 
 

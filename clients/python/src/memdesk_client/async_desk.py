@@ -439,6 +439,12 @@ class AsyncDesk:
         `in_progress` meanwhile."""
         return await self.send(_calls.recover(task_key, input_fingerprint, triggered_at, run_id))
 
+    async def judge_recovery(
+        self, answer_id: int, expected: str, *, note: str = ""
+    ) -> dict[str, Any]:
+        """What recovery answer `answer_id` should have been (see `Desk.judge_recovery`)."""
+        return await self.send(_calls.judge_recovery(answer_id, expected, note))
+
     # --- skills -------------------------------------------------------------------------
 
     async def list_skills(self, *, limit: int | None = None) -> Page:

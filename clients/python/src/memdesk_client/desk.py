@@ -436,6 +436,11 @@ class Desk:
         `in_progress` meanwhile."""
         return self.send(_calls.recover(task_key, input_fingerprint, triggered_at, run_id))
 
+    def judge_recovery(self, answer_id: int, expected: str, *, note: str = "") -> dict[str, Any]:
+        """Say what recovery answer `answer_id` (a `Recovery`'s `answer_id`) should have
+        been: a replay that knows the right answer feeds memdesk's recovery correctness."""
+        return self.send(_calls.judge_recovery(answer_id, expected, note))
+
     # --- skills -------------------------------------------------------------------------
 
     def list_skills(self, *, limit: int | None = None) -> Page:

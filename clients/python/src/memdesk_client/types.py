@@ -177,6 +177,8 @@ class Recovery(TypedDict):
     reason: str
     checkpoint: Checkpoint | None
     effects: list[Receipt]
+    # This answer in memdesk's log, for `judge_recovery`.
+    answer_id: int
 
 
 class Skill(TypedDict):

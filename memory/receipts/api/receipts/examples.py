@@ -77,6 +77,20 @@ RELEASED_LEASE = {
 
 # operationId → examples: "request" is the body; "responses" maps each success status
 # to its answer.
+RECOVERY_ANSWER = {
+    "id": 4711,
+    "task_key": "publish-weekly-digest",
+    "run_id": "",
+    "decision": "no_op",
+    "reason": "already_verified",
+    "folded": False,
+    "latency_seconds": 0.042,
+    "from_trigger": True,
+    "answered_at": NOW,
+    "verdict": {"expected": "no_op", "source": "replay", "by": "publisher", "note": ""},
+    "correct": True,
+}
+
 EXAMPLES: dict[str, dict[str, Any]] = {
     "receipts_create": {
         "request": {
@@ -145,11 +159,24 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "effects": [SUCCEEDED],
                 "lease": None,
                 "folded": False,
+                "answer_id": 4711,
             }
         },
     },
     "recovery_release_create": {
         "request": {"task_key": "publish-weekly-digest", "run_id": "run-43"},
         "responses": {"200": RELEASED_LEASE},
+    },
+    "recovery_answers_list": {
+        "responses": {
+            "200": {
+                "next": None,
+                "results": [RECOVERY_ANSWER],
+            }
+        }
+    },
+    "recovery_answers_verdict_create": {
+        "request": {"expected": "no_op", "note": ""},
+        "responses": {"200": RECOVERY_ANSWER},
     },
 }

@@ -259,6 +259,10 @@ class RecoveryOutput(serializers.Serializer):
     folded = serializers.BooleanField(
         help_text="This run already holds the lease: the answer it was given then, again."
     )
+    answer_id = serializers.IntegerField(
+        help_text="This answer in recovery's log: `POST /api/v1/recovery/answers/{id}/verdict` "
+        "says whether it was right."
+    )
 
 
 class RecoveryReleaseInput(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.receipts.api.receipts import views
+from memory.receipts.api.receipts import recovery_answers, views
 
 urlpatterns = [
     path("receipts", views.ReceiptListCreateView.as_view(), name="receipt-list"),
@@ -13,4 +13,14 @@ urlpatterns = [
     path("checkpoints/<str:task_key>", views.CheckpointView.as_view(), name="checkpoint"),
     path("recovery", views.RecoveryView.as_view(), name="recovery"),
     path("recovery/release", views.RecoveryReleaseView.as_view(), name="recovery-release"),
+    path(
+        "recovery/answers",
+        recovery_answers.RecoveryAnswerListView.as_view(),
+        name="recovery-answer-list",
+    ),
+    path(
+        "recovery/answers/<int:answer_id>/verdict",
+        recovery_answers.RecoveryVerdictView.as_view(),
+        name="recovery-answer-verdict",
+    ),
 ]

@@ -271,7 +271,8 @@ class RecoveryView(APIView):
         },
         summary="Ask what to do after a crash, timeout or second trigger",
         description=(
-            "Without `run_id`, read-only: asking changes no row, however often. With `run_id`, "
+            "Without `run_id`, read-only: asking changes no checkpoint, receipt or ledger "
+            "row, however often. With `run_id`, "
             "an answer that sends the run to act (fresh, resume, verify_only) gives it the "
             "task's recovery lease for `lease_seconds`; while a run holds it, every other run "
             "is answered `in_progress`/`lease_held` with `lease` (holder and expiry), and the "
@@ -290,7 +291,8 @@ class RecoveryView(APIView):
             "Needs `checkpoints:write` or `receipts:write`. No Idempotency-Key is needed: "
             "the call creates nothing. Send `triggered_at` (when the run was triggered) and "
             "the decision's latency, for the p50/p95 on the dashboard and /metrics, is "
-            "counted from it; it is kept in Redis, never in a row."
+            "counted from it. Each answer is logged (`answer_id`; `GET /api/v1/recovery/answers`), "
+            "the only row asking leaves; a verdict on it feeds recovery correctness."
         ),
     )
     def post(self, request: Request) -> Response:
@@ -307,6 +309,7 @@ class RecoveryView(APIView):
                     "effects": answer.effects,
                     "lease": answer.lease,
                     "folded": answer.folded,
+                    "answer_id": answer.answer_id,
                 }
             ).data
         )
