@@ -79,6 +79,8 @@ EVENT_CONTENT = HeldContent(
     model=Event,
     condition="{t}redacted_at IS NULL OR {t}text <> '' OR {t}body <> '{{}}'::jsonb "
     "OR {t}source_uri <> '' OR {t}run_id <> '' OR {t}agent <> '' "
+    "OR {t}stage <> '' OR {t}idempotency_key <> '' OR {t}effect IS NOT NULL "
+    "OR {t}evidence <> '[]'::jsonb "
     f"OR {{t}}kind <> '{REDACTED_EVENT_KIND}'",
     key="id",
     key_is_text=False,

@@ -24,7 +24,30 @@ EVENT = {
     "digest": "sha256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
     "sensitivity": "normal",
     "echo_of": [],
+    "stage": "",
+    "input_fingerprint": "",
+    "policy_version": "",
+    "idempotency_key": "",
+    "effect": None,
+    "evidence": [],
     "redacted": False,
+}
+
+# A step of a run: the push of the publish run's commit, verified by a read.
+STEP = {
+    **EVENT,
+    "id": "5b2f8c1e-7d4a-4c9b-9e3f-0a1b2c3d4e5f",
+    "subject": "project:blog",
+    "kind": "verified",
+    "text": "The commit is on origin/main",
+    "source_uri": "git://blog/main",
+    "digest": "sha256:0c1f4e5d6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f",
+    "stage": "push",
+    "input_fingerprint": "sha256:weekly-2026-33",
+    "policy_version": "publish-policy-3",
+    "idempotency_key": "pub-2026-08-16-a",
+    "effect": {"system": "git", "operation": "push", "reference": "4f9a2c1"},
+    "evidence": [{"uri": "https://git.example/blog/commit/4f9a2c1", "observed_at": NOW}],
 }
 
 # operationId → examples: "request" is the body; "responses" maps each success status
@@ -45,6 +68,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {"201": EVENT},
     },
     "events_retrieve": {"responses": {"200": EVENT}},
+    "events_list": {"responses": {"200": {"results": [STEP, EVENT], "next": None}}},
     "events_search_retrieve": {
         "responses": {
             "200": {
