@@ -5,7 +5,14 @@ recovery leases, platforms and operation policies. Their app label is `memory`
 from memory.receipts.models.checkpoint_defaults import CheckpointDefaults
 from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
-from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.models.receipts import (
+    Checkpoint,
+    Receipt,
+    ReceiptKind,
+    ReceiptState,
+    ReceiptTransition,
+)
+from memory.receipts.models.runs import Run
 
 __all__ = [
     "AbsenceProof",
@@ -14,7 +21,9 @@ __all__ = [
     "OperationPolicy",
     "Platform",
     "Receipt",
+    "ReceiptKind",
     "ReceiptState",
     "ReceiptTransition",
     "RecoveryLease",
+    "Run",
 ]

@@ -78,7 +78,8 @@ class EventInput(serializers.Serializer):
         help_text="The key of the outside change the step is about (as on its receipt).",
     )  # fmt: skip
     effect = EffectIn(required=False, allow_null=True, default=None)
-    evidence = EvidenceIn(many=True, required=False, default=list, max_length=50)
+    # DRF's list serializers take `max_length`; its stubs do not declare it yet.
+    evidence = EvidenceIn(many=True, required=False, default=list, max_length=50)  # type: ignore[call-arg]
 
 
 class EventOutput(serializers.ModelSerializer):

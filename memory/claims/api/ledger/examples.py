@@ -9,8 +9,9 @@ from typing import Any
 
 from common.openapi_examples import LATER, NOW
 from memory.claims.api.example_values import EVENT_ID
+from memory.receipts.api.receipts.examples import CHECKPOINT, RECEIPT, RUN_ID
 
-EVENT = {
+EVENT: dict[str, Any] = {
     "id": EVENT_ID,
     "subject": "user:alice",
     "run_id": "run-42",
@@ -50,6 +51,17 @@ STEP = {
     "evidence": [{"uri": "https://git.example/blog/commit/4f9a2c1", "observed_at": NOW}],
 }
 
+RUN = {
+    "id": RUN_ID,
+    "run_id": "run-42",
+    "agent": "publisher",
+    "input_digest": "sha256:weekly-2026-33",
+    "summary": "Weekly digest from posts/2026-33.md to main",
+    "policy_version": "publish-policy-3",
+    "source_versions": {"post": "sha256:1b4f0e98", "template": "v12"},
+    "created_at": NOW,
+}
+
 # operationId → examples: "request" is the body; "responses" maps each success status
 # to its answer.
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -68,6 +80,27 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {"201": EVENT},
     },
     "events_retrieve": {"responses": {"200": EVENT}},
+    "runs_create": {
+        "request": {
+            "run_id": "run-42",
+            "input_digest": "sha256:weekly-2026-33",
+            "summary": "Weekly digest from posts/2026-33.md to main",
+            "policy_version": "publish-policy-3",
+            "source_versions": {"post": "sha256:1b4f0e98", "template": "v12"},
+        },
+        "responses": {"201": RUN, "200": RUN},
+    },
+    "runs_retrieve": {
+        "responses": {
+            "200": {
+                **RUN,
+                "receipts": [RECEIPT],
+                "checkpoints": [CHECKPOINT],
+                "events": [{**STEP, "run_id": "run-42"}],
+                "events_url": "/api/v1/events?run_id=run-42",
+            }
+        }
+    },
     "events_list": {"responses": {"200": {"results": [STEP, EVENT], "next": None}}},
     "events_search_retrieve": {
         "responses": {
