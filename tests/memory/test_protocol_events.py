@@ -176,3 +176,21 @@ def test_the_list_shows_only_the_tokens_subjects_and_tenant(acme, make_agent, ag
     assert [event["subject"] for event in listed] == ["project:wiki"]
     assert_problem(narrow.get("/api/v1/events?subject=project:blog"), 404, "not_found")
     assert globex_agent.get("/api/v1/events?stage=push").json()["results"] == []
+
+
+def test_forgetting_a_subject_clears_its_steps_protocol_words(acme, agent):
+    from accounts.actors import Actor
+    from memory.claims.models import Subject
+    from memory.privacy.services.deletion import deletion_request_create, deletion_run
+
+    made = agent.post("/api/v1/events", step(subject="user:alice"), format="json").json()
+    worker = Actor.system("test lifecycle worker")
+    requested, _ = deletion_request_create(
+        tenant=acme, actor=worker, subject=Subject.objects.get(kind="user", ref="alice")
+    )
+    deletion_run(deletion_id=requested.pk, worker=worker)
+    event = Event.objects.get(pk=made["id"])
+    assert event.redacted_at is not None
+    assert (event.stage, event.idempotency_key, event.effect, event.evidence) == ("", "", None, [])
+    # A redacted step is listed no more, whatever it was filed under.
+    assert agent.get("/api/v1/events?stage=push").json()["results"] == []

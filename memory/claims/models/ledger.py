@@ -131,14 +131,17 @@ class Event(models.Model):
     # The protocol fields (docs/protocol.md): an event with a `stage` is a step of a
     # run, its `kind` one of `PROTOCOL_KINDS`. Columns, not keys of `body`, so the
     # ledger can be searched by them and memdesk can refuse a malformed step.
-    stage = models.CharField(max_length=100, blank=True)
-    input_fingerprint = models.CharField(max_length=200, blank=True)
-    policy_version = models.CharField(max_length=100, blank=True)
-    idempotency_key = models.CharField(max_length=255, blank=True)
+    # Database defaults too: bulk loads that name only the older columns keep working.
+    stage = models.CharField(max_length=100, blank=True, db_default="")
+    input_fingerprint = models.CharField(max_length=200, blank=True, db_default="")
+    policy_version = models.CharField(max_length=100, blank=True, db_default="")
+    idempotency_key = models.CharField(max_length=255, blank=True, db_default="")
     # `{system, operation, reference}` of the outside change the step made or saw.
     effect = models.JSONField(null=True, blank=True)
     # `[{uri, observed_at, digest?, excerpt?}]`: what the step's claim rests on.
-    evidence = models.JSONField(default=list, blank=True)
+    evidence = models.JSONField(
+        default=list, blank=True, db_default=models.Value([], output_field=models.JSONField())
+    )
     redacted_at = models.DateTimeField(null=True, blank=True)
     # When another subject's deletion replaced the words it found quoted here.
     scrubbed_at = models.DateTimeField(null=True, blank=True)

@@ -142,7 +142,7 @@ class OperationPolicy(models.Model):
     approval_required = models.BooleanField(default=False)
     # When the effect fails (manual review, retries spent) and a compensation is planned,
     # recovery answers `compensate` instead of `escalate` (docs/protocol.md).
-    compensate_on_failure = models.BooleanField(default=False)
+    compensate_on_failure = models.BooleanField(default=False, db_default=False)
     created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
     created_by_id = models.CharField(max_length=64, blank=True)
     created_by_label = models.CharField(max_length=150, blank=True)

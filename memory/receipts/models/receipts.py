@@ -137,8 +137,13 @@ class Receipt(models.Model):
         Run, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     # The version of the rules the effect was planned under; part of a derived key.
-    policy_version = models.CharField(max_length=100, blank=True)
-    kind = models.CharField(max_length=16, choices=ReceiptKind.choices, default=ReceiptKind.EFFECT)
+    policy_version = models.CharField(max_length=100, blank=True, db_default="")
+    kind = models.CharField(
+        max_length=16,
+        choices=ReceiptKind.choices,
+        default=ReceiptKind.EFFECT,
+        db_default=ReceiptKind.EFFECT,
+    )
     # The effect receipt a compensation undoes; planned before it runs, settled like any.
     compensates = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.RESTRICT, related_name="compensations"
