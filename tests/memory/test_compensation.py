@@ -219,3 +219,30 @@ def test_a_compensation_with_an_unknown_outcome_is_reconciled_by_a_worker(
     # Reconciling the compensation left its effect as it was.
     assert Receipt.objects.get(pk=effect["id"]).state == S.PLANNED
     assert platform.requests["POST"] == 1
+
+
+def test_admins_say_compensate_on_failure_in_the_api_and_the_console(
+    admin_user, session_api, acme, blog_platform
+):
+    from django.test import Client
+
+    from memory.receipts.models import OperationPolicy
+
+    api = session_api(admin_user)
+    made = api.post(
+        "/api/v1/platforms/blog/policies",
+        {"operation": "articles.create", "compensate_on_failure": True},
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    assert made.json()["compensate_on_failure"] is True
+    assert OperationPolicy.objects.get(operation="articles.create").compensate_on_failure
+    client = Client()
+    client.force_login(admin_user)
+    client.post(
+        "/platforms/policies/",
+        {"platform": "blog", "operation": "pages.create", "compensate_on_failure": "on"},
+    )
+    assert OperationPolicy.objects.get(operation="pages.create").compensate_on_failure
+    page = client.get("/platforms/").content.decode()
+    assert 'data-label="On failure"><span class="chip">compensate</span>' in page
