@@ -418,13 +418,13 @@ if CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] < 2 * CELERY_TASK_TIME_
         "The broker visibility timeout must be at least twice CELERY_TASK_TIME_LIMIT, or Redis "
         "hands a running task to a second worker."
     )
-# Stable schema names for the enums of the receipt and recovery endpoints, so
-# another app's `decision` or `outcome` field cannot collide with them.
+# Stable enum names for receipts and recovery: another app's `kind` or `decision` cannot collide.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {
         "ReconciliationReadOutcomeEnum": "memory.receipts.models.receipts.ReadOutcome.choices",
         "RecoveryDecisionEnum": "memory.receipts.services.recovery.RecoveryDecision.choices",
         "RecoveryReasonEnum": "memory.receipts.services.recovery.RecoveryReason.choices",
+        "ReceiptKindEnum": "memory.receipts.models.receipts.ReceiptKind.choices",
     }
 )
 # Sweeps are the safety net behind the on-commit enqueue: they find work from

@@ -19,7 +19,7 @@ from common.models import IdempotencyRecord
 from memory.claims.models import Claim, ClaimSource, Event, RecallTrace
 from memory.claims.models.ledger import EVENT_SCRUB
 from memory.privacy.models import TombstoneAction, TombstoneTarget
-from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition, RecoveryLease
+from memory.receipts.models import Checkpoint, Receipt, ReceiptTransition, RecoveryLease, Run
 from memory.receipts.models.receipts import RECEIPT_TRANSITION_SCRUB, TERMINAL_RECEIPT_STATES
 from reviews.models import DECISION_SCRUB, Decision, ReviewItem, SavedFilter
 
@@ -79,6 +79,8 @@ EVENT_CONTENT = HeldContent(
     model=Event,
     condition="{t}redacted_at IS NULL OR {t}text <> '' OR {t}body <> '{{}}'::jsonb "
     "OR {t}source_uri <> '' OR {t}run_id <> '' OR {t}agent <> '' "
+    "OR {t}stage <> '' OR {t}idempotency_key <> '' OR {t}effect IS NOT NULL "
+    "OR {t}evidence <> '[]'::jsonb "
     f"OR {{t}}kind <> '{REDACTED_EVENT_KIND}'",
     key="id",
     key_is_text=False,
@@ -175,8 +177,21 @@ QUOTED_CONTENT = (
     ),
     QuotedContent(
         Receipt,
-        ("operation", "target", "intent", "run_id", "agent", "external_id", "error_code"),
+        (
+            "operation",
+            "target",
+            "intent",
+            "run_id",
+            "policy_version",
+            "agent",
+            "external_id",
+            "error_code",
+        ),
         whole=True,
+    ),
+    # A run's snapshot: the agent's summary of its inputs may quote the person.
+    QuotedContent(
+        Run, ("run_id", "agent", "summary", "policy_version", "source_versions"), whole=True
     ),
     # A receipt's key and lookup settings only once it is settled: while reconciliation
     # may still run, the outside system is looked up by them. Lookups by key match the

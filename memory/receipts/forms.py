@@ -141,6 +141,12 @@ class OperationPolicyForm(forms.Form):
         help_text="Each receipt waits for another person to approve its intent before the "
         "agent may submit it.",
     )
+    compensate_on_failure = forms.BooleanField(
+        required=False,
+        label="Compensate on failure",
+        help_text="When an effect fails and its compensation is planned, recovery tells the "
+        "agent to run the compensation instead of escalating.",
+    )
 
     def __init__(self, *args: Any, platforms: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

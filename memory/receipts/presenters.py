@@ -6,6 +6,7 @@ from typing import Any
 
 from accounts.selectors import audit_trail
 from memory.receipts.models.receipts import Receipt
+from memory.receipts.selectors.receipts import receipt_compensations, receipt_for_console
 from reviews.models import Decision, ReviewItem
 
 
@@ -26,13 +27,10 @@ class ReceiptPresenter:
         }
 
     def detail(self, *, item: ReviewItem) -> tuple[str, dict[str, Any]]:
-        receipt = (
-            Receipt.objects.prefetch_related("transitions", "reads")
-            .filter(tenant_id=item.tenant_id, pk=item.target_id)
-            .first()
-        )
+        receipt = receipt_for_console(tenant=item.tenant, receipt_id=item.target_id)
         return "memory/review/receipt.html", {
             "receipt": receipt,
+            "compensations": list(receipt_compensations(receipt)) if receipt else [],
             "decide_fields": "memory/review/receipt_fields.html",
             "audit": list(
                 audit_trail(tenant=item.tenant, target_type="receipt", target_id=item.target_id)

@@ -8,4 +8,5 @@ urlpatterns = [
     path("policies/", views.policy_set, name="policy-set"),
     path("absence-proof/", views.absence_proof_set, name="absence-proof-set"),
     path("controls/", views.controls_set, name="controls-set"),
+    path("receipts/<uuid:receipt_id>/", views.receipt_page, name="receipt"),
 ]

@@ -12,13 +12,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from accounts.access import console_context
 from accounts.actors import Actor
 from accounts.models import Membership, Role
+from accounts.selectors import audit_trail
 from common.htmx import render_page
 from common.problems import Problem
 from memory.receipts.forms import (
@@ -29,6 +30,7 @@ from memory.receipts.forms import (
 )
 from memory.receipts.models import Platform
 from memory.receipts.selectors.platforms import operation_policies_list, platforms_list
+from memory.receipts.selectors.receipts import receipt_compensations, receipt_for_console
 from memory.receipts.services.platforms import (
     operation_policy_set,
     platform_absence_proof_set,
@@ -189,4 +191,26 @@ def controls_set(request: HttpRequest) -> HttpResponse:
         service=platform_controls_set,
         done=lambda platform: f"Set the verifier controls of {platform.name}.",
         form_name="controls_form",
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def receipt_page(request: HttpRequest, receipt_id: Any) -> HttpResponse:
+    """One receipt for editors and admins: its timeline, reads, audit trail, and the
+    effect it compensates or the compensations planned for it, linked both ways."""
+    membership = console_context(request, roles=[Role.EDITOR, Role.ADMIN])
+    receipt = receipt_for_console(tenant=membership.tenant, receipt_id=receipt_id)
+    if receipt is None:
+        raise Http404("No such receipt.")
+    return render_page(
+        request,
+        "memory/receipt_page.html",
+        {
+            "receipt": receipt,
+            "compensations": list(receipt_compensations(receipt)),
+            "audit": list(
+                audit_trail(tenant=membership.tenant, target_type="receipt", target_id=receipt.pk)
+            ),
+        },
     )

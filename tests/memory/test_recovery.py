@@ -209,6 +209,7 @@ def test_without_a_checkpoint_start_fresh(agent):
         "effects": [],
         "lease": None,
         "folded": False,
+        "compensations": [],
     }
 
 

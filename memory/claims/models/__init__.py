@@ -22,7 +22,7 @@ from memory.claims.models.claims import (
     claim_sources_for,
 )
 from memory.claims.models.embeddings import ClaimEmbedding, EventEmbedding
-from memory.claims.models.ledger import Event, Sensitivity, Subject
+from memory.claims.models.ledger import PROTOCOL_KINDS, Event, Sensitivity, Subject
 from memory.claims.models.screening import ExampleLabel, ScreenCalibration, ScreenExample
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "AUTHORITY_RANK_SQL",
     "CLAIM_MACHINE",
     "CLAIM_TRANSITIONS",
+    "PROTOCOL_KINDS",
     "Authority",
     "Basis",
     "Claim",

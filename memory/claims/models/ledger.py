@@ -59,9 +59,24 @@ class Sensitivity(models.TextChoices):
     CRIMINAL_RECORD = "criminal_record", "Criminal record"
 
 
+# The kinds a step of a run may report, in the order a run usually goes through them.
+PROTOCOL_KINDS = ("started", "proposed", "succeeded", "failed", "skipped", "verified")
+
+
 # The columns that hold what the agent wrote (or chose to call it): all that
 # erasure or a scrub may change in an event. Ids, digests and times stay.
-EVENT_WORDS = ("kind", "run_id", "agent", "text", "body", "source_uri")
+EVENT_WORDS = (
+    "kind",
+    "run_id",
+    "agent",
+    "text",
+    "body",
+    "source_uri",
+    "stage",
+    "idempotency_key",
+    "effect",
+    "evidence",
+)
 EVENT_REDACTION = Rewrite(stamp="redacted_at", clears=EVENT_WORDS)
 EVENT_SCRUB = Rewrite(stamp="scrubbed_at", clears=EVENT_WORDS, only_before=("redacted_at",))
 
@@ -113,6 +128,20 @@ class Event(models.Model):
     # candidate sourced only from such events is the agent quoting itself.
     echo_of = ArrayField(models.UUIDField(), default=list, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
+    # The protocol fields (docs/protocol.md): an event with a `stage` is a step of a
+    # run, its `kind` one of `PROTOCOL_KINDS`. Columns, not keys of `body`, so the
+    # ledger can be searched by them and memdesk can refuse a malformed step.
+    # Database defaults too: bulk loads that name only the older columns keep working.
+    stage = models.CharField(max_length=100, blank=True, db_default="")
+    input_fingerprint = models.CharField(max_length=200, blank=True, db_default="")
+    policy_version = models.CharField(max_length=100, blank=True, db_default="")
+    idempotency_key = models.CharField(max_length=255, blank=True, db_default="")
+    # `{system, operation, reference}` of the outside change the step made or saw.
+    effect = models.JSONField(null=True, blank=True)
+    # `[{uri, observed_at, digest?, excerpt?}]`: what the step's claim rests on.
+    evidence = models.JSONField(
+        default=list, blank=True, db_default=models.Value([], output_field=models.JSONField())
+    )
     redacted_at = models.DateTimeField(null=True, blank=True)
     # When another subject's deletion replaced the words it found quoted here.
     scrubbed_at = models.DateTimeField(null=True, blank=True)
@@ -122,6 +151,16 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["tenant", "subject", "-recorded_at"]),
             models.Index(fields=["tenant", "run_id"]),
+            models.Index(
+                fields=["tenant", "stage", "-recorded_at"],
+                condition=~models.Q(stage=""),
+                name="event_protocol_stage",
+            ),
+            models.Index(
+                fields=["tenant", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="event_protocol_key",
+            ),
             # The ledger is append-only, so rows lie in the order they were recorded: a
             # block-range index finds the recent ones (the embedding sweep's window) at
             # almost no cost to writes.

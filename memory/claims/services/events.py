@@ -15,6 +15,7 @@ from memory.claims.future_times import refuse_future_times
 from memory.claims.models import Event, Sensitivity
 from memory.claims.sensitivity import classify, find_ephemeral
 from memory.claims.services.embeddings import event_embeddings_enqueue_on_commit
+from memory.claims.services.protocol_events import ProtocolFields, protocol_fields_checked
 from memory.claims.services.subjects import subject_resolve
 
 
@@ -32,6 +33,7 @@ def event_record(
     source_uri: str = "",
     sensitivity: str = Sensitivity.NORMAL,
     echo_of: list[Any] | None = None,
+    protocol: ProtocolFields | None = None,
 ) -> Event:
     """Append one observation to the ledger.
 
@@ -41,11 +43,12 @@ def event_record(
     stronger of the rules' class and the agent's `sensitivity`.
     """
     refuse_future_times({"observed_at": observed_at})
+    protocol = protocol_fields_checked(kind=kind, fields=protocol or ProtocolFields())
     body = body or {}
     # Every string the agent sent; injections are not refused here: the ledger
     # records what was observed, and the claim gate judges what becomes memory.
     findings = find_secrets_in_strings(
-        [subject_key, run_id, agent, kind, text, source_uri]
+        [subject_key, run_id, agent, kind, text, source_uri, *protocol.strings()]
     ) + find_secrets_in_value(body)
     if findings:
         raise Problem(
@@ -54,7 +57,7 @@ def event_record(
             + ", ".join(sorted({f.kind for f in findings}))
             + "). Remove it and send the event again; nothing was stored.",
         )
-    content = [kind, text, source_uri, *strings_in(body)]
+    content = [kind, text, source_uri, *strings_in(body), *protocol.excerpts()]
     ephemeral = find_ephemeral(content)
     if ephemeral:
         raise Problem(
@@ -98,11 +101,18 @@ def event_record(
                     "body": body,
                     "source_uri": source_uri,
                     "observed_at": observed_at.isoformat(),
+                    **protocol.digest_part(),
                 }
             ),
             sensitivity=classification.sensitivity,
             echo_of=echo_of or [],
             token_id=int(actor.id) if actor.kind == "agent" else None,
+            stage=protocol.stage,
+            input_fingerprint=protocol.input_fingerprint,
+            policy_version=protocol.policy_version,
+            idempotency_key=protocol.idempotency_key,
+            effect=protocol.effect,
+            evidence=protocol.evidence,
         )
         if event.text:
             event_embeddings_enqueue_on_commit(event_ids=[event.pk])

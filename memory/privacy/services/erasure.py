@@ -277,7 +277,8 @@ def redact_events(*, tenant_id: int, rows: Rows, now: datetime) -> int:
     where, params = rows.match("id")
     return sql_execute(
         f"UPDATE {EVENT_TABLE} SET text = '', body = '{{}}'::jsonb, source_uri = '', "  # noqa: S608
-        "run_id = '', agent = '', kind = %s, "
+        "run_id = '', agent = '', kind = %s, stage = '', idempotency_key = '', "
+        "effect = NULL, evidence = '[]'::jsonb, "
         f"redacted_at = %s WHERE tenant_id = %s AND redacted_at IS NULL AND {where}",
         [REDACTED_EVENT_KIND, now, tenant_id, *params],
     )

@@ -5,8 +5,15 @@ Their app label is `memory` (docs/architecture.md, "One label, one migration his
 from memory.receipts.models.checkpoint_defaults import CheckpointDefaults
 from memory.receipts.models.leases import RecoveryLease
 from memory.receipts.models.platforms import AbsenceProof, OperationPolicy, Platform
-from memory.receipts.models.receipts import Checkpoint, Receipt, ReceiptState, ReceiptTransition
+from memory.receipts.models.receipts import (
+    Checkpoint,
+    Receipt,
+    ReceiptKind,
+    ReceiptState,
+    ReceiptTransition,
+)
 from memory.receipts.models.recovery_log import RecoveryAnswerRecord, RecoveryVerdict, VerdictSource
+from memory.receipts.models.runs import Run
 
 __all__ = [
     "AbsenceProof",
@@ -15,10 +22,12 @@ __all__ = [
     "OperationPolicy",
     "Platform",
     "Receipt",
+    "ReceiptKind",
     "ReceiptState",
     "ReceiptTransition",
     "RecoveryAnswerRecord",
     "RecoveryLease",
     "RecoveryVerdict",
+    "Run",
     "VerdictSource",
 ]

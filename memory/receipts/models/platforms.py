@@ -140,6 +140,9 @@ class OperationPolicy(models.Model):
     # A person other than the planning token's owner approves each receipt's
     # intent before the agent may submit it (docs/receipts.md, "Approvals").
     approval_required = models.BooleanField(default=False)
+    # When the effect fails (manual review, retries spent) and a compensation is planned,
+    # recovery answers `compensate` instead of `escalate` (docs/protocol.md).
+    compensate_on_failure = models.BooleanField(default=False, db_default=False)
     created_by_kind = models.CharField(max_length=8, choices=ActorKind.choices)
     created_by_id = models.CharField(max_length=64, blank=True)
     created_by_label = models.CharField(max_length=150, blank=True)
@@ -154,6 +157,7 @@ class OperationPolicy(models.Model):
                 condition=models.Q(require_external_id=True)
                 | models.Q(require_verifying_read=True)
                 | models.Q(approval_required=True)
+                | models.Q(compensate_on_failure=True)
                 | ~models.Q(evidence_fields=[]),
                 name="operation_policy_requires_something",
             ),

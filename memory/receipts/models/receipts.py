@@ -12,6 +12,7 @@ from accounts.models import ActorKind, Tenant
 from common.append_only import Rewrite, only_rewrites
 from common.transitions import StateMachine
 from memory.receipts.models.platforms import Platform
+from memory.receipts.models.runs import Run
 
 
 class ReceiptState(models.TextChoices):
@@ -25,6 +26,13 @@ class ReceiptState(models.TextChoices):
     RECONCILING = "reconciling"
     SAFE_TO_RETRY = "safe_to_retry"
     MANUAL_REVIEW = "manual_review"
+
+
+class ReceiptKind(models.TextChoices):
+    """An effect the agent makes, or the compensation that undoes one (`compensates`)."""
+
+    EFFECT = "effect"
+    COMPENSATION = "compensation"
 
 
 class TransitionRole(models.TextChoices):
@@ -124,6 +132,22 @@ class Receipt(models.Model):
         Platform, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     run_id = models.CharField(max_length=200, blank=True)
+    # The registered run (`POST /runs`) the effect belongs to, when the agent named one.
+    registered_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
+    # The version of the rules the effect was planned under; part of a derived key.
+    policy_version = models.CharField(max_length=100, blank=True, db_default="")
+    kind = models.CharField(
+        max_length=16,
+        choices=ReceiptKind.choices,
+        default=ReceiptKind.EFFECT,
+        db_default=ReceiptKind.EFFECT,
+    )
+    # The effect receipt a compensation undoes; planned before it runs, settled like any.
+    compensates = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.RESTRICT, related_name="compensations"
+    )
     agent = models.CharField(max_length=100, blank=True)
     # The agent token that planned it: its owner (see selectors/receipts.py). Null
     # when a person or memdesk planned it; then only operators and editors see it.
@@ -150,6 +174,12 @@ class Receipt(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(state__in=ReceiptState.values), name="receipt_state_valid"
+            ),
+            # A compensation always names the effect it undoes, and only it does.
+            models.CheckConstraint(
+                condition=models.Q(kind=ReceiptKind.EFFECT, compensates__isnull=True)
+                | models.Q(kind=ReceiptKind.COMPENSATION, compensates__isnull=False),
+                name="receipt_compensation_names_effect",
             ),
         ]
         indexes = [
@@ -270,6 +300,9 @@ class Checkpoint(models.Model):
     # token (or one holding `receipts:operate`) sees, replaces or recovers it.
     token_id = models.BigIntegerField(null=True, blank=True)
     run_id = models.CharField(max_length=200, blank=True)
+    registered_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     input_fingerprint = models.CharField(max_length=200)
     stage = models.CharField(max_length=100)
     stage_complete = models.BooleanField(default=False)

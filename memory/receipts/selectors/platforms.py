@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import QuerySet
 
 from accounts.models import Tenant
@@ -42,3 +44,12 @@ def operation_policies_list(*, tenant: Tenant) -> QuerySet[OperationPolicy]:
 
 def operation_policy_for(*, tenant: Tenant, operation: str) -> OperationPolicy | None:
     return OperationPolicy.objects.filter(tenant=tenant, operation=operation).first()
+
+
+def operations_compensated_on_failure(*, tenant: Tenant, operations: Iterable[str]) -> set[str]:
+    """Which of `operations` have a policy saying a failed effect is compensated."""
+    return set(
+        OperationPolicy.objects.filter(
+            tenant=tenant, operation__in=list(operations), compensate_on_failure=True
+        ).values_list("operation", flat=True)
+    )

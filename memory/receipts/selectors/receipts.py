@@ -20,6 +20,7 @@ from common.fingerprints import identifier_forms
 from memory.receipts.models.receipts import (
     Checkpoint,
     Receipt,
+    ReceiptState,
     ReceiptTransition,
     ReconciliationRead,
 )
@@ -148,3 +149,43 @@ def receipt_by_key(*, tenant: Tenant, idempotency_key: str) -> Receipt | None:
     return Receipt.objects.filter(
         tenant=tenant, idempotency_key__in=identifier_forms(idempotency_key)
     ).first()
+
+
+def receipt_compensations(receipt: Receipt) -> QuerySet[Receipt]:
+    """The compensations planned for `receipt`, oldest first (whoever planned them: they
+    undo an effect the reader already reaches)."""
+    return Receipt.objects.filter(tenant_id=receipt.tenant_id, compensates=receipt).order_by(
+        "created_at", "id"
+    )
+
+
+def compensation_ids(receipt: Receipt) -> list[UUID]:
+    return list(receipt_compensations(receipt).values_list("pk", flat=True))
+
+
+def receipt_for_console(*, tenant: Tenant, receipt_id: UUID | str) -> Receipt | None:
+    """A receipt with its timeline and the effect it compensates, for a person's page."""
+    return (
+        Receipt.objects.select_related("compensates")
+        .prefetch_related(
+            Prefetch("transitions", queryset=ReceiptTransition.objects.order_by("at", "id")),
+            Prefetch("reads", queryset=ReconciliationRead.objects.order_by("at", "id")),
+        )
+        .filter(tenant=tenant, pk=receipt_id)
+        .first()
+    )
+
+
+# A compensation in one of these has not run yet: recovery may send the agent to run it.
+PENDING_COMPENSATION_STATES = (ReceiptState.PLANNED, ReceiptState.SAFE_TO_RETRY)
+
+
+def pending_compensations(*, tenant: Tenant, effect_ids: Iterable[UUID]) -> list[Receipt]:
+    """The compensations planned for `effect_ids` that have not run yet, oldest first."""
+    return list(
+        Receipt.objects.filter(
+            tenant=tenant,
+            compensates__in=list(effect_ids),
+            state__in=PENDING_COMPENSATION_STATES,
+        ).order_by("created_at", "id")
+    )

@@ -327,6 +327,7 @@ def operation_policy_set(
     evidence_fields: list[str] | tuple[str, ...] = (),
     require_verifying_read: bool = False,
     approval_required: bool = False,
+    compensate_on_failure: bool = False,
 ) -> tuple[OperationPolicy, bool]:
     """Say what an agent's `succeeded` needs for `operation`; replaces the operation's policy.
 
@@ -358,12 +359,18 @@ def operation_policy_set(
                 "evidence_fields": [f"Not a field name: {name}" for name in bad] or ["Too many."]
             },
         )
-    if not (require_external_id or fields or require_verifying_read or approval_required):
+    if not (
+        require_external_id
+        or fields
+        or require_verifying_read
+        or approval_required
+        or compensate_on_failure
+    ):
         raise Problem(
             "policy_requires_nothing",
             "A policy must require something: an external id, evidence fields, a verifying "
-            "read or a person's approval. Without a policy the agent's report is taken as it "
-            "comes.",
+            "read, a person's approval or compensation on failure. Without a policy the "
+            "agent's report is taken as it comes.",
             errors={"require_external_id": ["Choose at least one requirement."]},
         )
     values = {
@@ -372,6 +379,7 @@ def operation_policy_set(
         "evidence_fields": fields,
         "require_verifying_read": require_verifying_read,
         "approval_required": approval_required,
+        "compensate_on_failure": compensate_on_failure,
     }
     with transaction.atomic():
         previous = (
@@ -411,4 +419,5 @@ def _policy_summary(policy: OperationPolicy) -> dict[str, object]:
         "evidence_fields": list(policy.evidence_fields),
         "require_verifying_read": policy.require_verifying_read,
         "approval_required": policy.approval_required,
+        "compensate_on_failure": policy.compensate_on_failure,
     }

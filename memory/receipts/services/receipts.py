@@ -23,7 +23,7 @@ from common.fingerprints import fingerprint, identifier_forms
 from common.problems import Problem
 from common.screen import find_secrets_in_value
 from memory.receipts.models.platforms import Platform
-from memory.receipts.models.receipts import Receipt, ReceiptState
+from memory.receipts.models.receipts import Receipt, ReceiptKind, ReceiptState
 from memory.receipts.policies import agent_success_screened
 from memory.receipts.reconcilers import ReconcilerConfigError, reconciler_config_validate
 from memory.receipts.reconcilers.http import (
@@ -47,6 +47,7 @@ from memory.receipts.services.receipt_moves import (
     reconciliation_enqueue_on_commit,
     transition_role,
 )
+from memory.receipts.services.runs import run_named
 
 # What an editor may settle a receipt in manual_review as (the table agrees).
 MANUAL_VERDICTS = (ReceiptState.SUCCEEDED, ReceiptState.SAFE_TO_RETRY, ReceiptState.REJECTED)
@@ -86,6 +87,9 @@ def receipt_create(
     reconciler: dict[str, Any] | None = None,
     run_id: str = "",
     agent: str = "",
+    run: UUID | str | None = None,
+    policy_version: str = "",
+    compensates: UUID | str | None = None,
 ) -> tuple[Receipt, bool]:
     """Record an intended side effect in `planned`, before the agent makes the call.
 
@@ -93,6 +97,13 @@ def receipt_create(
     and intent returns the existing receipt in whatever state it is now, so an
     agent triggered twice learns that the effect is already under way or done.
     The same key for anything else is refused: it would hide a second effect.
+    Without a key, the key is derived from the intent's fingerprint, the target
+    and the policy version (`derived_idempotency_key`).
+
+    `run` names a registered run (`run_named`); the receipt then carries its
+    `run_id` and, unless given, its policy version. `compensates` makes the
+    receipt a compensation: the planned undoing of that effect receipt, which it
+    inherits its run from (docs/protocol.md, "Compensation").
     """
     _refuse_secrets("secret_in_intent", {"intent": intent})
     _refuse_secrets("secret_in_intent", {"target": target, "reconciler": reconciler or {}})
@@ -113,13 +124,24 @@ def receipt_create(
             "The reconciler block cannot settle this receipt; see `errors`.",
             errors={f"reconciler.{name}": messages for name, messages in exc.errors.items()},
         ) from exc
+    _refuse_secrets("secret_detected", {"policy_version": policy_version})
     platform = None
     if config["adapter"] == HttpReconciler.name:
         platform, config = _lookup_platform(tenant=tenant, config=config)
+    undone = _compensated(tenant=tenant, actor=actor, receipt_id=compensates)
+    if undone is not None and run is None and not run_id:
+        run, run_id = undone.registered_run_id, undone.run_id
+    registered, run_id = run_named(tenant=tenant, actor=actor, run=run, run_id=run_id)
+    if registered is not None and not policy_version:
+        policy_version = registered.policy_version
     intent_fingerprint = fingerprint(intent)
+    if not idempotency_key:
+        idempotency_key = derived_idempotency_key(
+            intent_fingerprint=intent_fingerprint, target=target, policy_version=policy_version
+        )
     existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
     if existing is not None:
-        return _same_request(existing, actor, operation, target, intent_fingerprint), False
+        return _same_request(existing, actor, operation, target, intent_fingerprint, undone), False
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -133,6 +155,10 @@ def receipt_create(
                 reconciler=config,
                 platform=platform,
                 run_id=run_id,
+                registered_run=registered,
+                policy_version=policy_version,
+                kind=ReceiptKind.COMPENSATION if undone is not None else ReceiptKind.EFFECT,
+                compensates=undone,
                 agent=agent or actor.label[:100],
                 token_id=actor.token_id,
                 state=ReceiptState.PLANNED,
@@ -156,15 +182,59 @@ def receipt_create(
                     "idempotency_key": idempotency_key,
                     "intent_fingerprint": intent_fingerprint,
                     "adapter": config["adapter"],
+                    "kind": receipt.kind,
+                    "compensates": str(undone.pk) if undone is not None else None,
+                    "run": str(registered.pk) if registered is not None else None,
                 },
             )
+            if undone is not None:
+                # On the effect's own record too: its timeline shows it has an undoing.
+                audit_record(
+                    tenant=tenant,
+                    actor=actor,
+                    verb="receipt.compensation_planned",
+                    target_type=RECEIPT_TARGET_TYPE,
+                    target_id=undone.pk,
+                    data={"compensation": str(receipt.pk), "operation": operation},
+                )
     except IntegrityError:
         # A concurrent duplicate won the unique (tenant, idempotency_key) race.
         existing = receipt_by_key(tenant=tenant, idempotency_key=idempotency_key)
         if existing is None:
             raise
-        return _same_request(existing, actor, operation, target, intent_fingerprint), False
+        return _same_request(existing, actor, operation, target, intent_fingerprint, undone), False
     return receipt, True
+
+
+def derived_idempotency_key(*, intent_fingerprint: str, target: str, policy_version: str) -> str:
+    """The key of an effect the agent named no key for: the same content sent to the
+    same target under the same policy is the same effect; a new policy version or a
+    changed intent is a new one."""
+    digest = fingerprint(
+        {"intent": intent_fingerprint, "target": target, "policy_version": policy_version}
+    )
+    return f"derived:{digest}"
+
+
+def _compensated(*, tenant: Tenant, actor: Actor, receipt_id: UUID | str | None) -> Receipt | None:
+    """The effect receipt a compensation undoes, checked; None for an ordinary receipt."""
+    if receipt_id is None:
+        return None
+    effect = Receipt.objects.filter(reach(actor), tenant=tenant, pk=receipt_id).first()
+    if effect is None:
+        raise Problem(
+            "unknown_effect",
+            "A compensation undoes a receipt of yours; no such receipt.",
+            errors={"compensates": [f"No receipt {receipt_id}."]},
+        )
+    if effect.kind == ReceiptKind.COMPENSATION:
+        raise Problem(
+            "compensation_invalid",
+            "A compensation undoes an effect, not another compensation: to undo this one, "
+            "name the effect it compensates.",
+            errors={"compensates": ["This receipt is itself a compensation."]},
+        )
+    return effect
 
 
 def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platform, dict[str, Any]]:
@@ -212,7 +282,12 @@ def _lookup_platform(*, tenant: Tenant, config: dict[str, Any]) -> tuple[Platfor
 
 
 def _same_request(
-    existing: Receipt, actor: Actor, operation: str, target: str, intent_fp: str
+    existing: Receipt,
+    actor: Actor,
+    operation: str,
+    target: str,
+    intent_fp: str,
+    compensates: Receipt | None = None,
 ) -> Receipt:
     if not Receipt.objects.filter(reach(actor), pk=existing.pk).exists():
         # Keys are unique in the tenant, so another token's key cannot name a second
@@ -228,11 +303,12 @@ def _same_request(
         existing.operation not in identifier_forms(operation)
         or existing.target not in identifier_forms(target)
         or existing.intent_fingerprint != intent_fp
+        or existing.compensates_id != (compensates.pk if compensates is not None else None)
     ):
         raise Problem(
             "idempotency_key_reused",
-            "This idempotency_key already names a different effect (operation, target or "
-            "intent differ). Use a new key for a new effect.",
+            "This idempotency_key already names a different effect (operation, target, "
+            "intent or the effect it compensates differ). Use a new key for a new effect.",
             status_code=409,
             receipt=str(existing.pk),
             intent_fingerprint=existing.intent_fingerprint,

@@ -33,11 +33,14 @@ from memory.receipts.models.receipts import (
     UNVERIFIED_RECEIPT_STATES,
     Checkpoint,
     Receipt,
+    ReceiptKind,
     ReceiptState,
 )
+from memory.receipts.selectors.platforms import operations_compensated_on_failure
 from memory.receipts.selectors.receipts import (
     checkpoint_get,
     checkpoint_stored,
+    pending_compensations,
     reach,
     receipts_by_ids,
 )
@@ -51,6 +54,7 @@ from memory.receipts.services.recovery_leases import (
     lease_visible,
 )
 from memory.receipts.services.recovery_log import recovery_answer_log
+from memory.receipts.services.runs import run_named
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +69,9 @@ class RecoveryDecision(models.TextChoices):
     VERIFY_ONLY = "verify_only"
     NO_OP = "no_op"
     ESCALATE = "escalate"
+    # An effect failed, its operation's policy says to compensate, and the compensation
+    # is planned: run it (the answer's `compensations`) instead of asking a person.
+    COMPENSATE = "compensate"
 
 
 class RecoveryReason(models.TextChoices):
@@ -81,6 +88,7 @@ class RecoveryReason(models.TextChoices):
     RETRY_BUDGET_EXHAUSTED = "retry_budget_exhausted"
     INCOMPLETE_STAGE = "incomplete_stage"
     RESUME_AFTER = "resume_after"
+    COMPENSATION_PLANNED = "compensation_planned"
 
 
 # Every answer recovery can give, in the order the rules are tried.
@@ -89,6 +97,8 @@ RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
     (RecoveryDecision.FRESH, RecoveryReason.NO_CHECKPOINT),
     (RecoveryDecision.FRESH, RecoveryReason.CHECKPOINT_EXPIRED),
     (RecoveryDecision.FRESH, RecoveryReason.INPUT_CHANGED),
+    # Tried where an escalation would be answered (manual review, retries spent).
+    (RecoveryDecision.COMPENSATE, RecoveryReason.COMPENSATION_PLANNED),
     (RecoveryDecision.ESCALATE, RecoveryReason.EFFECT_IN_MANUAL_REVIEW),
     (RecoveryDecision.VERIFY_ONLY, RecoveryReason.EFFECT_UNVERIFIED),
     (RecoveryDecision.NO_OP, RecoveryReason.ALREADY_VERIFIED),
@@ -102,8 +112,22 @@ RECOVERY_OUTCOMES: tuple[tuple[str, str], ...] = (
 # The answers that send a run to act: the run that asked with its `run_id` holds the
 # task's lease while it does. `no_op` and `escalate` leave nothing to do.
 LEASED_DECISIONS = frozenset(
-    {RecoveryDecision.FRESH, RecoveryDecision.RESUME, RecoveryDecision.VERIFY_ONLY}
+    {
+        RecoveryDecision.FRESH,
+        RecoveryDecision.RESUME,
+        RecoveryDecision.VERIFY_ONLY,
+        RecoveryDecision.COMPENSATE,
+    }
 )
+
+# The effects an escalation is about, by its reason: what failed and may be undone.
+_FAILED_EFFECT_STATES: dict[str, frozenset[str]] = {
+    RecoveryReason.EFFECT_IN_MANUAL_REVIEW: frozenset({ReceiptState.MANUAL_REVIEW}),
+    # Retries spent: whatever the stage already changed outside is what to undo.
+    RecoveryReason.RETRY_BUDGET_EXHAUSTED: frozenset(
+        {ReceiptState.SUCCEEDED, ReceiptState.MANUAL_REVIEW}
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -118,6 +142,8 @@ class RecoveryAnswer:
     folded: bool = False
     # The answer's row in recovery's log, for a verdict on it (`recovery_verdict_record`).
     answer_id: int | None = None
+    # With `compensate`: the planned compensations to run, oldest first.
+    compensations: list[Receipt] = dataclasses.field(default_factory=list)
 
 
 def recovery_rule(
@@ -238,7 +264,43 @@ def _answer(
     decision, reason = recovery_rule(
         checkpoint=checkpoint, effects=effects, input_fingerprint=input_fingerprint, now=now
     )
-    return RecoveryAnswer(decision=decision, reason=reason, checkpoint=checkpoint, effects=effects)
+    compensations: list[Receipt] = []
+    if decision == RecoveryDecision.ESCALATE:
+        compensations = _compensations_due(tenant=tenant, effects=effects, reason=reason)
+        if compensations:
+            decision, reason = RecoveryDecision.COMPENSATE, RecoveryReason.COMPENSATION_PLANNED
+    return RecoveryAnswer(
+        decision=decision,
+        reason=reason,
+        checkpoint=checkpoint,
+        effects=effects,
+        compensations=compensations,
+    )
+
+
+def _compensations_due(*, tenant: Tenant, effects: Sequence[Receipt], reason: str) -> list[Receipt]:
+    """The planned compensations of the failed effects whose policy says to compensate.
+
+    Effects of other operations are left as they are. If one whose policy says to
+    compensate has no compensation planned, a person still has to look (`escalate`).
+    """
+    failed = [
+        effect
+        for effect in effects
+        if effect.kind == ReceiptKind.EFFECT
+        and effect.state in _FAILED_EFFECT_STATES.get(reason, frozenset())
+    ]
+    compensated = operations_compensated_on_failure(
+        tenant=tenant, operations={effect.operation for effect in failed}
+    )
+    undo = [effect for effect in failed if effect.operation in compensated]
+    if not undo:
+        return []
+    planned = pending_compensations(tenant=tenant, effect_ids=[effect.pk for effect in undo])
+    covered = {compensation.compensates_id for compensation in planned}
+    if any(effect.pk not in covered for effect in undo):
+        return []
+    return planned
 
 
 def _decide_under_lease(
@@ -360,6 +422,7 @@ def checkpoint_save(
     effects: Iterable[UUID | str] = (),
     expires_at: datetime | None = None,
     resume_after: datetime | None = None,
+    run: UUID | str | None = None,
 ) -> tuple[Checkpoint, bool]:
     """Create or replace the checkpoint of `task_key`. Effects must be receipts `actor` reaches.
 
@@ -380,6 +443,7 @@ def checkpoint_save(
             "allowed_next_stages": allowed_next_stages,
         }
     )
+    registered, run_id = run_named(tenant=tenant, actor=actor, run=run, run_id=run_id)
     effect_ids = list(dict.fromkeys(UUID(str(effect)) for effect in effects))
     known = set(
         Receipt.objects.filter(reach(actor), tenant=tenant, pk__in=effect_ids).values_list(
@@ -404,6 +468,7 @@ def checkpoint_save(
         )
     fields = {
         "run_id": run_id,
+        "registered_run": registered,
         "input_fingerprint": input_fingerprint,
         "stage": stage,
         "stage_complete": stage_complete,

@@ -51,7 +51,9 @@ Decision = Literal[
     "quarantined",
     "rejected",
 ]
-RecoveryDecision = Literal["fresh", "resume", "verify_only", "no_op", "escalate"]
+RecoveryDecision = Literal[
+    "in_progress", "wait", "fresh", "resume", "verify_only", "no_op", "escalate", "compensate"
+]
 
 
 class Source(TypedDict, total=False):
@@ -77,6 +79,13 @@ class Event(TypedDict):
     source_uri: NotRequired[str]
     sensitivity: NotRequired[str]
     echo_of: NotRequired[list[str]]
+    # A step of a run (docs/protocol.md): empty, null or [] on an ordinary event.
+    stage: NotRequired[str]
+    input_fingerprint: NotRequired[str]
+    policy_version: NotRequired[str]
+    idempotency_key: NotRequired[str]
+    effect: NotRequired[dict[str, str] | None]
+    evidence: NotRequired[list[dict[str, Any]]]
 
 
 class ReviewRef(TypedDict):
@@ -145,6 +154,10 @@ class Receipt(TypedDict):
     error_code: NotRequired[str]
     reconciler: NotRequired[Any]
     run_id: NotRequired[str]
+    run: NotRequired[str | None]
+    policy_version: NotRequired[str]
+    kind: NotRequired[Literal["effect", "compensation"]]
+    compensates: NotRequired[str | None]
     agent: NotRequired[str]
     submitted_at: NotRequired[str | None]
     submit_lease_expires_at: NotRequired[str | None]
@@ -155,6 +168,7 @@ class Receipt(TypedDict):
 class ReceiptDetail(Receipt):
     transitions: list[dict[str, Any]]
     reads: list[dict[str, Any]]
+    compensations: NotRequired[list[str]]
 
 
 class Checkpoint(TypedDict):
@@ -164,6 +178,7 @@ class Checkpoint(TypedDict):
     created_at: str
     updated_at: str
     run_id: NotRequired[str]
+    run: NotRequired[str | None]
     stage_complete: NotRequired[bool]
     retry_count: NotRequired[int]
     max_retries: NotRequired[int]
@@ -179,6 +194,7 @@ class Recovery(TypedDict):
     effects: list[Receipt]
     # This answer in memdesk's log, for `judge_recovery`.
     answer_id: int
+    compensations: NotRequired[list[Receipt]]
 
 
 class Skill(TypedDict):

@@ -7,8 +7,38 @@ from rest_framework import serializers
 
 from common.fields import StrictBooleanField, StrictUUIDField
 from common.hidden_chars import for_agent
-from memory.claims.models import Authority, Basis, Claim, ClaimKind, ClaimSource, Event, Sensitivity
+from memory.claims.models import (
+    PROTOCOL_KINDS,
+    Authority,
+    Basis,
+    Claim,
+    ClaimKind,
+    ClaimSource,
+    Event,
+    Sensitivity,
+)
 from memory.claims.services.claim_inputs import CandidateInput, SourceInput
+
+
+class EffectIn(serializers.Serializer):
+    system = serializers.CharField(max_length=100, help_text="Where the change is: git, site…")
+    operation = serializers.CharField(max_length=200)
+    reference = serializers.CharField(
+        max_length=500, help_text="What identifies it there: a commit SHA, a deployment id…"
+    )
+
+
+class EvidenceIn(serializers.Serializer):
+    uri = serializers.CharField(max_length=1000)
+    observed_at = serializers.DateTimeField()
+    digest = serializers.CharField(max_length=200, required=False)
+    excerpt = serializers.CharField(max_length=2000, required=False)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        values = super().to_internal_value(data)
+        # Stored as JSON: the time as the text the API answers with.
+        values["observed_at"] = values["observed_at"].isoformat()
+        return dict(values)
 
 
 class EventInput(serializers.Serializer):
@@ -26,11 +56,37 @@ class EventInput(serializers.Serializer):
         choices=Sensitivity.choices, required=False, default=Sensitivity.NORMAL
     )
     echo_of = serializers.ListField(child=StrictUUIDField(), required=False, default=list)
+    stage = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The step of a run this event reports (e.g. discovery, draft, build, "
+        "commit, push, deploy, verify, compensate). With it, `kind` is one of "
+        f"{', '.join(PROTOCOL_KINDS)} and the other protocol fields may be given.",
+    )
+    input_fingerprint = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="",
+        help_text="A digest of the run's inputs, so a later run can tell it is the same one.",
+    )  # fmt: skip
+    policy_version = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default="",
+        help_text="The version of the rules the step ran under.",
+    )  # fmt: skip
+    idempotency_key = serializers.CharField(
+        max_length=255, required=False, allow_blank=True, default="",
+        help_text="The key of the outside change the step is about (as on its receipt).",
+    )  # fmt: skip
+    effect = EffectIn(required=False, allow_null=True, default=None)
+    # DRF's list serializers take `max_length`; its stubs do not declare it yet.
+    evidence = EvidenceIn(many=True, required=False, default=list, max_length=50)  # type: ignore[call-arg]
 
 
 class EventOutput(serializers.ModelSerializer):
     subject = serializers.CharField(source="subject.key")
     redacted = serializers.SerializerMethodField()
+    effect = EffectIn(read_only=True, allow_null=True)
+    evidence = EvidenceIn(many=True, read_only=True)
 
     class Meta:
         model = Event
@@ -48,6 +104,12 @@ class EventOutput(serializers.ModelSerializer):
             "digest",
             "sensitivity",
             "echo_of",
+            "stage",
+            "input_fingerprint",
+            "policy_version",
+            "idempotency_key",
+            "effect",
+            "evidence",
             "redacted",
         ]
 
@@ -60,6 +122,14 @@ class SourceIn(serializers.Serializer):
     uri = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
     observed_at = serializers.DateTimeField(required=False)
     digest = serializers.CharField(max_length=80, required=False, allow_blank=True, default="")
+
+
+class EventListInput(serializers.Serializer):
+    subject = serializers.CharField(max_length=255, required=False, min_length=1)
+    run_id = serializers.CharField(max_length=200, required=False, min_length=1)
+    stage = serializers.CharField(max_length=100, required=False, min_length=1)
+    kind = serializers.CharField(max_length=64, required=False, min_length=1)
+    idempotency_key = serializers.CharField(max_length=255, required=False, min_length=1)
 
 
 class CandidateIn(serializers.Serializer):

@@ -38,6 +38,7 @@ OPERATION_POLICY = {
     "evidence_fields": ["url"],
     "require_verifying_read": False,
     "approval_required": False,
+    "compensate_on_failure": False,
     "requirements": ["external_id", "evidence.url"],
     "created_by": "ada",
     "created_at": NOW,

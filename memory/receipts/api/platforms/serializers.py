@@ -128,6 +128,12 @@ class OperationPolicyInput(serializers.Serializer):
         help_text="Each receipt waits in `awaiting_approval` until a person other than the one "
         "its token acts for approves the intent; submitting before is `409 approval_required`.",
     )
+    compensate_on_failure = serializers.BooleanField(
+        default=False,
+        help_text="When an effect of this operation fails (in manual_review, or its task's "
+        "retries spent) and a compensation receipt is planned for it, recovery answers "
+        "`compensate` with that compensation instead of `escalate`.",
+    )
 
 
 class OperationPolicyOutput(serializers.ModelSerializer):
@@ -148,6 +154,7 @@ class OperationPolicyOutput(serializers.ModelSerializer):
             "evidence_fields",
             "require_verifying_read",
             "approval_required",
+            "compensate_on_failure",
             "requirements",
             "created_by",
             "created_at",

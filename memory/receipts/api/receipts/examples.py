@@ -10,6 +10,7 @@ from typing import Any
 from common.openapi_examples import HASH, LATER, NOW, PUBLISHER, page
 
 RECEIPT_ID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c60"
+RUN_ID = "3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
 
 RECONCILER = {
     "adapter": "http",
@@ -31,6 +32,10 @@ RECEIPT = {
     "error_code": "",
     "reconciler": RECONCILER,
     "run_id": "run-42",
+    "run": RUN_ID,
+    "policy_version": "publish-policy-3",
+    "kind": "effect",
+    "compensates": None,
     "agent": "publisher",
     "submitted_at": None,
     "submit_lease_expires_at": None,
@@ -51,6 +56,7 @@ SUCCEEDED = {
 CHECKPOINT = {
     "task_key": "publish-weekly-digest",
     "run_id": "run-42",
+    "run": RUN_ID,
     "input_fingerprint": "sha256:weekly-2026-33",
     "stage": "published",
     "stage_complete": True,
@@ -99,7 +105,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "intent": {"title": "Alice moved to Shanghai", "slug": "alice-moved"},
             "idempotency_key": "pub-2026-08-16-a",
             "reconciler": RECONCILER,
-            "run_id": "run-42",
+            "run": RUN_ID,
         },
         "responses": {"201": RECEIPT, "200": SUCCEEDED},
     },
@@ -120,6 +126,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                     },
                 ],
                 "reads": [],
+                "compensations": [],
             }
         }
     },
@@ -160,6 +167,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "lease": None,
                 "folded": False,
                 "answer_id": 4711,
+                "compensations": [],
             }
         },
     },

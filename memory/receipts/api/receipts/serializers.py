@@ -17,6 +17,7 @@ from memory.receipts.models.receipts import (
     ReceiptTransition,
     ReconciliationRead,
 )
+from memory.receipts.selectors.receipts import compensation_ids
 from memory.receipts.services.recovery import RecoveryDecision, RecoveryReason
 from memory.receipts.services.recovery_leases import DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS
 
@@ -55,6 +56,28 @@ class ReceiptCreateInput(serializers.Serializer):
     )
     run_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     agent = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    run = StrictUUIDField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The id of a run registered with POST /api/v1/runs (else 400 "
+        "run_not_registered); the receipt carries its run_id and policy version.",
+    )
+    policy_version = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The version of the rules the effect is planned under; defaults to the "
+        "run's. Part of the derived idempotency key.",
+    )
+    compensates = StrictUUIDField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Makes this receipt a compensation: the planned undoing of that effect "
+        "receipt (yours; else 400 unknown_effect). It inherits the effect's run.",
+    )
 
     def validate_intent(self, value: Any) -> Any:
         if not isinstance(value, dict):
@@ -87,6 +110,19 @@ class ReceiptListInput(serializers.Serializer):
 
 
 class ReceiptOutput(serializers.ModelSerializer):
+    run = serializers.UUIDField(
+        source="registered_run_id",
+        allow_null=True,
+        read_only=True,
+        help_text="The registered run it belongs to, if it named one.",
+    )
+    compensates = serializers.UUIDField(
+        source="compensates_id",
+        allow_null=True,
+        read_only=True,
+        help_text="For a compensation: the effect receipt it undoes.",
+    )
+
     class Meta:
         model = Receipt
         fields = [
@@ -101,6 +137,10 @@ class ReceiptOutput(serializers.ModelSerializer):
             "error_code",
             "reconciler",
             "run_id",
+            "run",
+            "policy_version",
+            "kind",
+            "compensates",
             "agent",
             "submitted_at",
             "submit_lease_expires_at",
@@ -150,13 +190,27 @@ class ReconciliationReadOutput(serializers.ModelSerializer):
 class ReceiptDetailOutput(ReceiptOutput):
     transitions = ReceiptTransitionOutput(many=True, read_only=True)
     reads = ReconciliationReadOutput(many=True, read_only=True)
+    compensations = serializers.SerializerMethodField(
+        help_text="The compensations planned to undo this effect, oldest first."
+    )
 
     class Meta(ReceiptOutput.Meta):
-        fields = [*ReceiptOutput.Meta.fields, "transitions", "reads"]
+        fields = [*ReceiptOutput.Meta.fields, "transitions", "reads", "compensations"]
+
+    @extend_schema_field(serializers.ListField(child=serializers.UUIDField()))
+    def get_compensations(self, receipt: Receipt) -> list[str]:
+        return [str(pk) for pk in compensation_ids(receipt)]
 
 
 class CheckpointInput(serializers.Serializer):
     run_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    run = StrictUUIDField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The id of a run registered with POST /api/v1/runs (else 400 "
+        "run_not_registered); the checkpoint carries its run_id.",
+    )
     input_fingerprint = serializers.CharField(max_length=200)
     stage = serializers.CharField(max_length=100)
     stage_complete = StrictBooleanField(required=False, default=False)
@@ -195,11 +249,14 @@ class CheckpointInput(serializers.Serializer):
 
 
 class CheckpointOutput(serializers.ModelSerializer):
+    run = serializers.UUIDField(source="registered_run_id", allow_null=True, read_only=True)
+
     class Meta:
         model = Checkpoint
         fields = [
             "task_key",
             "run_id",
+            "run",
             "input_fingerprint",
             "stage",
             "stage_complete",
@@ -262,6 +319,12 @@ class RecoveryOutput(serializers.Serializer):
     answer_id = serializers.IntegerField(
         help_text="This answer in recovery's log: `POST /api/v1/recovery/answers/{id}/verdict` "
         "says whether it was right."
+    )
+    compensations = ReceiptOutput(
+        many=True,
+        required=False,
+        help_text="With `compensate`: the planned compensation receipts to run now (submit "
+        "each, then report), oldest first; otherwise empty.",
     )
 
 

@@ -92,7 +92,8 @@ class ReceiptListCreateView(ListAPIView):
             400: OpenApiResponse(
                 description="Problem details: validation_error, secret_in_intent, "
                 "invalid_reconciler, platform_not_registered (an http lookup outside every "
-                "platform an admin registered), idempotency_key_invalid"
+                "platform an admin registered), idempotency_key_invalid, run_not_registered, "
+                "unknown_effect, compensation_invalid"
             ),
             409: OpenApiResponse(
                 description="Problem details: idempotency_key_reused (same key, another "
@@ -111,7 +112,12 @@ class ReceiptListCreateView(ListAPIView):
             "`idempotency_key_reused`, "
             "`validation_error`. The Idempotency-Key header is honoured too (a replay "
             "returns the original response) and stands in for a missing body "
-            "`idempotency_key`. The receipt belongs to the calling token; a key another "
+            "`idempotency_key`; with neither, the key is derived from the intent's "
+            "fingerprint, the target and the policy version (`derived:sha256:…`), so the same "
+            "content sent to the same target under the same policy is one effect. `run` "
+            "names a registered run (`run_not_registered` otherwise); `compensates` plans "
+            "the undoing of an effect receipt (`unknown_effect`, `compensation_invalid`). "
+            "The receipt belongs to the calling token; a key another "
             "token's receipt holds is `idempotency_key_reused`, naming no receipt."
         ),
     )
@@ -121,9 +127,8 @@ class ReceiptListCreateView(ListAPIView):
         data = ReceiptCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
+        # Without either, memdesk derives the key from the intent, target and policy version.
         key = values.pop("idempotency_key", "") or request.headers.get(IDEMPOTENCY_HEADER, "")
-        if not key.strip():
-            raise ValidationError({"idempotency_key": ["Name the effect with an idempotency_key."]})
         receipt, created = receipt_create(
             tenant=context.tenant, actor=context.actor, idempotency_key=key.strip(), **values
         )
@@ -218,7 +223,9 @@ class CheckpointView(APIView):
         request=CheckpointInput,
         responses={
             200: CheckpointOutput,
-            400: OpenApiResponse(description="Problem details: validation_error, unknown_effect"),
+            400: OpenApiResponse(
+                description="Problem details: validation_error, unknown_effect, run_not_registered"
+            ),
             404: NOT_FOUND,
             **AGENT_AUTH,
         },
@@ -285,6 +292,11 @@ class RecoveryView(APIView):
             "succeeded → `no_op`/`already_verified`, or `resume`/`next_stage` when "
             "`allowed_next_stages` is not empty; retries spent → "
             "`escalate`/`retry_budget_exhausted`; otherwise `resume`/`incomplete_stage`. "
+            "Where the answer would be `escalate` (manual review, or retries spent with "
+            "effects succeeded or in manual review), the failed effects' operations have a "
+            "policy with `compensate_on_failure` and each of those effects has a "
+            "compensation planned (or safe to retry), the answer is "
+            "`compensate`/`compensation_planned` with those `compensations`. "
             "A `resume` asked before the checkpoint's `resume_after` is `wait`/`resume_after`. "
             "Another token's checkpoint (unless the caller holds `receipts:operate`) is "
             "answered like no checkpoint. "
@@ -310,6 +322,7 @@ class RecoveryView(APIView):
                     "lease": answer.lease,
                     "folded": answer.folded,
                     "answer_id": answer.answer_id,
+                    "compensations": answer.compensations,
                 }
             ).data
         )

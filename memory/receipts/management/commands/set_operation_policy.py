@@ -38,6 +38,11 @@ class Command(BaseCommand):
             action="store_true",
             help="each receipt waits for another person's approval before it is submitted",
         )
+        parser.add_argument(
+            "--compensate-on-failure",
+            action="store_true",
+            help="recovery answers `compensate` for a failed effect with a planned compensation",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"])
@@ -51,6 +56,7 @@ class Command(BaseCommand):
                 evidence_fields=options["evidence_fields"],
                 require_verifying_read=options["require_verifying_read"],
                 approval_required=options["approval_required"],
+                compensate_on_failure=options["compensate_on_failure"],
             )
         except Problem as problem:
             raise CommandError(f"{problem.code}: {problem.detail}") from None

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0006_agent_token_owner'),
-        ('memory', '0031_platform_verifier_controls'),
+        ('memory', '0032_event_protocol_fields_runs_compensations'),
     ]
 
     operations = [
