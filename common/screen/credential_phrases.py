@@ -31,7 +31,8 @@ _NOUNS = (
 # Links that may follow a few words of context, and short ones ("to", "e") that are
 # links only right after the word: "password reset link sent to …" is no password.
 _LINK = (
-    r"is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
+    r"(?:is|was|has\s+been|got|wurde|a\s+été|fue)\s+(?:changed|set|reset|updated|switched|geändert"
+    r"|changé|cambiada|cambiado)\s+(?:to|auf|en|a|à)|is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
     r"|adalah|ialah"
 )
 _LINK_NEAR = r"to|jest|to\s+jest|e|olarak"
@@ -50,7 +51,8 @@ PASSWORD_LATIN = (
 PASSWORD_BARE = (
     r"(?i)(?<!\w)(?:şifre(?:m|n|si|miz)|sifre(?:m|n|si|miz)|parola(?:m|n|s\u0131|si|m\u0131z)"
     r"|kata\s+sandi(?:\s+(?:saya|anda|kamu|ku|nya))?|(?:kata\s+)?sandinya|password-?nya"
-    r"|has[łl]o(?:\s+(?:do|od|dla)\s+[^\s:]{1,20})?\s+(?:to|jest))(?!\w)\s*:?\s*" + _VALUE
+    r"|has[łl]o(?:\s+(?:do|od|dla)\s+[^\s:]{1,20})?\s+(?:to|jest))(?!\w)"
+    r"(?:\s+(?:adalah|ialah|yaitu|yakni)(?!\w))?\s*:?\s*" + _VALUE
 )
 # The noun and the value with nothing between ("root with password Quartz*3495"):
 # judged as a strong password only (`looks_like_strong_password`).
@@ -89,7 +91,8 @@ CREDENTIAL_PAIR = (
     r"|anmeldedaten|zugang|credenciales|credenciais|credenziali|inloggegevens|dane\s+logowania"
     r"|giriş\s+bilgileri|учетные\s+данные|учётные\s+данные|данные\s+для\s+входа|ログイン情報"
     r"|認証情報|登录信息|登錄資訊|账号密码|帳號密碼|로그인\s*정보|بيانات\s+الدخول|password|passwort"
-    r"|pin)(?!\w)[^\n:=\uff1a]{0,30}?\s*[:=\uff1a]\s*[^\s/]{1,64}\s*/\s*" + _VALUE
+    r"|pin)(?!\w)[^\n:=\uff1a]{0,30}?(?:\s*[:=\uff1a]|\s+(?:is|are|ist|sind|est|es|è|é|är|er))"
+    r"\s*[A-Za-z0-9][^\s/]{0,63}\s*/\s*" + _VALUE
 )
 PASSWORD_OTHER = (
     r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)\s+[^\s:]{1,20})?"
@@ -224,7 +227,9 @@ _OTHER_KEYS = frozenset(
 _PLACEHOLDER = re.compile(
     r"^(?:\$\{.*\}?|\$\(.*\)?|\$[A-Za-z_]\w*|\{\{.*\}?\}?|<.*>?|%[A-Za-z_]\w*%?|%\(.*\)s|\*+"
     r"|x+|X+|\.+|-+|_+|#+|\?+|null|none|nil|true|false|redacted|changeme|change-me|hunter2"
-    r"|password\d*|passw0rd|p@ssw0rd|secret|example|your[_-].*|my[_-].*|env\(.*)$",
+    r"|password\d*|passw0rd|p@ssw0rd|secret|example|your[_-].*|my[_-].*|env\(.*)$"
+    # `myPassword`, `yourApiKey`: a name written where the value goes.
+    r"|^(?-i:(?:my|your|some)[A-Z][a-z]+(?:[A-Z][a-z]+)*)$",
     re.IGNORECASE,
 )
 _TRAILING = ".,;:)]}\"'»”\u2019」』"
@@ -237,7 +242,8 @@ _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # Code that reads a credential from elsewhere: `getpass.getpass()`, `process.env.TOKEN`,
 # `read_secret()`; a version: `v2.3.1`, `1.4.0-rc1`; an identifier: `db_password`.
 _CODE_REFERENCE = re.compile(
-    r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\)?)?;?$|^[A-Za-z_$][\w$.]*\(\)?[;,]?$"
+    r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\)?)?;?$|^[A-Za-z_$][\w$.]*\((?:[^()]*[A-Za-z_][^()]*)?\)[;,]?$"
+    r"|^[a-z_$][a-z_$.]*\($"
     r"|^(?:os\.environ|process\.env|env|ENV|settings|config)[.\[(]"
 )
 _VERSION = re.compile(r"^(?:v?|[A-Za-z]+)\d+(?:\.\d+)+(?:[-+][\w.]+)?$")

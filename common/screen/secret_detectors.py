@@ -38,6 +38,7 @@ from common.screen.credential_phrases import (
     other_kind_of_key,
 )
 from common.screen.needles import Needles, needles
+from common.screen.secret_forms import FORMS, VENDOR_PREFIXED
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("Private Key", r"-----\s*BEGIN[A-Z0-9 ]{0,24}PRIVATE\s*KEY|PuTTY-User-Key-File-\d"),
     # The token's secret half opens with "AA"; the bot id before it is all digits.
     ("Telegram Bot Token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{30,34}(?![\w\-])"),
+    *VENDOR_PREFIXED,
 )
 
 # A name that says "this is a credential"; the assignment follows it.
@@ -159,6 +161,8 @@ _CREDENTIAL_ASSIGNMENT = (
 # The same as an XML element: `<password>…</password>`, `<apiKey>…</apiKey>`.
 _CREDENTIAL_ELEMENT = r"(?i)<[A-Za-z0-9_.\-]{0,40}?" + _CREDENTIAL_NAME + r">([^\s<>]{6,200})</"
 _PASSWORD_NAME = re.compile(r"(?i)pass|pwd")
+_PASSWORD_TAIL = re.compile(r"(?:[(),;\[\]{}][^\s\"'`<>]*)*")
+_NEXT_SETTING = re.compile(r";(?=[A-Za-z ]{1,30}=)")
 # Names of things about a credential that are not the credential.
 _NOT_A_CREDENTIAL_ASSIGNMENT = re.compile(
     r"(?i)[_.-](?:digest|hash|sha\d*|fingerprint|ids?|count|length|len|url|uri|path|file|name"
@@ -205,7 +209,12 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
     if _CODE_REFERENCE.match(value):
         return None  # `process.env.SLACK_BOT_TOKEN`, `settings.SECRET_KEY`
     if _PASSWORD_NAME.match(name):
-        return looks_like_password(value)  # "DB_PASS=hunter22" is a password
+        # "DB_PASS=hunter22" is a password, whatever it holds: the value runs on over
+        # brackets, commas and semicolons, up to the next `key=` of a connection string.
+        rest = _PASSWORD_TAIL.match(match.string, match.end(3))
+        if rest and rest.group():
+            value = _NEXT_SETTING.split(value + rest.group(), maxsplit=1)[0].rstrip(";,)")
+        return looks_like_password(value)
     if len(value) < 8:
         return None
     classes = _classes(value)
@@ -332,7 +341,9 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         "Command-line Credential",
         r"\b(?:(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a"
         r"|openssl\b[^\n]*?\s(?:-k|-pass(?:in|out)?\s+pass:)|ssh-keygen\b[^\n]*?\s-N"
-        r"|\bzip\b[^\n]*?\s-P|az\s+login\b[^\n]*?\s(?:-p|--password))"
+        r"|\bzip\b[^\n]*?\s-P|az\s+login\b[^\n]*?\s(?:-p|--password)"
+        r"|\b(?:keytool|jarsigner)\b[^\n]*?\s-(?:src|dest)?(?:storepass|keypass)"
+        r"|\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+|\bnet\s+use\b[^\n]*?/user:\S+)"
         r"\s*(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
         _command_password,
     ),
@@ -398,6 +409,7 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
     ("Password in Prose", PASSWORD_FIRST_OTHER, _strong_password),
     ("Credential Near Its Name", CREDENTIAL_NEAR, _credential_near),
     ("Credential Near Its Name", CREDENTIAL_NEAR_OTHER, _credential_near),
+    *FORMS,
 )
 
 
@@ -407,7 +419,7 @@ def own_detectors() -> tuple[tuple[Detector, ...], tuple[Detector, ...]]:
     prefixed = tuple(Detector(kind, re.compile(p), _whole) for kind, p in _PREFIXED)
     key_body = Detector(
         "Private Key",
-        re.compile(r"(?:MI|MH)[A-Za-z0-9+/]{38,}={0,2}|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}"),
+        re.compile(r"(?:MI|MH|MC)[A-Za-z0-9+/]{38,}={0,2}|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}"),
         _der_private_key,
     )
     assigned = Detector(
