@@ -5,7 +5,8 @@ Each form is a phrase that says where a credential stands and a judgement of wha
 stands there, as in `credential_phrases`: "my PIN is 4821" is a PIN, "the PIN is 4
 digits" is not; "recovery codes: 8f3k2-m9x4q …" are codes, "recovery codes were
 regenerated" is prose. The words that name a credential in each language are data
-(`TOKEN_WORDS`, `API_KEY_WORDS`, `PIN_WORDS`, …): a language is added by adding its words.
+(`NAMES_OF_GENERATED_CREDENTIALS`, `API_KEY_WORDS`, `PIN_WORDS`, …): a language is
+added by adding its words.
 """
 
 from __future__ import annotations
@@ -67,9 +68,15 @@ VENDOR_PREFIXED: tuple[tuple[str, str], ...] = (
     ("JFrog Token", r"\bAKCp[A-Za-z0-9]{69}"),
     ("Yandex Token", r"\bAQVN[A-Za-z0-9_\-]{35,38}|\by[0-3]_[A-Za-z0-9_\-]{55}"),
     ("Mailchimp API Key", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
-    ("Discord Bot Token", r"\b[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}"),
+    (
+        "Discord Bot Token",
+        r"\b[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
+    ),
     ("Zapier Webhook", r"hooks\.zapier\.com/hooks/catch/\d{4,}/[A-Za-z0-9]{5,}"),
-    ("IFTTT Webhook", r"maker\.ifttt\.com/(?:trigger/[^\s/]+/with/)?(?:key|use)/[A-Za-z0-9_\-]{20,}"),
+    (
+        "IFTTT Webhook",
+        r"maker\.ifttt\.com/(?:trigger/[^\s/]+/with/)?(?:key|use)/[A-Za-z0-9_\-]{20,}",
+    ),
     (
         "Google Chat Webhook",
         r"chat\.googleapis\.com/v1/spaces/[A-Za-z0-9_\-]+/messages\?[^\s]*token=[A-Za-z0-9_\-%]{20,}",
@@ -79,7 +86,7 @@ VENDOR_PREFIXED: tuple[tuple[str, str], ...] = (
 # A key's body made of a vendor's prefix (`abc_`, `abc_live_`, `abc-`) and a long random
 # run: the shape most new key formats share. Ids (`cus_…`, `pi_…`) are shorter and
 # publishable keys say so (`pk_`, `pub_`).
-_PREFIXED_TOKEN = (
+_VENDOR_RUN = (
     r"(?<![\w.\-/+])(?!(?:pk|pub|public|id|ch|cus|pi|in|tok|src|ip|sub|evt|req|acct|prod|price"
     r"|sha\d*|md5|blake\d*|xxh\d*|crc\d*)[_\-])([a-z][a-z0-9]{1,9}(?:_(?:live|prod|test|sk|pk|api|key|pat|tkn|v\d))?[_\-]"
     r"[A-Za-z0-9]{32,120})(?![\w\-+/=])"
@@ -105,7 +112,10 @@ PIN_WORDS = (
     r"|türcode|tür-code|codice\s+pin|código\s+pin|numer\s+pin|ПИН(?:-код)?|пин(?:-код)?"
     r"|पिन|รหัส\s*PIN|mã\s+pin"
 )
-PIN_WORDS_CJK = r"暗証番号|PIN\s*码|PIN\s*碼|取款密码|支付密码|银行卡密码|密码|密碼|비밀번호|핀\s*번호|PIN\s*번호"
+PIN_WORDS_CJK = (
+    r"暗証番号|PIN\s*码|PIN\s*碼|取款密码|支付密码|银行卡密码|密码|密碼|비밀번호|핀\s*번호"
+    r"|PIN\s*번호"
+)
 _PIN_LINK = (
     r"(?:\s*[:=\uff1a]|\s+(?:is|was|lautet|ist|est|es|è|é|é\s+o|to|jest|is\s+het|là|adalah"
     r"|это|—|-|हैं?|olarak))"
@@ -138,7 +148,7 @@ RECOVERY_WORDS = (
     r"|scratch)\s+codes?|wiederherstellungs-?codes?|backup-?codes?|notfallcodes?"
     r"|codes?\s+de\s+(?:secours|récupération|recuperación|recuperação|backup)"
     r"|códigos?\s+de\s+(?:recuperación|respaldo|recuperação|backup)|codici\s+di\s+(?:backup|recupero)"
-    r"|kody\s+(?:zapasowe|odzyskiwania)|herstelcodes?|kurtarma\s+kodları|mã\s+khôi\s+phục"
+    r"|kody\s+(?:zapasowe|odzyskiwania)|herstelcodes?|kurtarma\s+kodlar\u0131|mã\s+khôi\s+phục"
     r"|kode\s+pemulihan|коды?\s+восстановления|резервные\s+коды|恢复码|备用码|恢復碼|備用碼"
     r"|リカバリーコード|バックアップコード|복구\s*코드|백업\s*코드|رموز\s+الاسترداد|रिकवरी\s+कोड"
 )
@@ -154,7 +164,7 @@ def _recovery_codes(match: re.Match[str]) -> str | None:
     generated = [
         code
         for code in codes
-        if any(c.isdigit() for c in code) and any(c.isalpha() for c in code) or code.isdigit()
+        if (any(c.isdigit() for c in code) and any(c.isalpha() for c in code)) or code.isdigit()
     ]
     return match.group("value") if len(generated) >= 2 else None
 
@@ -171,9 +181,47 @@ SEED_PHRASE = (
 )
 # Words that BIP-39 lists never hold: a run of prose is not a seed phrase.
 _FUNCTION_WORDS = frozenset(
-    "the and for you are with this that from your not but have was keep its our they them"
-    " store never write down paper safe place away only into should must will can has been"
-    " phrase seed words wallet".split()
+    [
+        "the",
+        "and",
+        "for",
+        "you",
+        "are",
+        "with",
+        "this",
+        "that",
+        "from",
+        "your",
+        "not",
+        "but",
+        "have",
+        "was",
+        "keep",
+        "its",
+        "our",
+        "they",
+        "them",
+        "store",
+        "never",
+        "write",
+        "down",
+        "paper",
+        "safe",
+        "place",
+        "away",
+        "only",
+        "into",
+        "should",
+        "must",
+        "will",
+        "can",
+        "has",
+        "been",
+        "phrase",
+        "seed",
+        "words",
+        "wallet",
+    ]
 )
 
 
@@ -196,9 +244,12 @@ OTP_SEED = (
 
 def _otp_uri(match: re.Match[str]) -> str | None:
     secret = match.group(1)
-    return None if is_placeholder(secret) or secret.isalpha() and secret.isupper() and len(
-        set(secret)
-    ) < 6 else secret
+    return (
+        None
+        if is_placeholder(secret)
+        or (secret.isalpha() and secret.isupper() and len(set(secret)) < 6)
+        else secret
+    )
 
 
 def _otp_seed(match: re.Match[str]) -> str | None:
@@ -217,26 +268,26 @@ JDBC_THIN = r"\bjdbc:oracle:(?:thin|oci):([^\s/@:\"']{1,64})/([^\s@\"']{4,128})@
 
 # Words for a token or an API key, in the languages agents relay. A generated value after
 # one (within a few words, through a colon or a copula) is the credential.
-TOKEN_WORDS = (
-    r"(?:(?:erişim\s+)?(?:token|tokens|tokenı|tokenu|tokena|tokenul)|jeton|jetons|gettone|токен"
+NAMES_OF_GENERATED_CREDENTIALS = (
+    r"(?:(?:erişim\s+)?(?:token|tokens|token\u0131|tokenu|tokena|tokenul)|jeton|jetons|gettone|токен"
     r"|توكن|टोकन|令牌|トークン"
     r"|토큰|mã\s+thông\s+báo|رمز\s+(?:ال)?(?:وصول|دخول|مميز|الوصول)|secret|secreto|segreto|sekret"
-    r"|секрет|シークレット|시크릿|秘钥|密钥|密鑰)(?:\s+(?:de\s+acceso|de\s+acesso|d['’]accès"
+    r"|секрет|シークレット|시크릿|秘钥|密钥|密鑰)(?:\s+(?:de\s+acceso|de\s+acesso|d['\u2019]accès"
     r"|di\s+accesso|dostępu|доступа|akses|de\s+acces|für\s+den\s+zugang))?"
 )
 API_KEY_WORDS = (
-    r"api[\s_\-]?(?:key|schlüssel|sleutel|ключ|anahtarı?|kulcs|nyckel|nøgle|avain|klíč)"
-    r"|(?:clé|cle|chiave|chave|clave|klucz|khóa|kunci|ключ|مفتاح|anahtar|anahtarı|sleutel"
-    r"|schlüssel|कुंजी)(?:\s+(?:d[eai]|do|da|dell'|de\s+la|de\s+l'|od|к|для))?\s*(?:'|’)?\s*"
-    r"(?:api|d'api|ال?api|एपीआई)|(?:api|एपीआई)\s*(?:キー|키|密钥|密鑰|कुंजी|ключ|klucz|anahtarı)"
+    r"api[\s_\-]?(?:key|schlüssel|sleutel|ключ|anahtar\u0131?|kulcs|nyckel|nøgle|avain|klíč)"
+    r"|(?:clé|cle|chiave|chave|clave|klucz|khóa|kunci|ключ|مفتاح|anahtar|anahtar\u0131|sleutel"
+    r"|schlüssel|कुंजी)(?:\s+(?:d[eai]|do|da|dell'|de\s+la|de\s+l'|od|к|для))?\s*(?:'|\u2019)?\s*"
+    r"(?:api|d'api|ال?api|एपीआई)|(?:api|एपीआई)\s*(?:キー|키|密钥|密鑰|कुंजी|ключ|klucz|anahtar\u0131)"
     r"|access[\s_\-]?key|secret[\s_\-]?key|client[\s_\-]?secret|app[\s_\-]?secret"
 )
 _NEAR_LINK = (
     r"(?:\s*[:=\uff1a]|\s+(?:is|was|are|ist|lautet|est|es|é|è|to|jest|luidt|is\s+het|là|adalah"
-    r"|ialah|yaitu|это|—|-|هو|هي|है|dır|dir|olarak|是|为|為|は|는|은))\s*"
+    r"|ialah|yaitu|это|—|-|هو|هي|है|d\u0131r|dir|olarak|是|为|為|は|는|은))\s*"
 )
 TOKEN_NEAR = (
-    r"(?i)(?<![\w-])(?:(?:" + TOKEN_WORDS + r")|" + API_KEY_WORDS + r")(?![\w-])"
+    r"(?i)(?<![\w-])(?:(?:" + NAMES_OF_GENERATED_CREDENTIALS + r")|" + API_KEY_WORDS + r")(?![\w-])"
     r"(?P<context>(?:\s+[^\s:=\uff1a.!?]{1,20}){0,4}?)(?:" + _NEAR_LINK + r"|\s+)"
     + r"[\"'“\u2018«「『]?(?P<value>[A-Za-z0-9+/=_\-.~]{16,200})"
 )  # fmt: skip
@@ -272,7 +323,7 @@ def _xml_setting(match: re.Match[str]) -> str | None:
 
 # An armoured OpenPGP secret key without its BEGIN line: a secret-key or secret-subkey
 # packet (old format tag 5 or 7, or the new format) holding a version 4 to 6 key.
-PGP_SECRET_KEY_BODY = r"(?<![A-Za-z0-9+/])(?:l[A-Za-z0-9+/]|x[A-Za-z0-9+/])[A-Za-z0-9+/]{60,}"
+PGP_BODY = r"(?<![A-Za-z0-9+/])(?:l[A-Za-z0-9+/]|x[A-Za-z0-9+/])[A-Za-z0-9+/]{60,}"
 
 
 def _pgp_secret_key(match: re.Match[str]) -> str | None:
@@ -293,7 +344,7 @@ def _pgp_secret_key(match: re.Match[str]) -> str | None:
 
 # (kind, pattern, accept): read on the text as written and its compact reading.
 FORMS: tuple[tuple[str, str, Accept], ...] = (
-    ("Prefixed Token", _PREFIXED_TOKEN, _prefixed_token),
+    ("Prefixed Token", _VENDOR_RUN, _prefixed_token),
     ("PIN", PIN_LATIN, _pin),
     ("PIN", PIN_CJK, _pin),
     ("Recovery Codes", RECOVERY_CODES, _recovery_codes),
@@ -309,7 +360,7 @@ FORMS: tuple[tuple[str, str, Accept], ...] = (
         r"\s+value=[\"'](?P<value>[^\"'\n]{6,200})[\"']",
         _xml_setting,
     ),
-    ("Private Key", PGP_SECRET_KEY_BODY, _pgp_secret_key),
+    ("Private Key", PGP_BODY, _pgp_secret_key),
     (
         "Mattermost Webhook",
         r"(?i)\bhttps?://[^\s/]+/hooks/([a-z0-9]{26})(?![A-Za-z0-9])",
