@@ -26,14 +26,15 @@ _NOUNS = (
     r"password|passwd|passcode|passphrase|pass\s?word|p[a@4][s$]{2}w[o0]rd|passwort|kennwort|contraseña|contrasena"
     r"|mot\s+de\s+passe|senha|wachtwoord|hasło|haslo|m[aậ]t\s+kh[aẩ]u|kata\s+sandi"
     r"|parola|şifre(?:m|n|si|miz)?|sifre(?:m|n|si|miz)?|clave|sandi|mdp|pwd|pw"
-    r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk"
+    r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk|lösenord(?:et)?|passord(?:et)?|adgangskode(?:n)?"
+    r"|salasana"
 )
 # Links that may follow a few words of context, and short ones ("to", "e") that are
 # links only right after the word: "password reset link sent to …" is no password.
 _LINK = (
     r"(?:is|was|has\s+been|got|wurde|a\s+été|fue)\s+(?:changed|set|reset|updated|switched|geändert"
     r"|changé|cambiada|cambiado)\s+(?:to|auf|en|a|à)|is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
-    r"|adalah|ialah"
+    r"|adalah|ialah|used\s+to\s+be|är|er"
 )
 _LINK_NEAR = r"to|jest|to\s+jest|e|olarak"
 _CONTEXT_WORD = r"(?!(?:" + _LINK + r")(?!\w))[^\s:=]{1,20}"
@@ -235,7 +236,9 @@ _PLACEHOLDER = re.compile(
 _TRAILING = ".,;:)]}\"'»”\u2019」』"
 _WORD_SEPARATORS = re.compile(r"[-'\u2019.]")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
-_NUMBER_AND_UNIT = re.compile(r"^\d+[-_]?[a-z]+$|^[a-z]{1,4}[-_]?\d+$")
+_NUMBER_AND_UNIT = re.compile(r"^\d+[-_]?[a-z]+$|^[a-z]{1,4}[-_]?\d{1,3}$")
+# Groups of digits ("4471-9921"), not a date or a time: a code after a password word.
+_DIGIT_GROUPS = re.compile(r"^\d{3,}(?:[-\s.]\d{3,})+$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # Values that are public by design: SSH public-key bodies, lockfile integrity, digests.
@@ -290,6 +293,8 @@ def looks_like_password(value: str) -> str | None:
     if all(word.isalpha() for word in words if word):
         # Words ("required", "one-time", "Stored"); a change of case inside one is not prose.
         return value if any(_mixed_case(word[1:]) for word in words) else None
+    if _DIGIT_GROUPS.match(value):
+        return value
     if not any(c.isalpha() for c in value):
         return None  # a number, a date, a time
     if _NUMBER_AND_UNIT.match(value):

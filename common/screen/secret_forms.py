@@ -121,7 +121,8 @@ _PIN_LINK = (
     r"|это|—|-|हैं?|olarak))"
 )
 PIN_LATIN = (
-    r"(?i)(?<![\w-])(?:" + PIN_WORDS + r")(?![\w-])(?:\s+[^\s\d:=]{1,15}){0,3}?" + _PIN_LINK
+    # A one-time passcode is an ephemeral value, refused as one (`ephemeral_value`).
+    r"(?i)(?<![\w-])(?<!one-time\s)(?<!one\stime\s)(?:" + PIN_WORDS + r")(?![\w-])(?:\s+[^\s\d:=]{1,15}){0,3}?" + _PIN_LINK
     + r"\s*(?P<value>\d{4,8})(?![\d.,:/\-]|\s*(?:digits?|chars?|characters|ziffern|stellen"
     r"|chiffres|dígitos|cifre|cyfr|цифр|桁|位|자리|times|tries|attempts|mal|fois))"
 )  # fmt: skip
