@@ -122,7 +122,8 @@ _PIN_LINK = (
 )
 PIN_LATIN = (
     # A one-time passcode is an ephemeral value, refused as one (`ephemeral_value`).
-    r"(?i)(?<![\w-])(?<!one-time\s)(?<!one\stime\s)(?:" + PIN_WORDS + r")(?![\w-])(?:\s+[^\s\d:=]{1,15}){0,3}?" + _PIN_LINK
+    r"(?i)(?<![\w-])(?<!one-time\s)(?<!one\stime\s)(?:" + PIN_WORDS + r")(?![\w-])"
+    r"(?:\s+[^\s\d:=]{1,15}){0,3}?" + _PIN_LINK
     + r"\s*(?P<value>\d{4,8})(?![\d.,:/\-]|\s*(?:digits?|chars?|characters|ziffern|stellen"
     r"|chiffres|dígitos|cifre|cyfr|цифр|桁|位|자리|times|tries|attempts|mal|fois))"
 )  # fmt: skip
