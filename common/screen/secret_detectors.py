@@ -383,7 +383,7 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
     ),
     (
         "Google Service Account Key",
-        r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"",
+        r"\bprivate_key_id[\"']?\s*[:=]\s*[\"']?([0-9a-f]{40})(?![0-9a-f])",
         _hex_value,
     ),
     (

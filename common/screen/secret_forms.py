@@ -27,6 +27,7 @@ Accept = Callable[[re.Match[str]], str | None]
 
 # Keys whose prefix names their vendor; read in every reading, the joined ones included.
 VENDOR_PREFIXED: tuple[tuple[str, str], ...] = (
+    ("Square OAuth Secret", r"sq0csp-[A-Za-z0-9_\-]{43}"),
     ("Stripe Test Key", r"(?:sk|rk)_test_[0-9A-Za-z]{24,}"),
     ("OpenAI Token", r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"),
     ("OpenRouter Key", r"sk-or-v1-[a-f0-9]{64}"),
