@@ -27,7 +27,7 @@ _NOUNS = (
     r"|mot\s+de\s+passe|senha|wachtwoord|hasło|haslo|m[aậ]t\s+kh[aẩ]u|kata\s+sandi"
     r"|parola|şifre(?:m|n|si|miz)?|sifre(?:m|n|si|miz)?|clave|sandi|mdp|pwd|pw"
     r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk|lösenord(?:et)?|passord(?:et)?|adgangskode(?:n)?"
-    r"|salasana"
+    r"|salasana|(?:wlan|wi-?fi|netzwerk)-?schlüssel|(?:clé|clave|chave|chiave)\s+(?:wi-?fi|wpa2?)"
 )
 # Links that may follow a few words of context, and short ones ("to", "e") that are
 # links only right after the word: "password reset link sent to …" is no password.
@@ -42,7 +42,7 @@ _CONTEXT_WORD = r"(?!(?:" + _LINK + r")(?!\w))[^\s:=]{1,20}"
 # ("my password? it's …"); an arrow links as a colon does.
 PASSWORD_LATIN = (
     r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\??"
-    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,4}?(?:\s*(?:[:=\uff1a]|->|=>|→)|\s+[-\u2013—]\s"
+    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,6}?(?:\s*(?:[:=\uff1a]|->|=>|→)|\s+[-\u2013—]\s"
     r"|\s+(?:" + _LINK + r")(?!\w)\s*[:=]?)"
     r"|\s+(?:" + _LINK_NEAR + r")(?!\w))"
     r"\s*" + _VALUE
@@ -52,7 +52,7 @@ PASSWORD_LATIN = (
 PASSWORD_BARE = (
     r"(?i)(?<!\w)(?:şifre(?:m|n|si|miz)|sifre(?:m|n|si|miz)|parola(?:m|n|s\u0131|si|m\u0131z)"
     r"|kata\s+sandi(?:\s+(?:saya|anda|kamu|ku|nya))?|(?:kata\s+)?sandinya|password-?nya"
-    r"|has[łl]o(?:\s+(?:do|od|dla)\s+[^\s:]{1,20})?\s+(?:to|jest))(?!\w)"
+    r"|has[łl]o(?:\s+(?:do|od|dla)(?:\s+[^\s:]{1,20}){1,4}?)?\s+(?:to|jest))(?!\w)"
     r"(?:\s+(?:adalah|ialah|yaitu|yakni)(?!\w))?\s*:?\s*" + _VALUE
 )
 # The noun and the value with nothing between ("root with password Quartz*3495"):
@@ -96,7 +96,7 @@ CREDENTIAL_PAIR = (
     r"\s*[A-Za-z0-9][^\s/]{0,63}\s*/\s*" + _VALUE
 )
 PASSWORD_OTHER = (
-    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)\s+[^\s:]{1,20})?"
+    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)(?:\s+[^\s:—]{1,20}){1,4}?)?"
     r"(?:\s+(?:это|—|-))?"
     r"|كلمة\s+(?:ال)?(?:مرور|سر)(?:\s+(?!هي)[^\s:!-~]{1,15}){0,3}?(?:\s+هي)?"
     r"|पासवर्ड(?:\s+है)?"
