@@ -111,7 +111,8 @@ PIN_WORDS = (
     r"pin(?:[\s\-]?(?:code|number|nummer|numero|número|kod|kodu|no))?|pincode|pinkod|code\s+pin"
     r"|code\s+de\s+(?:la\s+)?carte|passcode|(?:door|gate|alarm|unlock|garage|safe|locker)\s+code"
     r"|türcode|tür-code|codice\s+pin|código\s+pin|numer\s+pin|ПИН(?:-код)?|пин(?:-код)?"
-    r"|पिन|รหัส\s*PIN|mã\s+pin"
+    r"|पिन|รหัส\s*PIN|mã\s+pin|code\s+secret|[şs]ifre(?:m|si|n|miz)?|الرقم\s+السري"
+    r"|رمز\s+(?:ال)?PIN|رمز\s+التعريف\s+الشخصي"
 )
 PIN_WORDS_CJK = (
     r"暗証番号|PIN\s*码|PIN\s*碼|取款密码|支付密码|银行卡密码|密码|密碼|비밀번호|핀\s*번호"
@@ -119,15 +120,21 @@ PIN_WORDS_CJK = (
 )
 _PIN_LINK = (
     r"(?:\s*[:=\uff1a]|\s+(?:is|was|lautet|ist|est|es|è|é|é\s+o|to|jest|is\s+het|là|adalah"
-    r"|это|—|-|हैं?|olarak))"
+    r"|это|—|-|हैं?|هو|olarak))"
 )
 PIN_LATIN = (
     # A one-time passcode is an ephemeral value, refused as one (`ephemeral_value`).
     r"(?i)(?<![\w-])(?<!one-time\s)(?<!one\stime\s)(?:" + PIN_WORDS + r")(?![\w-])"
     r"(?:\s+[^\s\d:=]{1,15}){0,3}?" + _PIN_LINK
-    + r"\s*(?P<value>\d{4,8})(?![\d.,:/\-]|\s*(?:digits?|chars?|characters|ziffern|stellen"
+    + r"\s*(?P<value>\d{4,8})(?![\d,:/\-]|\.\d|\s*(?:digits?|chars?|characters|ziffern|stellen"
     r"|chiffres|dígitos|cifre|cyfr|цифр|桁|位|자리|times|tries|attempts|mal|fois))"
 )  # fmt: skip
+# "Bank PIN 4471 (don't tell anyone)", "PIN saya 4471", "मेरा पिन 4471 है": no link, the
+# number closes the clause.
+PIN_BARE = (
+    r"(?i)(?<![\w-])(?:" + PIN_WORDS + r")(?![\w-])(?:\s+[^\s\d:=]{1,15}){0,3}?"
+    r"\s+(?P<value>\d{4,8})(?=\s*(?:$|[.,;!)(\n]|है))"
+)
 PIN_CJK = (
     r"(?:" + PIN_WORDS_CJK + r")\s*(?:是|为|為|は|는|은|:|\uff1a)?\s*(?P<value>\d{4,8})"
     r"(?![\d.,:/\-]|\s*(?:位|桁|자리))"
@@ -350,6 +357,7 @@ FORMS: tuple[tuple[str, str, Accept], ...] = (
     ("Prefixed Token", _VENDOR_RUN, _prefixed_token),
     ("PIN", PIN_LATIN, _pin),
     ("PIN", PIN_CJK, _pin),
+    ("PIN", PIN_BARE, _pin),
     ("Recovery Codes", RECOVERY_CODES, _recovery_codes),
     ("Seed Phrase", SEED_PHRASE, _seed_phrase),
     ("OTP Seed", OTP_URI, _otp_uri),
