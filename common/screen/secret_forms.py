@@ -163,9 +163,11 @@ RECOVERY_WORDS = (
     r"|リカバリーコード|バックアップコード|복구\s*코드|백업\s*코드|رموز\s+الاسترداد|रिकवरी\s+कोड"
 )
 RECOVERY_CODES = (
-    r"(?i)(?:" + RECOVERY_WORDS + r")(?:\s+(?:are|is|sind|sont|son|são|sono|to|là|adalah))?"
-    r"\s*[:\uff1a=\n]?\s*(?P<value>(?:[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})?[\s,;]+){1,15}"
-    r"[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})?)"
+    r"(?i)(?:" + RECOVERY_WORDS + r")(?:\s+[^\s\d:=\uff1a]{1,15}){0,3}?"
+    r"(?:\s+(?:are|is|sind|sont|son|são|sono|to|là|adalah|—|-))?"
+    r"\s*[:\uff1a=\n]?\s*(?P<value>(?=[A-Za-z\-]*\d)"
+    r"(?:[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})*[\s,;]+){0,15}"
+    r"[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})*)"
 )
 
 
@@ -176,17 +178,23 @@ def _recovery_codes(match: re.Match[str]) -> str | None:
         for code in codes
         if (any(c.isdigit() for c in code) and any(c.isalpha() for c in code)) or code.isdigit()
     ]
-    return match.group("value") if len(generated) >= 2 else None
+    if len(generated) >= 2:
+        return match.group("value")
+    # One code: long enough, and mixed, not to be a word or a count ("8F3K-2M9X-Q7LP-4RTZ").
+    (code,) = codes[:1] or [""]
+    alphanumeric = code.replace("-", "")
+    return code if len(codes) == 1 and len(alphanumeric) >= 12 and code in generated else None
 
 
 SEED_WORDS = (
-    r"seed(?:\s+|-)?(?:phrase|words)|(?:secret\s+)?recovery\s+phrase|mnemonic(?:\s+phrase)?"
+    r"(?:\d{2}-word\s+)?seed(?:(?:\s+|-)?(?:phrase|words))?|(?:secret\s+)?recovery\s+phrase"
+    r"|mnemonic(?:\s+phrase)?"
     r"|wallet\s+(?:seed|words)|wiederherstellungsphrase|phrase\s+de\s+récupération"
     r"|frase\s+(?:semilla|de\s+recuperación|de\s+recuperação)|seed-phrase|助记词|助記詞"
     r"|シードフレーズ|복구\s*구문|сид-фраза|мнемоническая\s+фраза"
 )
 SEED_PHRASE = (
-    r"(?i)(?:" + SEED_WORDS + r")(?:\s+(?:is|are|was|ist|est|es|é|è))?\s*[:\uff1a=]?\s*"
+    r"(?i)(?:" + SEED_WORDS + r")(?:\s+(?:is|are|was|ist|est|es|é|è|—|-))?\s*[:\uff1a=]?\s*"
     r"(?P<value>(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})"
 )
 # Words that BIP-39 lists never hold: a run of prose is not a seed phrase.
@@ -245,7 +253,8 @@ def _seed_phrase(match: re.Match[str]) -> str | None:
 OTP_URI = r"otpauth(?:-migration)?://[^\s\"'<>]*?[?&](?:secret|data)=([A-Za-z0-9%+/=]{16,})"
 OTP_SEED = (
     r"(?i)\b(?:2fa|mfa|totp|hotp|otp|authenticator|google\s+authenticator|authy|2-step"
-    r"|two-factor)(?:\s+(?:app|setup|shared|seed|secret|key|code)){0,2}\s+(?:seed|secret|key"
+    r"|two-factor)(?:[\s\-]+(?:app|setup|shared|seed|secret|key|code|backup|recovery)){0,2}"
+    r"[\s\-]+(?:seed|secret|key"
     r"|setup\s+key|clé|schlüssel|clave|chave|chiave|密钥|キー|키)"
     r"(?:\s+(?:is|was|ist|est|es|é|è))?\s*[:\uff1a=]?\s*"
     r"(?P<value>[A-Za-z2-7]{16,}=*|(?:[A-Za-z2-7]{4}[ \-]){3,}[A-Za-z2-7]{2,4})(?![A-Za-z0-9])"
