@@ -213,13 +213,18 @@ _ROT13_PREFIX = re.compile(
         )
     )
 )  # fmt: skip
+# Names of credentials, in the languages agents relay; a text that holds one shifted by
+# rot13 or written backwards is read shifted back or reversed by every detector.
+_CREDENTIAL_NAMES = (
+    "password", "passwd", "passphrase", "api_key", "apikey", "api-key", "secret", "token",
+    "passwort", "kennwort", "contrase", "senha", "wachtwoord", "mot de passe", "parola",
+    "haslo", "sifre", "sandi", "credential", "bearer", "authorization", "otpauth",
+    "recovery code", "seed phrase", "mnemonic", "PIN ", "PIN:", "login:",
+)  # fmt: skip
 # Names of credentials as rot13 spells them (`ncv_xrl=…`): the rotated text is read by
 # every detector, as the text itself is.
 _ROT13_NAME = re.compile(
-    "|".join(
-        re.escape(name.translate(_ROT13))
-        for name in ("password", "passwd", "api_key", "apikey", "api-key", "secret", "token")
-    ),
+    "|".join(re.escape(name.translate(_ROT13)) for name in _CREDENTIAL_NAMES),
     re.IGNORECASE,
 )
 # The same prefixes written backwards (`AIKA…`, `…_phg`, `…_tap_buhtig`).
@@ -233,6 +238,9 @@ _REVERSED_PREFIX = re.compile(
         )
     )
 )  # fmt: skip
+_REVERSED_NAME = re.compile(
+    "|".join(re.escape(name[::-1]) for name in (*_CREDENTIAL_NAMES, "://")), re.IGNORECASE
+)
 # A string value of a JSON object; a key cut across several (`{"a": "AKIA…", "b": "…"}`)
 # is read with the values joined.
 _JSON_STRING_VALUE = re.compile(r"[:\[,]\s*\"([^\"\\\n]{1,200})\"(?!\s*:)")
@@ -359,9 +367,11 @@ def _scan_readings(text: str, *, compact: bool = True) -> list[SecretFinding]:
         # decode ladder leaves it; its prefix, shifted back, is as distinctive as the key's.
         rotated = text.translate(_ROT13)
         findings.extend(_scan_own(rotated, written, written_needles, joined=False))
-    if _REVERSED_PREFIX.search(text):
-        # Likewise a key written backwards: the ladder keeps a reversal only if it reads
-        # as language.
+    if _REVERSED_NAME.search(text):
+        # Likewise a credential written backwards: the ladder keeps a reversal only if
+        # it reads as language, and a password or a URL seldom does.
+        findings.extend(_scan_own(text[::-1], written, written_needles, joined=False))
+    elif _REVERSED_PREFIX.search(text):
         findings.extend(_scan_own(text[::-1], prefixed, prefixed_needles, joined=False))
     if '":' in text or '" :' in text:
         values = _JSON_STRING_VALUE.findall(text)
