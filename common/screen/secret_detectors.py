@@ -81,9 +81,23 @@ def _der_private_key(match: re.Match[str]) -> str | None:
         return None
     if len(raw) < 8 or raw[0] != 0x30:
         return None
+    if any(oid in raw for oid in _ENCRYPTED_KEY_OIDS):
+        return run  # an encrypted PKCS#8 key: its encryption scheme comes first
     size = raw[1]
     start = 2 + (size & 0x7F if size & 0x80 else 0)
-    return run if raw[start : start + 3] in (b"\x02\x01\x00", b"\x02\x01\x01") else None
+    # Version 0 or 1: a PKCS#1, PKCS#8 or EC private key; version 3: a PKCS#12 bundle.
+    return (
+        run
+        if raw[start : start + 3] in (b"\x02\x01\x00", b"\x02\x01\x01", b"\x02\x01\x03")
+        else None
+    )
+
+
+# PBES2 and the PKCS#12 password-based schemes (1.2.840.113549.1.5.13, 1.2.840.113549.1.12.1).
+_ENCRYPTED_KEY_OIDS = (
+    b"\x2a\x86\x48\x86\xf7\x0d\x01\x05\x0d",
+    b"\x2a\x86\x48\x86\xf7\x0d\x01\x0c\x01",
+)
 
 
 _PREFIXED: tuple[tuple[str, str], ...] = (
@@ -306,7 +320,7 @@ def _first_group(match: re.Match[str]) -> str | None:
 _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] = (
     (
         "URL Credentials",
-        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{0,128}):([^\s@/\"'<>]{1,256})"
+        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{0,128}):([^\s/\"'<>]{1,256})"
         r"@(?=[A-Za-z0-9\[])",
         _url_password,
     ),
