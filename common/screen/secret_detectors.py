@@ -367,6 +367,12 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         _command_password,
     ),
     (
+        # `.npmrc`: `_auth = <base64 of user:password>`.
+        "NPM Auth",
+        r"(?m)(?:^|[\s:])_auth\s*=\s*[\"']?([A-Za-z0-9+/]{8,}={0,2})",
+        _basic_credentials,
+    ),
+    (
         "Docker Registry Auth",
         r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"",
         _docker_auth,
