@@ -253,7 +253,9 @@ _VERSION = re.compile(r"^(?:v?|[A-Za-z]+)\d+(?:\.\d+)+(?:[-+][\w.]+)?$")
 _IDENTIFIER = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
 # `orders_2026`, `release-2026-q4`: an identifier, not a password, without a word naming it.
 _LOWER_IDENTIFIER = re.compile(r"^[a-z]+(?:[_-][a-z0-9]+)+$")
-_PUBLIC_VALUE = re.compile(r"^(?:AAAA[A-Z]3NzaC|sha\d+[-:]|md5[-:]|ssh-|ecdsa-|pgp-)", re.I)
+_PUBLIC_VALUE = re.compile(
+    r"^(?:AAAA[A-Z]3NzaC|sha\d+[-:]|md5[-:]|ssh-|ecdsa-|pgp-|pk_(?:live|test)_)", re.I
+)
 
 
 def _clean(value: str) -> str:
