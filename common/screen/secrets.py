@@ -245,6 +245,8 @@ _REVERSED_NAME = re.compile(
 # is read with the values joined.
 _JSON_STRING_VALUE = re.compile(r"[:\[,]\s*\"([^\"\\\n]{1,200})\"(?!\s*:)")
 _DIGIT = re.compile(r"\d")
+# String literals joined in code ("AKIA" + "UJZD…", 'ghp_' . '…', "x" || "y"): read as one.
+_CONCATENATION = re.compile(r"[\"']\s*(?:\+|\.|\|\|)\s*[\"']")
 # Any run of groups cut by one separator, the key's own separators among them
 # ("gith_ub_p_at_1_1VB6_…", "sk-p - roj- - _hsG - …", "AKIA6GH7-27EMH2GY-YV2K"): read
 # joined when most of its inner groups share one size, with the key's prefix restored.
@@ -359,6 +361,9 @@ def _scan_readings(text: str, *, compact: bool = True) -> list[SecretFinding]:
         degrouped = _GROUPED_BY_SLASHES.sub(_degroup_slashes, text)
         if degrouped != text:
             findings.extend(_scan_own(degrouped, prefixed, prefixed_needles, joined=False))
+    if _CONCATENATION.search(text):
+        concatenated = _CONCATENATION.sub("", text)
+        findings.extend(_scan_own(concatenated, prefixed, prefixed_needles, joined=False))
     regrouped = _regrouped(text)
     if regrouped:
         findings.extend(_scan_own(regrouped, prefixed, prefixed_needles, joined=False))
