@@ -58,6 +58,13 @@ PASSWORD_BARE = (
 # The noun and the value with nothing between ("root with password Quartz*3495"):
 # judged as a strong password only (`looks_like_strong_password`).
 PASSWORD_SPACED = r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\s+" + _VALUE
+# A passphrase in quotes after its name and a link: 'the password is "purple monkey
+# dishwasher 42"'.
+PASSPHRASE_QUOTED = (
+    r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])(?:\s+[^\s:=\"“]{1,20}){0,4}?"
+    r"(?:\s*[:=\uff1a]|\s+(?:is|was|ist|lautet|est|es|é|è|is\s+now))\s*[\"“'\u2018«]"
+    r"(?P<value>[^\"”'\u2019»\n]{12,80})[\"”'\u2019»]"
+)
 # "use Maple&7699 to log in", "log in as alice with Quartz!2783": strong passwords only.
 PASSWORD_TO_LOG_IN = (
     r"(?i)(?<!\w)(?:use|enter|type|try)\s+" + _VALUE + r"\s+(?:to|for)\s+"
@@ -278,6 +285,13 @@ def entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+# Words a compound of prose holds ("state-of-the-art", "up-to-date") and a passphrase
+# of random words seldom does.
+_FUNCTION_WORDS = frozenset(
+    ["of", "the", "a", "an", "to", "in", "on", "and", "or", "for", "with", "by", "at", "up"]
+)
+
+
 def looks_like_password(value: str) -> str | None:
     """`value` if it reads as a password: six or more characters mixing letters with
     digits or symbols (or six digits and more), not a word, a placeholder, an address
@@ -293,7 +307,11 @@ def looks_like_password(value: str) -> str | None:
         return value
     words = _WORD_SEPARATORS.split(value)
     if all(word.isalpha() for word in words if word):
-        # Words ("required", "one-time", "Stored"); a change of case inside one is not prose.
+        # Words ("required", "one-time", "Stored"); a change of case inside one is not prose,
+        # and four or more joined ("correct-horse-battery-staple") make a passphrase.
+        joined = [word.lower() for word in words if word]
+        if len(joined) >= 4 and not _FUNCTION_WORDS.intersection(joined):
+            return value
         return value if any(_mixed_case(word[1:]) for word in words) else None
     if _DIGIT_GROUPS.match(value):
         return value

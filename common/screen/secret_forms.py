@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from common.screen.credential_phrases import (
+    PASSPHRASE_QUOTED,
     entropy,
     is_placeholder,
     looks_generated,
@@ -361,6 +362,11 @@ def _pgp_secret_key(match: re.Match[str]) -> str | None:
     return run if raw[version_at] in (4, 5, 6) else None
 
 
+def _quoted_passphrase(match: re.Match[str]) -> str | None:
+    value = match.group("value").strip()
+    return value if len(value.split()) >= 3 and not is_placeholder(value) else None
+
+
 # (kind, pattern, accept): read on the text as written and its compact reading.
 FORMS: tuple[tuple[str, str, Accept], ...] = (
     ("Prefixed Token", _VENDOR_RUN, _prefixed_token),
@@ -372,6 +378,7 @@ FORMS: tuple[tuple[str, str, Accept], ...] = (
     ("OTP Seed", OTP_URI, _otp_uri),
     ("OTP Seed", OTP_SEED, _otp_seed),
     ("Netrc Password", NETRC, _netrc),
+    ("Password in Prose", PASSPHRASE_QUOTED, _quoted_passphrase),
     ("URL Credentials", JDBC_THIN, _group(2)),
     ("Credential Near Its Name", TOKEN_NEAR, _token_near),
     (
