@@ -37,6 +37,7 @@ from memory.claims.models.screening import ScreenExample
 from memory.claims.screen_fit import band_quality
 from memory.claims.selectors.screening import screen_bands, screen_examples
 from memory.claims.sensitivity import classify
+from testing.corpus import labelled_rows
 from testing.screen_corpus import HERE, Sample, read
 
 HEADING = "## Screen: held-out sets, learned head and rules together"
@@ -194,14 +195,52 @@ def secret_table(samples: list[Sample]) -> list[str]:
     benign = [s for s in samples if s.label != "secret"]
     caught = sum(bool(find_secrets_in_text(s.text)) for s in secrets)
     flagged = sum(bool(find_secrets_in_text(s.text)) for s in benign)
+    dev = labelled_rows("secrets_dev.tsv")
+    dev_secrets = [text for label, _, _, text in dev if label == "secret"]
+    dev_benign = [text for label, _, _, text in dev if label != "secret"]
+    dev_caught = sum(bool(find_secrets_in_text(text)) for text in dev_secrets)
+    dev_flagged = sum(bool(find_secrets_in_text(text)) for text in dev_benign)
     return [
-        "| held-out secrets | samples | caught / flagged | rate |",
-        "|---|---:|---:|---:|",
+        "| secrets | held out: samples | caught / flagged | rate "
+        "| development set: samples | caught / flagged | rate |",
+        "|---|---:|---:|---:|---:|---:|---:|",
         f"| secrets, every disguise | {len(secrets)} | {caught} "
-        f"| **{100 * caught / max(1, len(secrets)):.1f}%** |",
+        f"| **{100 * caught / max(1, len(secrets)):.1f}%** | {len(dev_secrets)} | {dev_caught} "
+        f"| {100 * dev_caught / max(1, len(dev_secrets)):.1f}% |",
         f"| benign look-alikes | {len(benign)} | {flagged} "
-        f"| **{100 * flagged / max(1, len(benign)):.1f}%** |",
+        f"| **{100 * flagged / max(1, len(benign)):.1f}%** | {len(dev_benign)} | {dev_flagged} "
+        f"| {100 * dev_flagged / max(1, len(dev_benign)):.1f}% |",
     ]
+
+
+def secret_dev_tables() -> list[str]:
+    """The development set (`testing/corpus/secrets_dev.tsv`) per class and per language.
+
+    The screen's detectors were written against this set; the held-out rate above is the
+    one that says how they read secrets they never saw."""
+    by_class: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    by_lang: dict[str, Tally] = defaultdict(Tally)
+    for label, kind, lang, text in labelled_rows("secrets_dev.tsv"):
+        found = bool(find_secrets_in_text(text))
+        for tally in (by_class[(label, kind)], *([by_lang[lang]] if label == "secret" else [])):
+            tally.samples += 1
+            tally.detected += found
+    lines = [
+        "| development set: class | samples | caught (secrets) / flagged (look-alikes) |",
+        "|---|---:|---:|",
+    ]
+    lines += [
+        f"| {'look-alike: ' if label != 'secret' else ''}{kind} | {t.samples} "
+        f"| {t.rate(t.detected)} |"
+        for (label, kind), t in sorted(
+            by_class.items(), key=lambda item: (item[0][0] != "secret", item[0][1])
+        )
+    ]
+    lines += ["", "| development set: language | secrets | caught |", "|---|---:|---:|"]
+    lines += [
+        f"| {lang} | {t.samples} | {t.rate(t.detected)} |" for lang, t in sorted(by_lang.items())
+    ]
+    return lines
 
 
 # Held-out class names that name a class memdesk files under another name.
@@ -300,6 +339,8 @@ def report() -> str:
         *public_tables(),
         "",
         *secret_table(read("heldout/secrets.tsv")),
+        "",
+        *secret_dev_tables(),
         "",
         *sensitive_table(read("heldout/sensitive.tsv")),
         "",

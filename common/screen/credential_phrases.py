@@ -26,13 +26,15 @@ _NOUNS = (
     r"password|passwd|passcode|passphrase|pass\s?word|p[a@4][s$]{2}w[o0]rd|passwort|kennwort|contraseña|contrasena"
     r"|mot\s+de\s+passe|senha|wachtwoord|hasło|haslo|m[aậ]t\s+kh[aẩ]u|kata\s+sandi"
     r"|parola|şifre(?:m|n|si|miz)?|sifre(?:m|n|si|miz)?|clave|sandi|mdp|pwd|pw"
-    r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk"
+    r"|(?:wi-?fi|wlan|wpa2?|network)\s+key|psk|lösenord(?:et)?|passord(?:et)?|adgangskode(?:n)?"
+    r"|salasana|(?:wlan|wi-?fi|netzwerk)-?schlüssel|(?:clé|clave|chave|chiave)\s+(?:wi-?fi|wpa2?)"
 )
 # Links that may follow a few words of context, and short ones ("to", "e") that are
 # links only right after the word: "password reset link sent to …" is no password.
 _LINK = (
-    r"is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
-    r"|adalah|ialah"
+    r"(?:is|was|has\s+been|got|wurde|a\s+été|fue)\s+(?:changed|set|reset|updated|switched|geändert"
+    r"|changé|cambiada|cambiado)\s+(?:to|auf|en|a|à)|is|was|is\s+now|will\s+be|it[\u2019']s|it\s+is|lautet|ist|war|es|era|est|était|é|è|luidt|là"
+    r"|adalah|ialah|used\s+to\s+be|är|er"
 )
 _LINK_NEAR = r"to|jest|to\s+jest|e|olarak"
 _CONTEXT_WORD = r"(?!(?:" + _LINK + r")(?!\w))[^\s:=]{1,20}"
@@ -40,7 +42,7 @@ _CONTEXT_WORD = r"(?!(?:" + _LINK + r")(?!\w))[^\s:=]{1,20}"
 # ("my password? it's …"); an arrow links as a colon does.
 PASSWORD_LATIN = (
     r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\??"
-    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,4}?(?:\s*(?:[:=\uff1a]|->|=>|→)|\s+[-\u2013—]\s"
+    r"(?:(?:\s+" + _CONTEXT_WORD + r"){0,6}?(?:\s*(?:[:=\uff1a]|->|=>|→)|\s+[-\u2013—]\s"
     r"|\s+(?:" + _LINK + r")(?!\w)\s*[:=]?)"
     r"|\s+(?:" + _LINK_NEAR + r")(?!\w))"
     r"\s*" + _VALUE
@@ -50,11 +52,19 @@ PASSWORD_LATIN = (
 PASSWORD_BARE = (
     r"(?i)(?<!\w)(?:şifre(?:m|n|si|miz)|sifre(?:m|n|si|miz)|parola(?:m|n|s\u0131|si|m\u0131z)"
     r"|kata\s+sandi(?:\s+(?:saya|anda|kamu|ku|nya))?|(?:kata\s+)?sandinya|password-?nya"
-    r"|has[łl]o(?:\s+(?:do|od|dla)\s+[^\s:]{1,20})?\s+(?:to|jest))(?!\w)\s*:?\s*" + _VALUE
+    r"|has[łl]o(?:\s+(?:do|od|dla)(?:\s+[^\s:]{1,20}){1,4}?)?\s+(?:to|jest))(?!\w)"
+    r"(?:\s+(?:adalah|ialah|yaitu|yakni)(?!\w))?\s*:?\s*" + _VALUE
 )
 # The noun and the value with nothing between ("root with password Quartz*3495"):
 # judged as a strong password only (`looks_like_strong_password`).
 PASSWORD_SPACED = r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])\s+" + _VALUE
+# A passphrase in quotes after its name and a link: 'the password is "purple monkey
+# dishwasher 42"'.
+PASSPHRASE_QUOTED = (
+    r"(?i)(?<!\w)(?:" + _NOUNS + r")(?![\w-])(?:\s+[^\s:=\"“]{1,20}){0,4}?"
+    r"(?:\s*[:=\uff1a]|\s+(?:is|was|ist|lautet|est|es|é|è|is\s+now))\s*[\"“'\u2018«]"
+    r"(?P<value>[^\"”'\u2019»\n]{12,80})[\"”'\u2019»]"
+)
 # "use Maple&7699 to log in", "log in as alice with Quartz!2783": strong passwords only.
 PASSWORD_TO_LOG_IN = (
     r"(?i)(?<!\w)(?:use|enter|type|try)\s+" + _VALUE + r"\s+(?:to|for)\s+"
@@ -89,10 +99,11 @@ CREDENTIAL_PAIR = (
     r"|anmeldedaten|zugang|credenciales|credenciais|credenziali|inloggegevens|dane\s+logowania"
     r"|giriş\s+bilgileri|учетные\s+данные|учётные\s+данные|данные\s+для\s+входа|ログイン情報"
     r"|認証情報|登录信息|登錄資訊|账号密码|帳號密碼|로그인\s*정보|بيانات\s+الدخول|password|passwort"
-    r"|pin)(?!\w)[^\n:=\uff1a]{0,30}?\s*[:=\uff1a]\s*[^\s/]{1,64}\s*/\s*" + _VALUE
+    r"|pin)(?!\w)[^\n:=\uff1a]{0,30}?(?:\s*[:=\uff1a]|\s+(?:is|are|ist|sind|est|es|è|é|är|er))"
+    r"\s*[A-Za-z0-9][^\s/]{0,63}\s*/\s*" + _VALUE
 )
 PASSWORD_OTHER = (
-    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)\s+[^\s:]{1,20})?"
+    r"(?:(?:пароль|пароля|паролю|пароле|Пароль|ПАРОЛЬ)(?:\s+(?:от|для|к)(?:\s+[^\s:—]{1,20}){1,4}?)?"
     r"(?:\s+(?:это|—|-))?"
     r"|كلمة\s+(?:ال)?(?:مرور|سر)(?:\s+(?!هي)[^\s:!-~]{1,15}){0,3}?(?:\s+هي)?"
     r"|पासवर्ड(?:\s+है)?"
@@ -224,27 +235,34 @@ _OTHER_KEYS = frozenset(
 _PLACEHOLDER = re.compile(
     r"^(?:\$\{.*\}?|\$\(.*\)?|\$[A-Za-z_]\w*|\{\{.*\}?\}?|<.*>?|%[A-Za-z_]\w*%?|%\(.*\)s|\*+"
     r"|x+|X+|\.+|-+|_+|#+|\?+|null|none|nil|true|false|redacted|changeme|change-me|hunter2"
-    r"|password\d*|passw0rd|p@ssw0rd|secret|example|your[_-].*|my[_-].*|env\(.*)$",
+    r"|password\d*|passw0rd|p@ssw0rd|secret|example|your[_-].*|my[_-].*|env\(.*)$"
+    # `myPassword`, `yourApiKey`: a name written where the value goes.
+    r"|^(?-i:(?:my|your|some)[A-Z][a-z]+(?:[A-Z][a-z]+)*)$",
     re.IGNORECASE,
 )
 _TRAILING = ".,;:)]}\"'»”\u2019」』"
 _WORD_SEPARATORS = re.compile(r"[-'\u2019.]")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
-_NUMBER_AND_UNIT = re.compile(r"^\d+[-_]?[a-z]+$|^[a-z]{1,4}[-_]?\d+$")
+_NUMBER_AND_UNIT = re.compile(r"^\d+[-_]?[a-z]+$|^[a-z]{1,4}[-_]?\d{1,3}$")
+# Groups of digits ("4471-9921"), not a date or a time: a code after a password word.
+_DIGIT_GROUPS = re.compile(r"^\d{3,}(?:[-\s.]\d{3,})+$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # Values that are public by design: SSH public-key bodies, lockfile integrity, digests.
 # Code that reads a credential from elsewhere: `getpass.getpass()`, `process.env.TOKEN`,
 # `read_secret()`; a version: `v2.3.1`, `1.4.0-rc1`; an identifier: `db_password`.
 _CODE_REFERENCE = re.compile(
-    r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\)?)?;?$|^[A-Za-z_$][\w$.]*\(\)?[;,]?$"
+    r"^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+(?:\(\)?)?;?$|^[A-Za-z_$][\w$.]*\((?:[^()]*[A-Za-z_][^()]*)?\)[;,]?$"
+    r"|^[a-z_$][a-z_$.]*\($"
     r"|^(?:os\.environ|process\.env|env|ENV|settings|config)[.\[(]"
 )
 _VERSION = re.compile(r"^(?:v?|[A-Za-z]+)\d+(?:\.\d+)+(?:[-+][\w.]+)?$")
 _IDENTIFIER = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
 # `orders_2026`, `release-2026-q4`: an identifier, not a password, without a word naming it.
 _LOWER_IDENTIFIER = re.compile(r"^[a-z]+(?:[_-][a-z0-9]+)+$")
-_PUBLIC_VALUE = re.compile(r"^(?:AAAA[A-Z]3NzaC|sha\d+[-:]|md5[-:]|ssh-|ecdsa-|pgp-)", re.I)
+_PUBLIC_VALUE = re.compile(
+    r"^(?:AAAA[A-Z]3NzaC|sha\d+[-:]|md5[-:]|ssh-|ecdsa-|pgp-|pk_(?:live|test)_)", re.I
+)
 
 
 def _clean(value: str) -> str:
@@ -267,6 +285,13 @@ def entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+# Words a compound of prose holds ("state-of-the-art", "up-to-date") and a passphrase
+# of random words seldom does.
+_FUNCTION_WORDS = frozenset(
+    ["of", "the", "a", "an", "to", "in", "on", "and", "or", "for", "with", "by", "at", "up"]
+)
+
+
 def looks_like_password(value: str) -> str | None:
     """`value` if it reads as a password: six or more characters mixing letters with
     digits or symbols (or six digits and more), not a word, a placeholder, an address
@@ -282,8 +307,14 @@ def looks_like_password(value: str) -> str | None:
         return value
     words = _WORD_SEPARATORS.split(value)
     if all(word.isalpha() for word in words if word):
-        # Words ("required", "one-time", "Stored"); a change of case inside one is not prose.
+        # Words ("required", "one-time", "Stored"); a change of case inside one is not prose,
+        # and four or more joined ("correct-horse-battery-staple") make a passphrase.
+        joined = [word.lower() for word in words if word]
+        if len(joined) >= 4 and not _FUNCTION_WORDS.intersection(joined):
+            return value
         return value if any(_mixed_case(word[1:]) for word in words) else None
+    if _DIGIT_GROUPS.match(value):
+        return value
     if not any(c.isalpha() for c in value):
         return None  # a number, a date, a time
     if _NUMBER_AND_UNIT.match(value):

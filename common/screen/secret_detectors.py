@@ -38,6 +38,7 @@ from common.screen.credential_phrases import (
     other_kind_of_key,
 )
 from common.screen.needles import Needles, needles
+from common.screen.secret_forms import FORMS, VENDOR_PREFIXED
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,23 @@ def _der_private_key(match: re.Match[str]) -> str | None:
         return None
     if len(raw) < 8 or raw[0] != 0x30:
         return None
+    if any(oid in raw for oid in _ENCRYPTED_KEY_OIDS):
+        return run  # an encrypted PKCS#8 key: its encryption scheme comes first
     size = raw[1]
     start = 2 + (size & 0x7F if size & 0x80 else 0)
-    return run if raw[start : start + 3] in (b"\x02\x01\x00", b"\x02\x01\x01") else None
+    # Version 0 or 1: a PKCS#1, PKCS#8 or EC private key; version 3: a PKCS#12 bundle.
+    return (
+        run
+        if raw[start : start + 3] in (b"\x02\x01\x00", b"\x02\x01\x01", b"\x02\x01\x03")
+        else None
+    )
+
+
+# PBES2 and the PKCS#12 password-based schemes (1.2.840.113549.1.5.13, 1.2.840.113549.1.12.1).
+_ENCRYPTED_KEY_OIDS = (
+    b"\x2a\x86\x48\x86\xf7\x0d\x01\x05\x0d",
+    b"\x2a\x86\x48\x86\xf7\x0d\x01\x0c\x01",
+)
 
 
 _PREFIXED: tuple[tuple[str, str], ...] = (
@@ -141,6 +156,7 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("Private Key", r"-----\s*BEGIN[A-Z0-9 ]{0,24}PRIVATE\s*KEY|PuTTY-User-Key-File-\d"),
     # The token's secret half opens with "AA"; the bot id before it is all digits.
     ("Telegram Bot Token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{30,34}(?![\w\-])"),
+    *VENDOR_PREFIXED,
 )
 
 # A name that says "this is a credential"; the assignment follows it.
@@ -159,6 +175,8 @@ _CREDENTIAL_ASSIGNMENT = (
 # The same as an XML element: `<password>…</password>`, `<apiKey>…</apiKey>`.
 _CREDENTIAL_ELEMENT = r"(?i)<[A-Za-z0-9_.\-]{0,40}?" + _CREDENTIAL_NAME + r">([^\s<>]{6,200})</"
 _PASSWORD_NAME = re.compile(r"(?i)pass|pwd")
+_PASSWORD_TAIL = re.compile(r"(?:[(),;\[\]{}][^\s\"'`<>]*)*")
+_NEXT_SETTING = re.compile(r";(?=[A-Za-z ]{1,30}=)")
 # Names of things about a credential that are not the credential.
 _NOT_A_CREDENTIAL_ASSIGNMENT = re.compile(
     r"(?i)[_.-](?:digest|hash|sha\d*|fingerprint|ids?|count|length|len|url|uri|path|file|name"
@@ -205,7 +223,12 @@ def _assigned_secret(match: re.Match[str]) -> str | None:
     if _CODE_REFERENCE.match(value):
         return None  # `process.env.SLACK_BOT_TOKEN`, `settings.SECRET_KEY`
     if _PASSWORD_NAME.match(name):
-        return looks_like_password(value)  # "DB_PASS=hunter22" is a password
+        # "DB_PASS=hunter22" is a password, whatever it holds: the value runs on over
+        # brackets, commas and semicolons, up to the next `key=` of a connection string.
+        rest = _PASSWORD_TAIL.match(match.string, match.end(3))
+        if rest and rest.group():
+            value = _NEXT_SETTING.split(value + rest.group(), maxsplit=1)[0].rstrip(";,)")
+        return looks_like_password(value)
     if len(value) < 8:
         return None
     classes = _classes(value)
@@ -297,7 +320,7 @@ def _first_group(match: re.Match[str]) -> str | None:
 _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] = (
     (
         "URL Credentials",
-        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{0,128}):([^\s@/\"'<>]{1,256})"
+        r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s/@:?#\"'<>]{0,128}):([^\s/\"'<>]{1,256})"
         r"@(?=[A-Za-z0-9\[])",
         _url_password,
     ),
@@ -332,7 +355,9 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         "Command-line Credential",
         r"\b(?:(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a"
         r"|openssl\b[^\n]*?\s(?:-k|-pass(?:in|out)?\s+pass:)|ssh-keygen\b[^\n]*?\s-N"
-        r"|\bzip\b[^\n]*?\s-P|az\s+login\b[^\n]*?\s(?:-p|--password))"
+        r"|\bzip\b[^\n]*?\s-P|az\s+login\b[^\n]*?\s(?:-p|--password)"
+        r"|\b(?:keytool|jarsigner)\b[^\n]*?\s-(?:src|dest)?(?:storepass|keypass)"
+        r"|\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+|\bnet\s+use\b[^\n]*?/user:\S+)"
         r"\s*(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
         _command_password,
     ),
@@ -340,6 +365,12 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
         "Command-line Credential",
         r"\b7za?\s+[^\n]*?\s-p(?:'([^']+)'|\"([^\"]+)\"|([^\s'\"-][^\s'\"]*))",
         _command_password,
+    ),
+    (
+        # `.npmrc`: `_auth = <base64 of user:password>`.
+        "NPM Auth",
+        r"(?m)(?:^|[\s:])_auth\s*=\s*[\"']?([A-Za-z0-9+/]{8,}={0,2})",
+        _basic_credentials,
     ),
     (
         "Docker Registry Auth",
@@ -372,7 +403,7 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
     ),
     (
         "Google Service Account Key",
-        r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"",
+        r"\bprivate_key_id[\"']?\s*[:=]\s*[\"']?([0-9a-f]{40})(?![0-9a-f])",
         _hex_value,
     ),
     (
@@ -398,6 +429,7 @@ _CONTEXTUAL: tuple[tuple[str, str, Callable[[re.Match[str]], str | None]], ...] 
     ("Password in Prose", PASSWORD_FIRST_OTHER, _strong_password),
     ("Credential Near Its Name", CREDENTIAL_NEAR, _credential_near),
     ("Credential Near Its Name", CREDENTIAL_NEAR_OTHER, _credential_near),
+    *FORMS,
 )
 
 
@@ -407,7 +439,7 @@ def own_detectors() -> tuple[tuple[Detector, ...], tuple[Detector, ...]]:
     prefixed = tuple(Detector(kind, re.compile(p), _whole) for kind, p in _PREFIXED)
     key_body = Detector(
         "Private Key",
-        re.compile(r"(?:MI|MH)[A-Za-z0-9+/]{38,}={0,2}|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}"),
+        re.compile(r"(?:MI|MH|MC)[A-Za-z0-9+/]{38,}={0,2}|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}"),
         _der_private_key,
     )
     assigned = Detector(

@@ -213,13 +213,18 @@ _ROT13_PREFIX = re.compile(
         )
     )
 )  # fmt: skip
+# Names of credentials, in the languages agents relay; a text that holds one shifted by
+# rot13 or written backwards is read shifted back or reversed by every detector.
+_CREDENTIAL_NAMES = (
+    "password", "passwd", "passphrase", "api_key", "apikey", "api-key", "secret", "token",
+    "passwort", "kennwort", "contrase", "senha", "wachtwoord", "mot de passe", "parola",
+    "haslo", "sifre", "sandi", "credential", "bearer", "authorization", "otpauth",
+    "recovery code", "seed phrase", "mnemonic", "PIN ", "PIN:", "login:",
+)  # fmt: skip
 # Names of credentials as rot13 spells them (`ncv_xrl=…`): the rotated text is read by
 # every detector, as the text itself is.
 _ROT13_NAME = re.compile(
-    "|".join(
-        re.escape(name.translate(_ROT13))
-        for name in ("password", "passwd", "api_key", "apikey", "api-key", "secret", "token")
-    ),
+    "|".join(re.escape(name.translate(_ROT13)) for name in _CREDENTIAL_NAMES),
     re.IGNORECASE,
 )
 # The same prefixes written backwards (`AIKA…`, `…_phg`, `…_tap_buhtig`).
@@ -233,10 +238,35 @@ _REVERSED_PREFIX = re.compile(
         )
     )
 )  # fmt: skip
+_REVERSED_NAME = re.compile(
+    "|".join(re.escape(name[::-1]) for name in (*_CREDENTIAL_NAMES, "://")), re.IGNORECASE
+)
 # A string value of a JSON object; a key cut across several (`{"a": "AKIA…", "b": "…"}`)
 # is read with the values joined.
 _JSON_STRING_VALUE = re.compile(r"[:\[,]\s*\"([^\"\\\n]{1,200})\"(?!\s*:)")
 _DIGIT = re.compile(r"\d")
+# String literals joined in code ("AKIA" + "UJZD…", 'ghp_' . '…', "x" || "y"): read as one.
+_CONCATENATION = re.compile(r"[\"']\s*(?:\+|\.|\|\|)\s*[\"']")
+# Any run of groups cut by one separator, the key's own separators among them
+# ("gith_ub_p_at_1_1VB6_…", "sk-p - roj- - _hsG - …", "AKIA6GH7-27EMH2GY-YV2K"): read
+# joined when most of its inner groups share one size, with the key's prefix restored.
+_RUN = re.compile(r"(?<![A-Za-z0-9_\-./+=])[A-Za-z0-9_\-./+=]{12,}")
+_SPACED_RUN = re.compile(r"\S+(?: - \S+){2,}")
+_RUN_SEPARATORS = ("-", ".", "_", "/")
+_RESTORED_PREFIXES = tuple(
+    sorted(
+        (
+            (prefix.replace("_", "").replace("-", ""), prefix)
+            for prefix in (
+                "github_pat_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "sk-proj-", "sk-ant-",
+                "sk-or-v1-", "sk_live_", "rk_live_", "sk_test_", "rk_test_", "xoxb-", "xoxp-",
+                "glpat-", "npm_", "hf_", "pypi-", "shpat_", "dop_v1_", "GOCSPX-", "dckr_pat_",
+                "whsec_", "sk-",
+            )
+        ),
+        key=lambda pair: -len(pair[0]),
+    )
+)  # fmt: skip
 
 
 def _compact(text: str) -> str:
@@ -259,6 +289,51 @@ def _degroup_slashes(match: re.Match[str]) -> str:
     run = match.group()
     interior = {len(group) for group in _SLASH_SEPARATOR.split(run)[1:-1]}
     return run.translate(_SLASH_SEPARATORS) if len(interior) == 1 and _DIGIT.search(run) else run
+
+
+def _joined_groups(groups: list[str], *, evenly: bool = False) -> str | None:
+    """The groups joined, if they read as a key cut every few characters (`evenly`: cut
+    by a separator prose never uses, " - ", so a run without digits counts too)."""
+    interior = [len(group) for group in groups[1:-1]]
+    if not interior:
+        return None
+    size = max(set(interior), key=interior.count)
+    if size > 12 or interior.count(size) < 0.6 * len(interior):
+        return None
+    joined = "".join(groups)
+    if not _DIGIT.search(joined) and not evenly:
+        return None
+    if any(joined.startswith(prefix) for _, prefix in _RESTORED_PREFIXES):
+        return joined
+    for stripped, prefix in _RESTORED_PREFIXES:
+        if joined.startswith(stripped):
+            return prefix + joined[len(stripped) :]
+    return joined
+
+
+def _regrouped(text: str) -> str | None:
+    """`text` with every run of evenly cut groups joined, or None when it holds none."""
+    pieces: list[tuple[int, int, str]] = []
+    for match in _SPACED_RUN.finditer(text) if " - " in text else ():
+        joined = _joined_groups(match.group().split(" - "), evenly=True)
+        if joined:
+            pieces.append((match.start(), match.end(), joined))
+    if not pieces:
+        for match in _RUN.finditer(text):
+            run = match.group()
+            for separator in _RUN_SEPARATORS:
+                if run.count(separator) >= 2:
+                    joined = _joined_groups(run.split(separator))
+                    if joined:
+                        pieces.append((match.start(), match.end(), joined))
+                        break
+    if not pieces:
+        return None
+    out, at = [], 0
+    for start, end, joined in pieces:
+        out += [text[at:start], joined]
+        at = end
+    return "".join([*out, text[at:]])
 
 
 def _scan(text: str) -> list[SecretFinding]:
@@ -286,14 +361,22 @@ def _scan_readings(text: str, *, compact: bool = True) -> list[SecretFinding]:
         degrouped = _GROUPED_BY_SLASHES.sub(_degroup_slashes, text)
         if degrouped != text:
             findings.extend(_scan_own(degrouped, prefixed, prefixed_needles, joined=False))
+    if _CONCATENATION.search(text):
+        concatenated = _CONCATENATION.sub("", text)
+        findings.extend(_scan_own(concatenated, prefixed, prefixed_needles, joined=False))
+    regrouped = _regrouped(text)
+    if regrouped:
+        findings.extend(_scan_own(regrouped, prefixed, prefixed_needles, joined=False))
     if _ROT13_PREFIX.search(text) or _ROT13_NAME.search(text):
         # A key shifted by rot13 alone (`tuc_…`, `NXVN…`) reads as no language, so the
         # decode ladder leaves it; its prefix, shifted back, is as distinctive as the key's.
         rotated = text.translate(_ROT13)
         findings.extend(_scan_own(rotated, written, written_needles, joined=False))
-    if _REVERSED_PREFIX.search(text):
-        # Likewise a key written backwards: the ladder keeps a reversal only if it reads
-        # as language.
+    if _REVERSED_NAME.search(text):
+        # Likewise a credential written backwards: the ladder keeps a reversal only if
+        # it reads as language, and a password or a URL seldom does.
+        findings.extend(_scan_own(text[::-1], written, written_needles, joined=False))
+    elif _REVERSED_PREFIX.search(text):
         findings.extend(_scan_own(text[::-1], prefixed, prefixed_needles, joined=False))
     if '":' in text or '" :' in text:
         values = _JSON_STRING_VALUE.findall(text)

@@ -35,3 +35,9 @@ def labelled(name: str) -> list[tuple[str, str]]:
 
 def plain(name: str) -> list[str]:
     return _lines(name)
+
+
+def labelled_rows(name: str) -> list[tuple[str, str, str, str]]:
+    """(label, class, language, text) rows of a file with those four columns."""
+    rows = (line.split("\t", 3) for line in _lines(name))
+    return [(label, kind, lang, text) for label, kind, lang, text in rows]
