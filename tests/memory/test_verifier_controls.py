@@ -154,6 +154,50 @@ def test_a_verifier_answering_absent_for_everything_produces_no_safe_to_retry(
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
+def test_a_verifier_that_breaks_between_control_runs_still_produces_no_safe_to_retry(
+    celery_workers, platform, agent, admin_user
+):
+    # The controls passed and beat has not run since the verifier broke: the platform is
+    # still marked healthy, so only the check at the moment of use stands in the way.
+    worker = celery_workers.start()
+    reconciler = http_reconciler(platform, proven_by="status_lookup")
+    proving = Platform.objects.get(name=reconciler["platform"])
+    platform.seed(PRESENT_KEY)
+    set_controls(
+        admin_api(admin_user),
+        proving.name,
+        known_absent_key=ABSENT_KEY,
+        known_present_key=PRESENT_KEY,
+    )
+    assert platform_controls_check(platform_id=proving.pk).verdict == "passed"
+    worker.wait_ready()
+    platform.answers_absent = True
+
+    receipt_ids = [plan_unknown(agent, platform, reconciler, f"real-{n}") for n in range(3)]
+    never_sent = plan_unknown(agent, platform, reconciler, "never-sent", written=False)
+    wait_for(lambda: settled([*receipt_ids, never_sent]), timeout=60)
+    states = list(
+        Receipt.objects.filter(pk__in=[*receipt_ids, never_sent]).values_list("state", flat=True)
+    )
+    # Not even the write that never happened is believed absent: its verifier cannot be.
+    assert states == [S.MANUAL_REVIEW] * 4, worker.log()
+    reasons = set(
+        ReceiptTransition.objects.filter(
+            receipt_id__in=receipt_ids, to_state=S.MANUAL_REVIEW
+        ).values_list("reason", flat=True)
+    )
+    assert reasons == {"verifier_unhealthy"}
+    assert Platform.objects.get(pk=proving.pk).verifier_unhealthy_since is None  # beat's job
+
+    # Repaired, the same check lets a proven absence through again.
+    platform.answers_absent = False
+    absent = plan_unknown(agent, platform, reconciler, "never-sent-2", written=False)
+    wait_for(lambda: settled([absent]), timeout=30)
+    assert Receipt.objects.get(pk=absent).state == S.SAFE_TO_RETRY, worker.log()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
 def test_a_healthy_verifier_still_proves_absence(celery_workers, platform, agent, admin_user):
     worker = celery_workers.start()
     reconciler = http_reconciler(platform, proven_by="status_lookup")

@@ -30,7 +30,7 @@ from memory.receipts.models.platforms import Platform
 from memory.receipts.models.receipts import ReadOutcome, Receipt, ReceiptState, ReconciliationRead
 from memory.receipts.reconcilers import LookupResult, LookupTarget, PlatformAccess, reconciler_for
 from memory.receipts.services.receipt_moves import receipt_move
-from memory.receipts.services.verifier_controls import VERIFIER_UNHEALTHY
+from memory.receipts.services.verifier_controls import VERIFIER_UNHEALTHY, control_answer
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,8 @@ class ReconcileClaim:
     attempt: int
     adapter: str
     lookup: LookupTarget
+    # The platform's known-present control key: checked whenever a read says "absent".
+    present_control: str = ""
 
 
 @dataclass
@@ -153,6 +155,7 @@ def reconcile_claim_of(receipt: Receipt) -> ReconcileClaim:
             intent=receipt.intent,
             intent_fingerprint=receipt.intent_fingerprint,
         ),
+        present_control=receipt.platform.control_present_key if receipt.platform else "",
     )
 
 
@@ -317,7 +320,7 @@ def receipt_reconcile_settle(
 
 def receipt_read(claim: ReconcileClaim) -> LookupResult:
     try:
-        return reconciler_for(claim.adapter).lookup(claim.lookup)
+        result = reconciler_for(claim.adapter).lookup(claim.lookup)
     except Exception as exc:
         # An adapter bug costs this receipt one attempt, not the rest of the chunk.
         logger.exception("reconciler failed", extra={"receipt": str(claim.receipt_id)})
@@ -330,6 +333,32 @@ def receipt_read(claim: ReconcileClaim) -> LookupResult:
                 "error": type(exc).__name__,
             },
         )
+    return _verifier_checked(claim, result)
+
+
+def _verifier_checked(claim: ReconcileClaim, result: LookupResult) -> LookupResult:
+    """An absence is believed only from a verifier that still finds what it holds.
+
+    Beat checks each platform's controls on a schedule, but a verifier can break
+    between two runs: so before an "absent" can make a receipt `safe_to_retry`, the
+    same lookup reads the platform's known-present key (docs/reconciliation.md,
+    "Verifier controls"). Not found, the absence goes to a person; unanswered, it is
+    read again later. A platform without a present key is judged by beat alone.
+    """
+    platform = claim.lookup.platform
+    if result.outcome != ReadOutcome.ABSENT or not claim.present_control or platform is None:
+        return result
+    answer = control_answer(platform, claim.present_control)
+    if answer == "present":
+        return result
+    evidence = {**result.evidence, "present_control": answer}
+    if answer == "absent":
+        return LookupResult(
+            ReadOutcome.NEEDS_PERSON, error_code=VERIFIER_UNHEALTHY, evidence=evidence
+        )
+    return LookupResult(
+        ReadOutcome.UNDETERMINED, error_code="present_control_unanswered", evidence=evidence
+    )
 
 
 def receipts_reconcile(

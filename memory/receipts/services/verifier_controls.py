@@ -44,18 +44,26 @@ class ControlRun:
 
 def _control_answer(platform: Platform, key: str) -> str:
     """`absent`, `present` or `unknown`: how the platform's registered lookup answers `key`."""
-    access = PlatformAccess(
-        name=platform.name,
-        base_url=platform.base_url,
-        allow_private=platform.allow_private,
-        absence_proof=platform.absence_proof,
-        lookup_template=platform.lookup_template,
+    return control_answer(
+        PlatformAccess(
+            name=platform.name,
+            base_url=platform.base_url,
+            allow_private=platform.allow_private,
+            absence_proof=platform.absence_proof,
+            lookup_template=platform.lookup_template,
+        ),
+        key,
     )
+
+
+def control_answer(access: PlatformAccess, key: str) -> str:
+    """How a platform's registered lookup answers `key`, read without touching the database
+    (reconciliation's read threads call it)."""
     result: LookupResult = HttpReconciler().lookup(
         LookupTarget(
             receipt_id=uuid.uuid4(),
             operation="verifier.control",
-            target=platform.base_url,
+            target=access.base_url,
             idempotency_key=key,
             external_id="",
             config={
