@@ -6,6 +6,7 @@ malicious source. Each case stands alone and asserts data."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -238,9 +239,23 @@ def test_a_background_write_that_fails_retries_repeats_and_races_an_update(
         "text": "I moved to Porto",
         "observed_at": timezone.now().isoformat(),
     }
-    # The writer's first reply is lost; it retries the event and the claim with the
-    # same keys and gets the first answers back, not second rows.
+    # The writer's first attempt fails on its side: it gives up long before an answer
+    # can come (the server may have stored the event, or be storing it). It retries
+    # with the same key until it gets an answer (`409 request_in_progress` while the
+    # first is still running), and a second retry gets that same answer again.
+    with pytest.raises(httpx.TimeoutException):
+        httpx.post(
+            f"{live_server.url}/api/v1/events",
+            json=said,
+            headers={"Authorization": f"Bearer {writer.secret}", "Idempotency-Key": "bg-event-1"},
+            timeout=0.001,
+        )
     first_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
+    deadline = time.monotonic() + 30
+    while first_event.status_code == 409 and time.monotonic() < deadline:
+        assert first_event.json()["code"] == "request_in_progress"
+        time.sleep(0.1)
+        first_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
     retried_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
     assert first_event.status_code == retried_event.status_code == 201
     assert retried_event.json()["id"] == first_event.json()["id"]
