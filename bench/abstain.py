@@ -1,13 +1,18 @@
-"""`python -m bench abstain`: fit recall's relevance (its topic weight and floor) on the
-tuning half of the abstention corpus (testing/corpus/recall_abstain) and the recall
-bench's hard paraphrases, and measure it on the held-out half.
+"""`python -m bench abstain`: fit recall's relevance (its topic and attribute weights and
+its floor) on the tuning half of the abstention corpus (testing/corpus/recall_abstain,
+with its extra tuning questions) and the recall bench's hard paraphrases, and measure it
+on the held-out half.
 
-Every question is recalled with abstention off at each candidate `TOPIC_WEIGHTS`,
-keeping the best legal claim's relevance. For a weight, the floor is the highest that
-abstains on at most `ALLOWED_WRONG` of the tuning half's answerable questions and keeps
-the recall bench's hit@10 at `RECALL_HIT_GOAL` or more, losing at most `RECALL_LOST` of
-its hits (hiding an answer is the worse mistake: refusal never buys recall); the weight
-chosen is the one whose floor refuses most never-provided tuning questions. The strong
+Every question is recalled once, with abstention off, keeping its verdict's evidence
+(each legal claim's cosine, topic similarity, lexical and exact matches, and the
+question's asked-attribute similarity); each candidate pair of `WEIGHTS` weighs that
+evidence anew (`Verdict.best_at`), as recall would have. For a pair, the floor is the highest that
+abstains on at most `ALLOWED_WRONG` of the tuning half's answerable questions (its
+column and its extra questions) and keeps the recall bench's hit@10 at
+`RECALL_HIT_GOAL` or more, losing at most `RECALL_LOST` of its hits (hiding an answer
+is the worse mistake: refusal never buys recall); the pair chosen is the one whose floor
+refuses most never-provided tuning questions (the corpus's and those asked of the
+recall bench's users). The strong
 level is the lowest that at most `STRONG_LEAK` of those reach. Both rates are printed for
 both halves at the fitted values and at those in force, with the trade-off curve (floor
 -> both rates, hit@10); the held-out half never chooses anything.
@@ -36,15 +41,29 @@ from memory.claims.embedders import embedder
 from memory.claims.models import Claim, Subject
 from memory.claims.search import ngrams
 from memory.claims.selectors.claims import claims_recall
+from memory.claims.selectors.recall_abstention import Verdict
 from memory.claims.selectors.recall_ranking import RecallQuery, cached_query_vector
 from memory.claims.services.embeddings import claims_embed_pending
-from testing.abstain_corpus import SPLITS, Question, questions, subjects
+from testing.abstain_corpus import (
+    EXTRA,
+    SPLITS,
+    Question,
+    extra_questions,
+    questions,
+    recall_never_questions,
+    subjects,
+)
 
 ALLOWED_WRONG = 0.03
 STRONG_LEAK = 0.05
 RECALL_HIT_GOAL = 0.97
 RECALL_LOST = 0.005
-TOPIC_WEIGHTS = (0.0, 0.15, 0.25, 0.35)
+# (RECALL_TOPIC_WEIGHT, RECALL_ATTRIBUTE_WEIGHT) pairs tried.
+WEIGHTS = tuple(
+    (topic, attribute)
+    for topic in (0.0, 0.15, 0.25, 0.35)
+    for attribute in (0.0, 0.25, 0.5, 0.75, 1.0)
+)
 LIMIT = 10
 # The recall bench's world (bench/recall_data.py): users of 200 memories each, six hard
 # paraphrases asked of each; 50 users ask the recall section's 300 questions.
@@ -56,6 +75,19 @@ class Asked:
     question: Question
     best: float | None  # the best legal claim's relevance
     hit: bool  # the answering claim among the first LIMIT items (abstention off)
+
+
+@dataclass(frozen=True)
+class Recalled:
+    question: Question
+    verdict: Verdict | None
+    hit: bool
+
+    def at(self, weights: tuple[float, float]) -> Asked:
+        best = None
+        if self.verdict is not None and self.verdict.judged:
+            best = self.verdict.best_at(topic_weight=weights[0], attribute_weight=weights[1])
+        return Asked(question=self.question, best=best, hit=self.hit)
 
 
 def _seed(tenant: Tenant) -> dict[str, Subject]:
@@ -102,37 +134,45 @@ def _seed(tenant: Tenant) -> dict[str, Subject]:
     return found
 
 
-# The recall bench's paraphrases, measured beside the corpus's halves.
+# The recall bench's paraphrases, measured beside the corpus's halves, and
+# never-provided questions asked of its users (tuning only).
 RECALL = "recall"
+RECALL_NEVER = "recall_never"
+# What the fit reads: never the held-out half.
+TUNING = ("tuning", EXTRA)
 
 
-def _asked(subject: Subject, text: str, predicate: str) -> Asked:
+def _asked(subject: Subject, text: str, predicate: str) -> Recalled:
     q = RecallQuery(subject=subject, query=text, limit=LIMIT)
     result = claims_recall(tenant=subject.tenant, q=q)
-    verdict = result.verdict
-    return Asked(
+    return Recalled(
         question=Question(subject.key, predicate, text),
-        best=verdict.best if verdict is not None else None,
+        verdict=result.verdict,
         hit=bool(predicate) and any(item.claim.predicate == predicate for item in result.items),
     )
 
 
 def ask(
-    by_key: dict[str, Subject], paraphrases: list[tuple[Subject, str, str]], weight: float
-) -> dict[str, list[Asked]]:
-    """Every question at one topic weight, abstention off: its best relevance and hit."""
-    floor, topic_weight = settings.RECALL_ABSTAIN_FLOOR, settings.RECALL_TOPIC_WEIGHT
+    by_key: dict[str, Subject], paraphrases: list[tuple[Subject, str, str]]
+) -> dict[str, list[Recalled]]:
+    """Every question once, abstention off: its verdict's evidence and its hit."""
+    floor = settings.RECALL_ABSTAIN_FLOOR
     settings.RECALL_ABSTAIN_FLOOR = -math.inf  # measure, never abstain
-    settings.RECALL_TOPIC_WEIGHT = weight
     try:
         asked = {
             split: [_asked(by_key[q.subject], q.text, q.predicate) for q in questions(split)]
             for split in SPLITS
         }
+        asked[EXTRA] = [_asked(by_key[q.subject], q.text, q.predicate) for q in extra_questions()]
         asked[RECALL] = [_asked(s, text, predicate) for s, predicate, text in paraphrases]
+        never = recall_never_questions()
+        users = list(dict.fromkeys(s for s, _predicate, _text in paraphrases))
+        asked[RECALL_NEVER] = [
+            _asked(s, text, "") for k, s in enumerate(users) for text in never[k % 3 :: 3]
+        ]
         return asked
     finally:
-        settings.RECALL_ABSTAIN_FLOOR, settings.RECALL_TOPIC_WEIGHT = floor, topic_weight
+        settings.RECALL_ABSTAIN_FLOOR = floor
 
 
 def _abstains(a: Asked, floor: float) -> bool:
@@ -151,17 +191,22 @@ class Rates:
 def rates(asked: list[Asked], floor: float) -> Rates:
     never = [a for a in asked if not a.question.answerable]
     answerable = [a for a in asked if a.question.answerable]
+    asked_of = max(1, len(answerable))
     return Rates(
         refused=sum(_abstains(a, floor) for a in never) / max(1, len(never)),
-        wrongly_abstained=sum(_abstains(a, floor) for a in answerable) / len(answerable),
-        hit=sum(a.hit and not _abstains(a, floor) for a in answerable) / len(answerable),
+        wrongly_abstained=sum(_abstains(a, floor) for a in answerable) / asked_of,
+        hit=sum(a.hit and not _abstains(a, floor) for a in answerable) / asked_of,
         never=len(never),
         answerable=len(answerable),
     )
 
 
+def _tuning(asked: dict[str, list[Asked]]) -> list[Asked]:
+    return [a for split in TUNING for a in asked[split]]
+
+
 def _allowed(asked: dict[str, list[Asked]], floor: float) -> bool:
-    tuning = rates(asked["tuning"], floor)
+    tuning = rates(_tuning(asked), floor)
     paraphrases = asked[RECALL]
     hits = sum(a.hit for a in paraphrases)
     lost = sum(a.hit and _abstains(a, floor) for a in paraphrases)
@@ -179,7 +224,7 @@ def fit_floor(asked: dict[str, list[Asked]]) -> float:
     bests = sorted(
         {
             math.floor(a.best * 1000) / 1000
-            for a in asked["tuning"] + asked[RECALL]
+            for a in _tuning(asked) + asked[RECALL]
             if a.best is not None
         }
     )
@@ -201,36 +246,42 @@ def fit_strong(tuning: list[Asked]) -> float:
 @dataclass(frozen=True)
 class Fit:
     weight: float
+    attribute_weight: float
     floor: float
     asked: dict[str, list[Asked]]
 
     @property
     def tuning(self) -> Rates:
-        return rates(self.asked["tuning"], self.floor)
+        """Every never-provided question the fit may read, and its answerable ones."""
+        return rates(_tuning(self.asked) + self.asked[RECALL_NEVER], self.floor)
 
 
-def measure() -> dict[float, Fit]:
+def measure() -> dict[tuple[float, float], Fit]:
     tenant, _ = tenant_create(slug="bench-abstain", name="Abstention benchmark")
     by_key = _seed(tenant)
     paraphrase_tenant, _ = tenant_create(slug="bench-abstain-recall", name="Recall paraphrases")
     paraphrases = recall_questions(seed_users(paraphrase_tenant, RECALL_USERS))
     claims_embed_pending(limit=Claim.objects.count())
     cached_query_vector.cache_clear()
-    weights = sorted({*TOPIC_WEIGHTS, settings.RECALL_TOPIC_WEIGHT})
+    in_force = (settings.RECALL_TOPIC_WEIGHT, settings.RECALL_ATTRIBUTE_WEIGHT)
+    recalled = ask(by_key, paraphrases)
     fits = {}
-    for weight in weights:
-        asked = ask(by_key, paraphrases, weight)
-        fits[weight] = Fit(weight=weight, floor=fit_floor(asked), asked=asked)
+    for weights in sorted({*WEIGHTS, in_force}):
+        asked = {split: [r.at(weights) for r in rows] for split, rows in recalled.items()}
+        fits[weights] = Fit(
+            weight=weights[0], attribute_weight=weights[1], floor=fit_floor(asked), asked=asked
+        )
     return fits
 
 
 def _half_rows(label: str, fit: Fit, floor: float) -> list[str]:
     paraphrases = rates(fit.asked[RECALL], floor)
     lines = []
-    for split in SPLITS:
+    for split in (*SPLITS, EXTRA, RECALL_NEVER):
         r = rates(fit.asked[split], floor)
         lines.append(
-            f"| {label}: weight {fit.weight:.2f}, floor {floor:.3f} | {split} | {r.never} | "
+            f"| {label}: weights {fit.weight:.2f}/{fit.attribute_weight:.2f}, floor "
+            f"{floor:.3f} | {split} | {r.never} | "
             f"{r.refused:.3f} | {r.answerable} | {r.wrongly_abstained:.3f} | {r.hit:.3f} | "
             f"{paraphrases.hit:.3f} |"
         )
@@ -238,6 +289,7 @@ def _half_rows(label: str, fit: Fit, floor: float) -> list[str]:
 
 
 def _curve(fit: Fit, floors: list[float]) -> list[str]:
+    """Each floor's rates on the corpus's own tuning and held-out columns."""
     lines = [
         "| floor | refused (tuning) | refused (held-out) | wrongly abstained (tuning) | "
         "wrongly abstained (held-out) | recall bench hit@10 |",
@@ -263,13 +315,14 @@ def report() -> str:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     chosen = max(
         fits.values(),
-        key=lambda f: (f.tuning.refused, -f.tuning.wrongly_abstained, -f.weight),
+        key=lambda f: (f.tuning.refused, -f.tuning.wrongly_abstained, -f.attribute_weight),
     )
-    strong = fit_strong(chosen.asked["tuning"])
+    strong = fit_strong(_tuning(chosen.asked) + chosen.asked[RECALL_NEVER])
     weight, floor = settings.RECALL_TOPIC_WEIGHT, settings.RECALL_ABSTAIN_FLOOR
-    in_force = fits[weight]
+    attribute_weight = settings.RECALL_ATTRIBUTE_WEIGHT
+    in_force = fits[(weight, attribute_weight)]
     held = rates(in_force.asked["heldout"], floor)
-    tuning = rates(in_force.asked["tuning"], floor)
+    tuning = rates(_tuning(in_force.asked), floor)
     paraphrases = rates(in_force.asked[RECALL], floor)
     goals = [
         ("never-provided answered with `items: []` (held-out) >= 0.95", held.refused, 0.95, 1),
@@ -277,7 +330,7 @@ def report() -> str:
         ("answerable wrongly abstained (tuning) <= 0.03", tuning.wrongly_abstained, 0.03, -1),
         ("recall bench hit@10 (hard paraphrases) >= 0.97", paraphrases.hit, 0.97, 1),
     ]
-    floors = sorted({round(0.2 + 0.02 * k, 3) for k in range(11)} | {floor})
+    floors = sorted({round(0.1 + 0.02 * k, 3) for k in range(14)} | {floor})
     return "\n".join(
         [
             "## Recall abstention: never-provided questions refused",
@@ -289,24 +342,28 @@ def report() -> str:
             f"({len(chosen.asked[RECALL])} questions, {RECALL_USERS} users); see "
             "docs/recall.md.",
             "",
-            "Fitted on the tuning half and the recall bench (the held-out half chooses "
-            f"nothing): for each topic weight the highest floor that abstains on at most "
-            f"{ALLOWED_WRONG:.0%} of answerable tuning questions and keeps the recall "
-            f"bench's hit@10 at {RECALL_HIT_GOAL} or more, losing at most {RECALL_LOST:.1%} "
-            "of its hits.",
+            "Fitted on the tuning half (its column, its extra questions, and never-provided "
+            "questions asked of the recall bench's users) and the recall bench (the "
+            "held-out half chooses nothing): for each pair of weights the highest floor that "
+            f"abstains on at most {ALLOWED_WRONG:.0%} of answerable tuning questions and "
+            f"keeps the recall bench's hit@10 at {RECALL_HIT_GOAL} or more, losing at most "
+            f"{RECALL_LOST:.1%} of its hits.",
             "",
-            "| topic weight | fitted floor | refused (tuning) | wrongly abstained (tuning) | "
-            "recall bench hit@10 |",
-            "|---:|---:|---:|---:|---:|",
+            "| topic weight | attribute weight | fitted floor | refused (tuning) | "
+            "wrongly abstained (tuning) | recall bench hit@10 |",
+            "|---:|---:|---:|---:|---:|---:|",
             *(
-                f"| {f.weight:.2f} | {f.floor:.3f} | {f.tuning.refused:.3f} | "
+                f"| {f.weight:.2f} | {f.attribute_weight:.2f} | {f.floor:.3f} | "
+                f"{f.tuning.refused:.3f} | "
                 f"{f.tuning.wrongly_abstained:.3f} | {rates(f.asked[RECALL], f.floor).hit:.3f} |"
                 for f in fits.values()
             ),
             "",
-            f"Chosen: topic weight {chosen.weight:.2f}, floor {chosen.floor:.3f}, strong "
+            f"Chosen: topic weight {chosen.weight:.2f}, attribute weight "
+            f"{chosen.attribute_weight:.2f}, floor {chosen.floor:.3f}, strong "
             f"{strong:.3f} (at most {STRONG_LEAK:.0%} of never-provided tuning questions reach "
-            f"it). In force: `RECALL_TOPIC_WEIGHT` {weight:.2f}, `RECALL_ABSTAIN_FLOOR` "
+            f"it). In force: `RECALL_TOPIC_WEIGHT` {weight:.2f}, `RECALL_ATTRIBUTE_WEIGHT` "
+            f"{attribute_weight:.2f}, `RECALL_ABSTAIN_FLOOR` "
             f"{floor:.3f}, `RECALL_STRONG_RELEVANCE` {settings.RECALL_STRONG_RELEVANCE:.3f}.",
             "",
             "| relevance | half | never-provided | refused | answerable | wrongly abstained | "
@@ -315,7 +372,8 @@ def report() -> str:
             *_half_rows("fitted", chosen, chosen.floor),
             *_half_rows("in force", in_force, floor),
             "",
-            f"Trade-off at the topic weight in force ({weight:.2f}): each floor's rates.",
+            f"Trade-off at the weights in force ({weight:.2f}/{attribute_weight:.2f}): each "
+            "floor's rates.",
             "",
             *_curve(in_force, floors),
             "",

@@ -555,16 +555,15 @@ RECALL_WEIGHTS = {
 # How much a claim's likeness to its nearest neighbours in the subject (templated notes
 # that resemble every question) lowers its similarity to a query; 0 turns it off.
 RECALL_HUB_PENALTY = float(os.environ.get("RECALL_HUB_PENALTY", 0.5))
-# Abstention (docs/recall.md): a recall with a question whose best legal claim is less
-# relevant than the floor answers nothing and says so; an item at least as relevant as
-# RECALL_STRONG_RELEVANCE is `strong`. A claim's relevance is its cosine similarity to
-# the question plus RECALL_TOPIC_WEIGHT times the question's similarity to its predicate's
-# words. The three defaults are fitted by `python -m bench abstain` on the tuning half of
-# testing/corpus/recall_abstain and the recall bench's paraphrases (docs/recall.md); -1
-# as the floor turns abstention off.
-RECALL_ABSTAIN_FLOOR = float(os.environ.get("RECALL_ABSTAIN_FLOOR", 0.262))
-RECALL_STRONG_RELEVANCE = float(os.environ.get("RECALL_STRONG_RELEVANCE", 0.353))
-RECALL_TOPIC_WEIGHT = float(os.environ.get("RECALL_TOPIC_WEIGHT", 0.15))
+# Abstention (docs/recall.md): a question whose best legal claim is less relevant than
+# the floor gets nothing back; an item this relevant is `strong`. Relevance: cosine, plus
+# RECALL_TOPIC_WEIGHT times the question's likeness to the predicate's words, less
+# RECALL_ATTRIBUTE_WEIGHT times how far that falls short of its nearest common attribute.
+# Fitted by `python -m bench abstain` on the tuning half; -1 as the floor turns it off.
+RECALL_ABSTAIN_FLOOR = float(os.environ.get("RECALL_ABSTAIN_FLOOR", 0.134))
+RECALL_STRONG_RELEVANCE = float(os.environ.get("RECALL_STRONG_RELEVANCE", 0.208))
+RECALL_TOPIC_WEIGHT = float(os.environ.get("RECALL_TOPIC_WEIGHT", 0.0))
+RECALL_ATTRIBUTE_WEIGHT = float(os.environ.get("RECALL_ATTRIBUTE_WEIGHT", 0.5))
 # Ledger discovery by meaning: the similarities of the legal set's most recent events
 # with a vector (at most this many), the closest of them kept as hits (at most
 # LEDGER_SEMANTIC_HITS, each at least this alike: MiniLM puts a paraphrase of an event

@@ -85,3 +85,26 @@ def questions(split: str) -> list[Question]:
         for _topic, *phrasings in never:
             asked.append(Question(subject.key, "", phrasings[column]))
     return asked
+
+
+# The tuning half's more questions (tuning_extra.tsv, never_extra.tsv): only the fit
+# reads them, beside the `tuning` column.
+EXTRA = "tuning_extra"
+
+
+def extra_questions() -> list[Question]:
+    """Every subject asked the extra tuning phrasings and the extra never-provided topics."""
+    phrasings = _rows("tuning_extra.tsv")
+    never = _rows("never_extra.tsv")
+    asked = []
+    for subject in subjects():
+        held = {fact.predicate for fact in subject.facts}
+        for predicate, text in phrasings:
+            asked.append(Question(subject.key, predicate if predicate in held else "", text))
+        asked.extend(Question(subject.key, "", text) for _topic, _where, text in never)
+    return asked
+
+
+def recall_never_questions() -> list[str]:
+    """Never-provided questions that no family of the recall bench answers either."""
+    return [text for _topic, where, text in _rows("never_extra.tsv") if where == "recall"]

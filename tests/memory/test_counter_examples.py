@@ -6,6 +6,7 @@ malicious source. Each case stands alone and asserts data."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -13,62 +14,115 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.actors import Actor
-from memory.claims.models import Claim, ClaimSource, ClaimStatus, Event
-from memory.privacy.services.deletion import deletion_run
+from memory.claims.models import Claim, ClaimSource, ClaimStatus, Event, RecallTrace
+from memory.privacy.models import DeletionRequest, DeletionStatus
 from tests.memory.helpers import candidate, post_event, recall, submit
+from tests.memory.test_deletion import wait_for
 from tests.memory.test_semantic_recall import embed_all
 
 pytestmark = pytest.mark.django_db
 
 
 def test_two_users_with_similar_but_different_facts_never_mix(agent):
-    submit(agent, subject="user:alice", value="Shanghai", text="Alice lives in Shanghai")
-    submit(agent, subject="user:alina", value="Shenzhen", text="Alina lives in Shenzhen")
+    # The same sentence but for one word, about two people whose names differ by one
+    # letter: neither the gate (a duplicate to merge) nor recall (a better match) may
+    # treat one's fact as the other's.
+    shanghai = submit(agent, subject="user:alice", value="Shanghai", text="She lives in Shanghai")
+    shenzhen = submit(agent, subject="user:alina", value="Shenzhen", text="She lives in Shenzhen")
+    for subject in ("user:alice", "user:alina"):
+        submit(agent, subject=subject, predicate="job", value="nurse", text="She is a nurse")
     embed_all()
 
-    alice = recall(agent, subject="user:alice", query="where does she live")
-    alina = recall(agent, subject="user:alina", query="where does she live")
+    alice = recall(agent, subject="user:alice", query="where does she live", limit=50)
+    alina = recall(agent, subject="user:alina", query="which city is alina in", limit=50)
 
-    assert [item["value"] for item in alice["items"]] == ["Shanghai"]
-    assert [item["value"] for item in alina["items"]] == ["Shenzhen"]
-    assert {item["subject"] for item in alice["items"] + alina["items"]} == {
-        "user:alice",
-        "user:alina",
-    }
+    assert shanghai["decision"] == shenzhen["decision"] == "accepted"
+    assert alice["items"][0]["id"] == shanghai["id"]
+    assert alina["items"][0]["id"] == shenzhen["id"]
+    assert "Shenzhen" not in {item["value"] for item in alice["items"]}
+    assert "Shanghai" not in {item["value"] for item in alina["items"]}
+    assert {item["subject"] for item in alice["items"]} == {"user:alice"}
+    assert {item["subject"] for item in alina["items"]} == {"user:alina"}
 
 
 def test_a_fact_corrected_later_is_recalled_only_as_corrected(agent):
     old = submit(agent, value="Beijing", text="Alice lives in Beijing", authority="tool_verified")
     new = submit(agent, value="Shanghai", text="Alice lives in Shanghai")
 
-    answer = recall(agent, query="where does alice live")
+    embed_all()
 
+    answer = recall(agent, query="where does alice live")
+    by_old_value = recall(agent, query="Beijing")
+
+    assert new["decision"] == "superseded_previous"
     assert [item["id"] for item in answer["items"]] == [new["id"]]
-    assert old["id"] not in {item["id"] for item in answer["items"]}
     assert answer["excluded"]["inactive"] == 1
+    # Asked by the value it used to have, recall still gives only what is true now.
+    assert old["id"] not in {item["id"] for item in by_old_value["items"]}
+    replaced = Claim.objects.get(pk=old["id"])
+    assert replaced.status == ClaimStatus.SUPERSEDED
+    assert str(Claim.objects.get(pk=new["id"]).supersedes_id) == old["id"]
 
 
 def test_never_provided_information_is_refused(agent):
-    submit(agent, subject="user:ana", value="Lisbon", text="Ana lives in Lisbon")
+    told = {
+        predicate: submit(agent, subject="user:ana", predicate=predicate, value=value, text=text)
+        for predicate, value, text in [
+            ("home_city", "Lisbon", "Ana lives in Lisbon"),
+            ("job", "nurse", "Ana works as a nurse"),
+            ("pet", "dog named Rex", "Ana has a dog named Rex"),
+        ]
+    }
+    for k in range(8):
+        submit(
+            agent,
+            subject="user:ana",
+            predicate=f"note_{k}",
+            value=None,
+            text=f"Invoice {200 + k} for the search cluster was paid",
+        )
     embed_all()
 
-    answer = recall(agent, subject="user:ana", query="what is her favourite colour")
-
-    assert answer["items"] == []
-    assert answer["abstained"] is True
-    assert answer["abstention"]["reason"] == "nothing_relevant"
+    # Never told: something far from all she said, and something next to one of her
+    # claims (a car is about getting around the city she lives in).
+    for question in ("what is her favourite colour", "what car does she drive"):
+        answer = recall(agent, subject="user:ana", query=question)
+        assert answer["items"] == [], question
+        assert answer["abstained"] is True
+        assert answer["abstention"]["reason"] == "nothing_relevant"
+        assert answer["abstention"]["best_relevance"] < answer["abstention"]["floor"]
+        trace = RecallTrace.objects.get(pk=answer["trace_id"])
+        assert trace.chosen == []
+        assert {entry["reason"] for entry in trace.ranking["cut"]} == {"below_floor"}
+    # The same subject asked what she did tell is answered: refusing is not the default.
+    answered = recall(agent, subject="user:ana", query="what does she do for a living")
+    assert answered["abstained"] is False
+    relevance = {item["id"]: item["relevance"] for item in answered["items"]}
+    assert relevance[told["job"]["id"]] == "strong"
 
 
 def test_an_explicit_point_in_time_sees_what_was_valid_then(agent):
     now = timezone.now()
-    claim = submit(agent, valid_from=(now - timedelta(days=10)).isoformat())
+    days_ago = lambda n: (now - timedelta(days=n)).isoformat()  # noqa: E731
+    lived = submit(
+        agent,
+        predicate="previous_city",
+        value="Beijing",
+        text="Alice lived in Beijing",
+        valid_from=days_ago(400),
+        valid_to=days_ago(100),
+    )
+    lives = submit(agent, valid_from=days_ago(100))
 
-    then = recall(agent, as_of=(now - timedelta(days=20)).isoformat())
-    today = recall(agent)
+    before_both = recall(agent, as_of=days_ago(500))
+    then = recall(agent, as_of=days_ago(200), query="where does alice live")
+    today = recall(agent, query="where does alice live")
 
-    assert then["items"] == [] and then["excluded"]["not_yet_valid"] == 1
-    assert [item["id"] for item in today["items"]] == [claim["id"]]
+    assert before_both["items"] == [] and before_both["excluded"]["not_yet_valid"] == 2
+    assert [item["id"] for item in then["items"]] == [lived["id"]]
+    assert then["excluded"]["not_yet_valid"] == 1
+    assert [item["id"] for item in today["items"]] == [lives["id"]]
+    assert today["excluded"]["no_longer_valid"] == 1
 
 
 def test_an_exact_error_code_and_a_paraphrase_of_it_find_the_same_claim(agent):
@@ -92,10 +146,16 @@ def test_an_exact_error_code_and_a_paraphrase_of_it_find_the_same_claim(agent):
     assert by_paraphrase["abstained"] is False
 
 
-WORKER = Actor.system("counter-example deletion worker")
-
-
-def test_a_deleted_source_takes_what_was_derived_from_it_out_of_recall(agent, alice, session_api):
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_deleted_source_takes_what_was_derived_from_it_out_of_recall(
+    celery_workers, settings, agent, alice, session_api
+):
+    # The deletion runs where it runs in production: on a Celery worker, told by the
+    # commit of the person's request, with no sweep.
+    celery_workers.env["LIFECYCLE_QUEUE"] = celery_workers.queue
+    settings.LIFECYCLE_QUEUE = celery_workers.queue
+    worker = celery_workers.start()
     source = submit(
         agent, predicate="locker", value="7731", text="Alice keeps her gym kit in locker 7731"
     )
@@ -114,9 +174,15 @@ def test_a_deleted_source_takes_what_was_derived_from_it_out_of_recall(agent, al
     unrelated = submit(agent, predicate="drink", value="tea", text="Alice drinks green tea")
     before = recall(agent, query="locker 7731")
     assert {source["id"], derived["id"]} <= {item["id"] for item in before["items"]}
+    worker.wait_ready()
 
-    deletion = session_api(alice).delete(f"/api/v1/me/memories/{source['id']}").json()
-    deletion_run(deletion_id=deletion["deletion"], worker=WORKER)
+    accepted = session_api(alice).delete(f"/api/v1/me/memories/{source['id']}")
+    assert accepted.status_code == 202, accepted.json()
+    deletion_id = accepted.json()["deletion"]
+    wait_for(
+        lambda: DeletionRequest.objects.get(pk=deletion_id).status == DeletionStatus.COMPLETED,
+        timeout=60,
+    )
 
     after = recall(agent, query="locker 7731")
     listing = recall(agent, limit=50)
@@ -124,6 +190,9 @@ def test_a_deleted_source_takes_what_was_derived_from_it_out_of_recall(agent, al
     assert [item["id"] for item in listing["items"]] == [unrelated["id"]]
     assert Claim.objects.get(pk=derived["id"]).status == ClaimStatus.ERASED
     assert Claim.objects.get(pk=source["id"]).text == ""
+    # The recall that returned them is redacted: it no longer holds the question either.
+    trace = RecallTrace.objects.get(pk=before["trace_id"])
+    assert trace.redacted_at is not None and "7731" not in trace.query
 
 
 def test_an_injected_memory_repeated_back_by_the_agent_is_not_written_again(agent):
@@ -170,9 +239,23 @@ def test_a_background_write_that_fails_retries_repeats_and_races_an_update(
         "text": "I moved to Porto",
         "observed_at": timezone.now().isoformat(),
     }
-    # The writer's first reply is lost; it retries the event and the claim with the
-    # same keys and gets the first answers back, not second rows.
+    # The writer's first attempt fails on its side: it gives up long before an answer
+    # can come (the server may have stored the event, or be storing it). It retries
+    # with the same key until it gets an answer (`409 request_in_progress` while the
+    # first is still running), and a second retry gets that same answer again.
+    with pytest.raises(httpx.TimeoutException):
+        httpx.post(
+            f"{live_server.url}/api/v1/events",
+            json=said,
+            headers={"Authorization": f"Bearer {writer.secret}", "Idempotency-Key": "bg-event-1"},
+            timeout=0.001,
+        )
     first_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
+    deadline = time.monotonic() + 30
+    while first_event.status_code == 409 and time.monotonic() < deadline:
+        assert first_event.json()["code"] == "request_in_progress"
+        time.sleep(0.1)
+        first_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
     retried_event = _send(live_server, writer.secret, "/api/v1/events", said, key="bg-event-1")
     assert first_event.status_code == retried_event.status_code == 201
     assert retried_event.json()["id"] == first_event.json()["id"]

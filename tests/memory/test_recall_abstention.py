@@ -13,9 +13,13 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from memory.claims.models import RecallTrace
+from memory.claims.models import RecallTrace, Subject
+from memory.claims.selectors.claims import RecallResult, claims_recall
+from memory.claims.selectors.recall_ranking import RecallQuery
 from tests.memory.helpers import recall, submit
 from tests.memory.test_semantic_recall import _EmbeddingsEndpoint, embed_all
 
@@ -177,3 +181,119 @@ def test_a_predicate_that_could_not_be_embedded_is_not_judged(
     trace = RecallTrace.objects.get(pk=answer["trace_id"])
     assert trace.ranking["abstention"]["judged"] is False
     assert trace.ranking["abstention"]["best"] is None
+
+
+def a_family(agent) -> dict[str, str]:
+    """Ana told memdesk about her home, her children, her work and her dog, beside a
+    run of operational notes; never about a car, a phone or an email address."""
+    told = {
+        predicate: submit(agent, subject="user:ana", predicate=predicate, value=value, text=text)[
+            "id"
+        ]
+        for predicate, value, text in [
+            ("home_city", "Lisbon", "Ana lives in Lisbon"),
+            ("kids", "two daughters", "Ana has two daughters"),
+            ("job", "nurse", "Ana works as a nurse"),
+            ("pet", "dog named Rex", "Ana has a dog named Rex"),
+        ]
+    }
+    for k in range(12):
+        submit(
+            agent,
+            subject="user:ana",
+            predicate=f"note_{k}",
+            value=None,
+            text=f"Ticket {100 + k} about the login component was closed as a duplicate",
+        )
+    return told
+
+
+# Each near enough to one of her claims ("what car does she drive" to where she lives,
+# "which phone does she use" to her daughters) for similarity alone to answer with it.
+NEIGHBOURING_QUESTIONS = [
+    "what car does she drive",
+    "which phone does she use",
+    "what is her email address",
+]
+
+
+def test_a_question_next_to_a_told_topic_is_refused_where_similarity_alone_answered(
+    agent, settings
+):
+    told = a_family(agent)
+    embed_all()
+
+    for question in NEIGHBOURING_QUESTIONS:
+        refused = recall(agent, subject="user:ana", query=question)
+        assert refused["items"] == [], question
+        assert refused["abstained"] is True
+        trace = RecallTrace.objects.get(pk=refused["trace_id"])
+        # The question is nearer to an attribute she never told than to any of her
+        # claims' topics: that shortfall is what refused it.
+        assert trace.ranking["abstention"]["asked"] > trace.ranking["abstention"]["best"]
+    for question, predicate in [
+        ("how many children does she have", "kids"),
+        ("where does she live", "home_city"),
+    ]:
+        answered = recall(agent, subject="user:ana", query=question)
+        assert answered["abstained"] is False, question
+        assert answered["items"][0]["id"] == told[predicate]
+
+    # The relevance before the asked attribute counted (its weight 0, the floor of
+    # then) answered each of them with one of her unrelated claims.
+    settings.RECALL_ATTRIBUTE_WEIGHT = 0.0
+    settings.RECALL_TOPIC_WEIGHT = 0.15
+    settings.RECALL_ABSTAIN_FLOOR = 0.262
+    for question in NEIGHBOURING_QUESTIONS:
+        answered = recall(agent, subject="user:ana", query=question)
+        assert answered["abstained"] is False, question
+        assert answered["items"][0]["predicate"] in told
+
+
+def test_abstaining_costs_no_statement_per_claim(agent, acme):
+    a_family(agent)
+    embed_all()
+    subject = Subject.objects.get(tenant=acme, kind="user", ref="ana")
+
+    def statements(query: str) -> tuple[int, RecallResult]:
+        with CaptureQueriesContext(connection) as captured:
+            result = claims_recall(tenant=acme, q=RecallQuery(subject=subject, query=query))
+        return len(captured.captured_queries), result
+
+    refused_with, refused = statements("what car does she drive")
+    answered_with, answered = statements("where does she live")
+    assert refused.abstained and not answered.abstained
+    # The ranking statement gives what relevance needs; an answer adds one read of the
+    # returned claims and their sources, an abstention not even that.
+    assert refused_with == 1 and answered_with == 2
+    assert refused.verdict is not None and len(refused.verdict.evidence) == 16
+
+
+def test_the_schema_documents_abstention_and_relevance(agent):
+    schema = agent.get("/api/schema/", {"format": "json"}).json()["components"]["schemas"]
+
+    answer = schema["RecallOut"]["properties"]
+    assert answer["abstained"]["type"] == "boolean"
+    assert "abstention" in answer
+    abstention = schema["RecallAbstentionOut"]["properties"]
+    assert {"reason", "best_relevance", "floor"} <= set(abstention)
+    item = schema["RecallItemOut"]["properties"]["relevance"]
+    assert "strong" in json.dumps(item) and "weak" in json.dumps(item)
+    traced = schema["TraceAbstentionOut"]["properties"]
+    assert {"judged", "abstained", "best", "floor", "strong", "reason", "asked"} <= set(traced)
+    assert schema["TraceReturnedOut"]["properties"]["relevance"]["nullable"] is True
+
+
+def test_the_trace_page_shows_each_items_relevance_and_the_asked_attribute(agent, editor, login):
+    told = a_family(agent)
+    embed_all()
+    answer = recall(agent, subject="user:ana", query="where does she live", limit=2)
+    trace = RecallTrace.objects.get(pk=answer["trace_id"])
+    labels = {item["id"]: item["relevance"] for item in answer["items"]}
+    assert labels[told["home_city"]] == "strong"
+
+    page = login(editor).get(reverse("desk:trace", args=[trace.pk])).content.decode()
+
+    home_row = page[page.index("Ana lives in Lisbon") :].split("</th>")[0]
+    assert '<span class="chip">strong</span>' in home_row
+    assert f"{trace.ranking['abstention']['asked']}</span> alike" in page

@@ -17,6 +17,7 @@ from common.rows import RowReader, fetch_bound
 from memory.claims.embedders import NUMPY_SIMILARITY, PACKED_DTYPE, embedder
 from memory.claims.models import Claim, ClaimSource, ClaimStatus, Subject
 from memory.claims.search import MATCH_THRESHOLD, matched_terms, ngrams, searchable_text
+from memory.claims.selectors.asked_attributes import asked_similarity
 from memory.claims.selectors.predicate_topics import topic_similarities
 from memory.claims.selectors.recall_abstention import Verdict, identifier_grams, recall_verdict
 from memory.claims.selectors.recall_ranking import (
@@ -268,6 +269,7 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         excluded["no_match"] = legal_count - matching
 
     legal = [Ranked(*row[4:19]) for row in rows if row[5] is not None]
+    asked: float | None = None
     if embedding is not None:
         model_name, query_vector = embedding.result()
         if query_vector is not None and model_name == params["model"]:
@@ -293,9 +295,10 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
             )
             for r in legal:
                 r.topic = topics.get(r.predicate)
+            asked = asked_similarity(model_name=model_name, query_vector=query_vector)
     if not legal_count:
         mode = SEMANTIC_UNAVAILABLE
-    verdict = recall_verdict(legal=legal, query=q.query, has_question=lexical)
+    verdict = recall_verdict(legal=legal, query=q.query, has_question=lexical, asked=asked)
     ranked = fused_candidates(legal, lexical=lexical, limit=max(q.limit * 4, q.limit))
     for r in ranked:
         r.corrected = q.corrected.get(r.id) or q.corrected.get(str(r.id))

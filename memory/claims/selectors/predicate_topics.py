@@ -37,7 +37,7 @@ def predicate_phrase(predicate: str) -> str:
     return " ".join(w for w in words if w and not any(ch.isdigit() for ch in w))
 
 
-def _phrase_vectors(model_name: str, phrases: Iterable[str]) -> dict[str, np.ndarray]:
+def phrase_vectors(model_name: str, phrases: Iterable[str]) -> dict[str, np.ndarray]:
     """The phrases' vectors under `model_name`; the ones not cached embedded in one call.
     Only the cached ones when the embedder in force is another model or fails: the
     others' topics are then not measured, and recall does not judge their claims."""
@@ -75,7 +75,7 @@ def topic_similarities(
     """Each predicate's topic similarity to the question (cosine: unit vectors); a
     predicate with no words left (`n_17`) or not embedded has none."""
     phrases = {predicate: predicate_phrase(predicate) for predicate in set(predicates)}
-    vectors = _phrase_vectors(model_name, phrases.values())
+    vectors = phrase_vectors(model_name, phrases.values())
     query = np.asarray(query_vector, dtype=np.float32)
     return {
         predicate: float(vectors[phrase] @ query)

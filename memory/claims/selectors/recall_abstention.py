@@ -7,7 +7,10 @@ plus `RECALL_TOPIC_WEIGHT` times the question's similarity to the words of its p
 (`predicate_topics`: "where do they live" is near `home_city` whatever city the text
 names), a bonus when every query term is in its full text or most of the question's
 n-grams are in it, and exact evidence (an identifier of the question such as `ERR_4711`
-in it, or its predicate named by the question) that clears any floor. When the best
+in it, or its predicate named by the question) that clears any floor. A claim whose
+topic is further from the question than the question's asked attribute
+(`asked_attributes`: the nearest of what people are commonly asked about) is about
+something else: it loses `RECALL_ATTRIBUTE_WEIGHT` times the shortfall. When the best
 claim's relevance is below `RECALL_ABSTAIN_FLOOR`, recall returns nothing and says so.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
@@ -79,12 +82,28 @@ class Verdict:
     floor: float
     strong: float
     reason: str | None = None
+    # The question's similarity to its nearest common attribute (`asked_attributes`).
+    asked_similarity: float | None = None
+    # Each measured legal claim's evidence: what `best_at` weighs anew (the calibration).
+    evidence: tuple[Evidence, ...] = field(default=(), repr=False, compare=False)
 
     def relevance(self, score: float | None) -> str | None:
         """An item's label: none for a recall without a question."""
         if not self.asked:
             return None
         return STRONG if score is not None and score >= self.strong else WEAK
+
+    def best_at(self, *, topic_weight: float, attribute_weight: float) -> float | None:
+        """The best relevance the same evidence gives under other weights."""
+        scores = [
+            e.score(
+                topic_weight=topic_weight,
+                asked=self.asked_similarity,
+                attribute_weight=attribute_weight,
+            )
+            for e in self.evidence
+        ]
+        return max(scores) if scores else None
 
     def trace(self) -> dict[str, object]:
         return {
@@ -94,27 +113,50 @@ class Verdict:
             "floor": self.floor,
             "strong": self.strong,
             "reason": self.reason,
+            "asked": None if self.asked_similarity is None else round(self.asked_similarity, 4),
         }
 
 
-def relevance_score(r: Ranked, *, query_stems: set[str], topic_weight: float) -> float | None:
-    """The claim's relevance to the question; none when nothing measured it (no vector,
-    or only a lexical match, which the floor was not fitted on)."""
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What measured one legal claim's relevance, before any weight: its cosine
+    similarity to the question, the question's similarity to its predicate's words, and
+    whether it matched lexically or exactly."""
+
+    cosine: float
+    topic: float | None
+    lexical: bool
+    exact: bool
+
+    def score(self, *, topic_weight: float, asked: float | None, attribute_weight: float) -> float:
+        """The claim's relevance: `asked` is the question's similarity to its nearest
+        common attribute, and a claim whose topic falls short of it loses
+        `attribute_weight` times the shortfall."""
+        score = self.cosine + topic_weight * (self.topic or 0.0)
+        if self.lexical:
+            score += LEXICAL_BONUS
+        if self.exact:
+            score += EXACT_BONUS
+        if asked is not None and self.topic is not None:
+            score -= attribute_weight * max(0.0, asked - self.topic)
+        return score
+
+
+def claim_evidence(r: Ranked, *, query_stems: set[str]) -> Evidence | None:
+    """The claim's evidence; none when nothing measured it (no vector, or only a lexical
+    match, which the floor was not fitted on)."""
     exact = bool(r.identifier_hit) or predicate_named(r.predicate, query_stems)
     lexical = r.fulltext_rank is not None or r.ngram_rank is not None
     if r.cosine is None and not exact:
         return None  # a lexical bonus alone is not on the floor's scale
     if r.topic is None and predicate_phrase(r.predicate) and not exact:
         return None  # its predicate's words were not embedded: the floor assumes them
-    score = (r.cosine or 0.0) + topic_weight * (r.topic or 0.0)
-    if lexical:
-        score += LEXICAL_BONUS
-    if exact:
-        score += EXACT_BONUS
-    return score
+    return Evidence(cosine=r.cosine or 0.0, topic=r.topic, lexical=lexical, exact=exact)
 
 
-def recall_verdict(*, legal: Sequence[Ranked], query: str, has_question: bool) -> Verdict:
+def recall_verdict(
+    *, legal: Sequence[Ranked], query: str, has_question: bool, asked: float | None = None
+) -> Verdict:
     """Score every legal claim (`Ranked.relevance`) and judge the recall.
 
     Only a recall with a question can abstain: a recall by subject without a query is a
@@ -130,11 +172,18 @@ def recall_verdict(*, legal: Sequence[Ranked], query: str, has_question: bool) -
         )
     stems = _query_stems(query)
     topic_weight = settings.RECALL_TOPIC_WEIGHT
+    attribute_weight = settings.RECALL_ATTRIBUTE_WEIGHT
     scores = []
+    measured = []
     for r in legal:
-        r.relevance = relevance_score(r, query_stems=stems, topic_weight=topic_weight)
-        if r.relevance is not None:
+        evidence = claim_evidence(r, query_stems=stems)
+        r.relevance = None
+        if evidence is not None:
+            r.relevance = evidence.score(
+                topic_weight=topic_weight, asked=asked, attribute_weight=attribute_weight
+            )
             scores.append(r.relevance)
+            measured.append(evidence)
     best = max(scores) if scores else None
     judged = bool(legal) and len(scores) == len(legal)
     abstained = judged and best is not None and best < floor
@@ -146,4 +195,6 @@ def recall_verdict(*, legal: Sequence[Ranked], query: str, has_question: bool) -
         floor=floor,
         strong=strong,
         reason=NOTHING_RELEVANT if abstained else None,
+        asked_similarity=asked,
+        evidence=tuple(measured),
     )

@@ -65,6 +65,13 @@ class TraceAbstentionOut(serializers.Serializer):
     reason = serializers.CharField(
         allow_null=True, help_text="`nothing_relevant` when recall abstained."
     )
+    asked = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="The question's similarity to the nearest common attribute of a person "
+        "(what it asks about); a claim whose topic falls short of it lost relevance. Null "
+        "without a vector, and absent from older traces.",
+    )
 
 
 class TraceBudgetOut(serializers.Serializer):
