@@ -68,7 +68,8 @@ def _reference(claims: list[Claim], question: str, needed: int) -> dict[str, dic
             full_text[str(claim.pk)] = (text_rank, text_hit)
     shared = {str(c.pk): len(set(c.ngrams) & grams) for c in claims}
     recency = _rank_desc({str(c.pk): c.recorded_at.timestamp() for c in claims})
-    authority = {str(c.pk): AUTHORITY_RANK.get(c.authority, 0) for c in claims}
+    ranks = {str(name): rank for name, rank in AUTHORITY_RANK.items()}
+    authority = {str(c.pk): ranks.get(c.authority, 0) for c in claims}
     authority_pos = _rank_desc({key: float(value) for key, value in authority.items()})
     hits = {key: rank for key, (rank, hit) in full_text.items() if hit}
     fulltext_rank = _rank_desc(hits)
