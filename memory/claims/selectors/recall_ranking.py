@@ -200,29 +200,22 @@ def ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
     inactive = f"CASE {hidden[0]} ELSE 'inactive' END" if hidden else "'inactive'"
     if lexical:
         # float8: the rank as the float4 it is, so the trace rounds what was ranked.
-        # The query is parsed once (`terms`), not once per claim and signal.
         text = (
-            "ts_rank(s.search_vector, t.tsquery)::float8 AS text_rank, "
-            "(s.search_vector @@ t.tsquery) AS text_hit, "
-            # The distinct n-grams the claim shares with the query: the query's are
-            # distinct (`ngrams`), so each of them found in the claim counts once; most
-            # claims share none and skip the count on one array overlap test.
-            "CASE WHEN s.ngrams && t.grams THEN (SELECT count(*) FROM unnest(t.grams) AS g "
-            "WHERE g = ANY(s.ngrams))::int ELSE 0 END AS gram_hits, "
+            "ts_rank(s.search_vector, plainto_tsquery('english'::regconfig, %(query)s))::float8 "
+            "AS text_rank, "
+            "(s.search_vector @@ plainto_tsquery('english'::regconfig, %(query)s)) AS text_hit, "
+            # The distinct n-grams the claim shares with the query.
+            "(SELECT count(DISTINCT g) FROM unnest(s.ngrams) AS g "
+            "WHERE g = ANY(%(grams)s::varchar[]))::int AS gram_hits, "
             # Every identifier of the query (`ERR_4711`) in the claim: exact evidence.
             "(cardinality(%(identifier_grams)s::varchar[]) > 0 "
             "AND s.ngrams @> %(identifier_grams)s::varchar[]) AS identifier_hit"
-        )
-        terms = (
-            "CROSS JOIN (SELECT plainto_tsquery('english'::regconfig, %(query)s) AS tsquery, "
-            "%(grams)s::varchar[] AS grams) t"
         )
     else:
         text = (
             "NULL::float8 AS text_rank, NULL::boolean AS text_hit, 0 AS gram_hits, "
             "false AS identifier_hit"
         )
-        terms = ""
     signals = (
         "r.recency_rank, r.authority_pos, r.authority_rank, r.fulltext_rank, r.text_rank, "
         "r.ngram_rank, r.gram_hits, r.scope_size, r.recorded_at, r.subject_id, r.predicate, "
@@ -262,7 +255,7 @@ def ranking_sql(*, q: RecallQuery, lexical: bool, vectors: bool) -> str:
     ), legal AS (
         SELECT s.id, s.scope_size, s.recorded_at, s.subject_id, s.predicate, s.chars, s.stale,
                CASE s.authority {AUTHORITY_RANK_SQL} ELSE 0 END AS authority_rank, {text}
-        FROM subject_claims s {terms} WHERE s.exclusion = 'legal'
+        FROM subject_claims s WHERE s.exclusion = 'legal'
     ), ranked AS (
         SELECT l.*,
                rank() OVER (ORDER BY l.recorded_at DESC) AS recency_rank,
