@@ -52,6 +52,7 @@ from accounts.models import Tenant
 from accounts.services import agent_token_create, tenant_create
 from bench.database import conninfo
 from bench.recall_data import ACTOR, FAMILIES, MEMORIES_PER_USER, QUESTIONS_PER_USER, seed_users
+from bench.recall_speed import speed_rows
 from memory.claims.embedders import embedder, semantic_mode
 from memory.claims.models import Claim, ClaimEmbedding, Subject
 from memory.claims.selectors.claims import claims_recall
@@ -409,6 +410,7 @@ def _run(users: int) -> list[str]:
     floor_ms: list[float] = []
     embed_ms: list[float] = []
     overlapped_ms: list[float] = []
+    rankings: list[tuple[Subject, str]] = []
     # The trace inline, as the answer waited for it before it moved to a worker: this row
     # stays comparable with earlier runs (and no message leaves this process).
     recall_run(
@@ -435,10 +437,14 @@ def _run(users: int) -> list[str]:
             embed_ms.append((time.perf_counter() - started) * 1000)
             ranking = next(sql for sql in selects if ClaimEmbedding._meta.db_table in sql)
             overlapped_ms.append(_overlapped_floor(ranking, question, model))
+            rankings.append((subject, ranking))
         returned += len(result.items)
         abstained += result.abstained
         hits += any(item.claim.predicate == predicate for item in result.items)
     lags = _lag(tenant)
+    speed = speed_rows(
+        _raw, questions, rankings, hits / len(questions), embedded, embedding_seconds
+    )
     secret = agent_token_create(tenant=tenant, name="bench-recall", capabilities=["recall"]).secret
     # The server is lexical: the selector's SQL it is compared with must be too.
     kind = settings.MEMDESK_EMBEDDER
@@ -485,6 +491,7 @@ def _run(users: int) -> list[str]:
         _row("lexical: the same recall's SQL via psycopg (inline run)", inline[1]),
         _ratio_row("lexical, trace inline: HTTP / SQL at p50 / p95", inline[0], inline[1]),
     ]
+    lines += speed
     if semantic is not None:
         lines += [
             _row("semantic: recall over HTTP, trace by a worker", semantic[0]),

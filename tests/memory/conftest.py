@@ -335,14 +335,15 @@ class Workers:
         return queue
 
     def start(
-        self, *, queue: str | None = None, pool: str = "prefork", **env: str
+        self, *, queue: str | None = None, pool: str = "prefork", concurrency: int = 1, **env: str
     ) -> WorkerProcess:
-        """A worker on `queue` (the test's own by default); `env` adds to its environment."""
+        """A worker on `queue` (the test's own by default) running `concurrency` tasks at
+        once; `env` adds to its environment."""
         name = f"w{len(self.started)}-{uuid.uuid4().hex[:6]}"
         log_path = self.log_dir / f"{name}.log"
         command = [
             sys.executable, "-m", "celery", "-A", "config", "worker",
-            "--pool", pool, "--concurrency", "1", "-Q", queue or self.queue,
+            "--pool", pool, "--concurrency", str(concurrency), "-Q", queue or self.queue,
             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
             "--loglevel", "INFO",
         ]  # fmt: skip

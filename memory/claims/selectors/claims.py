@@ -200,22 +200,10 @@ def recall_subjects(q: RecallQuery) -> list[Subject]:
     return [q.subject] if q.subject is not None else []
 
 
-def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
-    """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
-
-    Two statements. While the query is embedded on a helper thread, the first counts
-    every claim of the subject by the first rule that excludes it, scores and ranks the
-    legal set on full text, n-grams, recency and authority, and reads the packed vectors
-    of the subject's active claims. Here the query's vector gives each legal claim its
-    exact cosine similarity (less its hubness) and its rank, the ranks are fused
-    (reciprocal rank fusion, so a query returns the best legal claims up to `limit` even
-    when they share no word with it) and the candidates ordered and cut; the second
-    statement reads the returned claims and their sources. No score ever reaches a claim
-    outside the legal set.
-    """
+def ranking_params(*, tenant: Tenant, q: RecallQuery) -> dict[str, Any]:
+    """The ranking statement's values for `q` (`ranking_sql`), all but the embedding model."""
     as_of = q.as_of or timezone.now()
     query_grams = ngrams(q.query) if q.query.strip() else []
-    mode = SEMANTIC_UNAVAILABLE
     params: dict[str, Any] = {
         "tenant": tenant.pk,
         "subjects": [subject.pk for subject in recall_subjects(q)],
@@ -242,6 +230,25 @@ def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
         params.update(
             corrected=str(claim_id), corrected_document=document, corrected_grams=ngrams(document)
         )
+    return params
+
+
+def claims_recall(*, tenant: Tenant, q: RecallQuery) -> RecallResult:
+    """The legal set first (tenant, subject, scope, status, time), then ranking inside it.
+
+    Two statements. While the query is embedded on a helper thread, the first counts
+    every claim of the subject by the first rule that excludes it, scores and ranks the
+    legal set on full text, n-grams, recency and authority, and reads the packed vectors
+    of the subject's active claims. Here the query's vector gives each legal claim its
+    exact cosine similarity (less its hubness) and its rank, the ranks are fused
+    (reciprocal rank fusion, so a query returns the best legal claims up to `limit` even
+    when they share no word with it) and the candidates ordered and cut; the second
+    statement reads the returned claims and their sources. No score ever reaches a claim
+    outside the legal set.
+    """
+    params = ranking_params(tenant=tenant, q=q)
+    query_grams: list[str] = params["grams"]
+    mode = SEMANTIC_UNAVAILABLE
     model = embedder()
     embedding = None
     if model is not None and q.query.strip():
