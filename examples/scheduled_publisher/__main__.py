@@ -2,10 +2,11 @@
 
 Sets up a tenant of its own (so the figures are the demo's alone) with an agent
 token, the fake blog registered as a platform and a policy for
-`articles.create` (external id and the article's URL), all through memdesk's
-management commands; then runs the driver and prints the agent reliability metrics beside
-memdesk's /metrics. The driver cannot kill `make run`'s worker, so that fault is
-replaced by a dropped connection and reported as skipped.
+`articles.create` (external id and the article's URL) and the blog's verifier
+controls, all through memdesk's management commands; then runs the driver and
+prints the agent reliability metrics beside memdesk's /metrics. The driver cannot
+kill `make run`'s worker, so that fault is replaced by a dropped connection and
+reported as skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from examples.scheduled_publisher.driver import Driver, read_metrics
 from examples.scheduled_publisher.platform import FakeBlog
 
 BASE_DIR = Path(__file__).resolve().parents[2]
+CONTROL_PRESENT_KEY = "control-kept"
 
 
 def manage(*args: str) -> str:
@@ -67,6 +69,15 @@ def main() -> int:
             "--absence-proof=status_lookup",
             "--lookup-template=articles?key={idempotency_key}",
             "--key-retention-seconds=86400",
+        )
+        # The verifier's negative controls: a key the blog never saw and one it holds.
+        blog.keep_control(CONTROL_PRESENT_KEY)
+        manage(
+            "set_verifier_controls",
+            f"--tenant={args.tenant}",
+            "--platform=blog",
+            "--known-absent-key=control-never-written",
+            f"--known-present-key={CONTROL_PRESENT_KEY}",
         )
         manage(
             "set_operation_policy",

@@ -6,7 +6,9 @@ returned (the next trigger must verify, not publish again); a call that times
 out after the platform stored the article; a connection dropped after the
 platform stored it; a duplicate trigger; stale input (the sources changed since
 the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
-(only when the harness can kill workers: `WorkerControl`).
+(only when the harness can kill workers: `WorkerControl`); a broken verifier (the
+blog's lookup answers 404 for everything while a dropped write's outcome is
+unknown: memdesk must send it to a person, never make it `safe_to_retry`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ FAULTS = (
     "duplicate_trigger",
     "stale_input",
     "worker_sigkill",
+    "broken_verifier",
 )
 FRESH = ("fresh", "no_checkpoint")
 
@@ -74,6 +77,11 @@ class DriverReport:
     # Each run publishes one article, and one more when its input changed after the
     # checkpoint (new sources: a new article, not a duplicate).
     input_changes: int = 0
+    # Runs whose effect a person must settle: the article exists, its receipt waits in
+    # manual_review (the broken verifier's run).
+    awaiting_a_person: int = 0
+    # Receipts a read made safe_to_retry while the blog's lookup was broken: must be 0.
+    safe_to_retry_while_broken: int = 0
     # Published articles no succeeded receipt names, and receipts naming no article.
     untraced_articles: list[str] = field(default_factory=list)
     unpublished_receipts: list[str] = field(default_factory=list)
@@ -90,12 +98,16 @@ class DriverReport:
         """Where what the driver observed and what memdesk's /metrics says differ."""
         pairs = {
             "completions": (self.succeeded_receipts, self.memdesk.completions),
-            "published articles vs completions": (self.published, self.memdesk.completions),
+            "published articles vs completions + runs awaiting a person": (
+                self.published,
+                self.memdesk.completions + self.awaiting_a_person,
+            ),
             "published articles vs runs + input changes": (
                 self.published,
                 self.scheduled_runs + self.input_changes,
             ),
             "articles without one receipt": (len(self.untraced_articles), 0),
+            "safe_to_retry while the verifier was broken": (self.safe_to_retry_while_broken, 0),
             "receipts without an article": (len(self.unpublished_receipts), 0),
             "duplicate side effects": (
                 self.duplicate_side_effects,
@@ -141,7 +153,7 @@ class DriverReport:
         lines += [
             f"articles published:            {self.published} (one per run: "
             f"{self.scheduled_runs}, plus {self.input_changes} after an input changed; "
-            f"{self.published - len(self.untraced_articles)} traced to their receipt)",
+            f"{self.published - len(self.untraced_articles)} traced to one receipt)",
             f"duplicate side effects:        {self.duplicate_side_effects} "
             f"(memdesk: {memdesk.duplicate_side_effects:g})",
             f"unverified completions:        {self.unverified_completions} "
@@ -150,7 +162,11 @@ class DriverReport:
             f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
             f"(memdesk: {memdesk.recovery_answers_correct:g} / "
             f"{memdesk.recovery_answers_judged:g} judged)",
-            f"runs escalated to a person:    {self.escalated_runs}",
+            f"runs escalated to a person:    {self.escalated_runs} "
+            f"({self.awaiting_a_person} effect{'s' if self.awaiting_a_person != 1 else ''} "
+            "waiting in manual review)",
+            f"broken verifier:               {self.safe_to_retry_while_broken} safe_to_retry "
+            "(an absence read through it is sent to a person)",
             f"reconciliation outcomes:       {outcomes or 'none'}",
             f"recovery decision latency:     {latency}",
             f"stale claim use rate:          {memdesk.stale_claim_use_rate:.3f}",
@@ -299,6 +315,19 @@ class Driver:
         # The sources changed after the checkpoint: the old plan must not be resumed.
         self._trigger(day, ("fresh", "input_changed"), sources=(f"feed:{day}:a", "feed:late"))
 
+    def _broken_verifier(self, day: str) -> None:
+        # The blog's lookup breaks (404 for everything) and the write's connection drops:
+        # memdesk must not believe the absence, or the run would publish the article twice.
+        self.blog.answers_absent = True
+        self.blog.fail_next_write(DROP_AFTER_COMMIT)
+        try:
+            outcome = self._trigger(day, FRESH)
+        finally:
+            self.blog.answers_absent = False
+        if outcome is not None:
+            self.report.safe_to_retry_while_broken += outcome.settled.count("safe_to_retry")
+            self.report.awaiting_a_person += outcome.settled.count("manual_review")
+
     def _worker_sigkill(self, day: str) -> None:
         assert self.workers is not None
         self.blog.fail_next_write(DROP_AFTER_COMMIT)
@@ -333,7 +362,7 @@ class Driver:
             self.report.succeeded_receipts += 1
             detail: dict[str, Any] = dict(self.desk.get_receipt(receipt["id"]))
             external_id = str(detail.get("external_id") or "")
-            if external_id in articles:
+            if external_id in articles.values():
                 named[external_id] += 1
             else:
                 self.report.unpublished_receipts.append(str(receipt["id"]))
@@ -341,5 +370,11 @@ class Driver:
             by_agent = bool(into) and into[-1].get("actor", {}).get("kind") == "agent"
             if by_agent and not detail.get("external_id") and not into[-1].get("evidence"):
                 self.report.unverified_completions += 1
-        # Every article is traced to exactly one succeeded receipt (and so to one run).
-        self.report.untraced_articles = sorted(a for a in articles if named[a] != 1)
+        # A receipt waiting for a person never learned the article's id: it names the
+        # article by the idempotency key the write carried.
+        for receipt in self.desk.iter_receipts(state="manual_review"):
+            article = articles.get(str(receipt.get("idempotency_key") or ""))
+            if article is not None:
+                named[article] += 1
+        # Every article is traced to exactly one receipt, and so to one run.
+        self.report.untraced_articles = sorted(a for a in articles.values() if named[a] != 1)

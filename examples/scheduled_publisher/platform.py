@@ -53,6 +53,10 @@ class FakeBlog:
         self._next_fault = ""
         # Reads wait this long: a window for killing the worker that makes one.
         self.read_delay = 0.0
+        # A broken lookup: every read answers 404, the articles it holds included.
+        self.answers_absent = False
+        # Articles kept for the verifier's controls, never counted as published.
+        self.controls: dict[str, Article] = {}
         self._server = _Server((host, port), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -72,6 +76,11 @@ class FakeBlog:
         self._server.shutdown()
         self._server.server_close()
 
+    def keep_control(self, key: str) -> None:
+        """Hold an article under `key` for the platform's known-present verifier control."""
+        with self._lock:
+            self.controls[key] = Article(id=f"control-{key}", key=key, slug="control", digest="")
+
     def fail_next_write(self, fault: str) -> None:
         with self._lock:
             self._next_fault = fault
@@ -86,9 +95,10 @@ class FakeBlog:
         with self._lock:
             return len(self.articles)
 
-    def article_ids(self) -> set[str]:
+    def article_ids(self) -> dict[str, str]:
+        """Each published article's id by the idempotency key it was written under."""
         with self._lock:
-            return {article.id for article in self.articles.values()}
+            return {key: article.id for key, article in self.articles.items()}
 
     # -- the server -----------------------------------------------------------------
 
@@ -156,8 +166,8 @@ class FakeBlog:
                     time.sleep(blog.read_delay)
                 key = parse_qs(urlsplit(self.path).query).get("key", [""])[0]
                 with blog._lock:
-                    article = blog.articles.get(key)
-                if article is None:
+                    article = blog.articles.get(key) or blog.controls.get(key)
+                if article is None or blog.answers_absent:
                     self._answer(404, {"error": "no article with this key"})
                 else:
                     self._answer(200, {"id": article.id, "slug": article.slug})

@@ -15,6 +15,7 @@ from accounts.services import agent_token_create
 from examples.scheduled_publisher.driver import FAULTS, Driver, read_metrics
 from examples.scheduled_publisher.platform import FakeBlog
 from memory.receipts.services.platforms import operation_policy_set, platform_register
+from memory.receipts.services.verifier_controls import platform_controls_set
 from memory.receipts.tasks import dispatch_due_reconciliations
 from tests.memory.conftest import celery_workers  # noqa: F401 - a fixture
 
@@ -70,6 +71,14 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
             lookup_template="articles?key={idempotency_key}",
             key_retention_seconds=86400,
         )
+        blog.keep_control("control-kept")
+        platform_controls_set(
+            tenant=acme,
+            actor=setup,
+            name="blog",
+            known_absent_key="control-never-written",
+            known_present_key="control-kept",
+        )
         operation_policy_set(
             tenant=acme,
             actor=setup,
@@ -96,24 +105,30 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     assert workers.kills == 1
     assert report.faults == dict.fromkeys(FAULTS, 1)
     assert report.wrong_decisions == []
-    assert report.decisions_correct == report.triggers == 10
+    assert report.decisions_correct == report.triggers == 11
     # The driver's replay verdicts reached memdesk: every answer judged, every one right.
-    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 10
-    assert report.escalated_runs == 0
+    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 11
+    # The broken verifier's run went to a person instead of publishing again.
+    assert report.escalated_runs == report.awaiting_a_person == 1
+    assert report.safe_to_retry_while_broken == 0
     assert report.duplicate_side_effects == 0
     assert report.unverified_completions == 0
     # One article per scheduled run, and the stale-input run's second version.
     assert report.published == len(FAULTS) + 1
+    assert report.untraced_articles == [] and report.unpublished_receipts == []
     assert report.mismatches == [], report.lines()
     memdesk = report.memdesk
     assert memdesk.duplicate_side_effects == memdesk.unverified_completions == 0
-    # Reads settled the crash, the timeout, both dropped connections and the killed read.
+    # Reads settled the crash, the timeout, both dropped connections and the killed read;
+    # the absence read through the broken verifier went to a person.
     assert memdesk.reconciliation_outcomes["succeeded"] == 4
+    assert memdesk.reconciliation_outcomes["manual_review"] == 1
+    assert memdesk.reconciliation_outcomes.get("safe_to_retry", 0) == 0
     assert memdesk.recovery_latency_p50 is not None
 
     html = login(make_member(acme, "erin", Role.EDITOR)).get("/dashboard/").content.decode()
     shown = dict(re.findall(r'data-metric="(\w+)">([^<]*)<', html))
     assert float(shown["duplicate_side_effect_rate"]) == 0
     assert float(shown["unverified_completion_rate"]) == memdesk.unverified_completion_rate
-    assert f"0 of {report.published} completions" in html
+    assert f"0 of {report.published - 1} completions" in html
     assert shown["recovery_latency"].startswith(f"{memdesk.recovery_latency_p50:.3f} s")

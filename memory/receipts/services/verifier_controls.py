@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import Tenant
+from accounts.models import ActorKind, Tenant
 from accounts.services import audit_record
 from common.problems import Problem, not_found
 from memory.receipts.models.platforms import AbsenceProof, Platform
@@ -163,8 +163,9 @@ def platform_controls_set(
     known_absent_key: str,
     known_present_key: str = "",
 ) -> Platform:
-    """An admin sets a platform's controls (audited); its health stays until the next run."""
-    if not actor.is_admin:
+    """An admin (or an operator's `manage.py set_verifier_controls`) sets a platform's controls
+    (audited); its health stays until the next run."""
+    if not (actor.is_admin or actor.kind == ActorKind.SYSTEM):
         raise Problem(
             "role_required",
             "Only a signed-in admin may change a platform's verifier controls.",
