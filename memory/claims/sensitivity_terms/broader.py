@@ -81,7 +81,8 @@ RELIGION: tuple[str, ...] = (
         "do meczetu", "do kościoła", "do synagogi", "na mszę",
         "camiye", "cemevine", "kiliseye", "sinagoga",
         "masjid", "gereja", "ke pura", "di pura", "vihara", "klenteng", "nhà thờ", "chùa", "đi lễ",
-        "theo đạo", "beragama",
+        "theo đạo", "beragama", "friday prayers", "rosary", "rosenkranz", "fasts during",
+        "fastet im", "digiuna durante", "jeûne pendant", "ayuna en",
     ),
     words("в мечеть", "в церковь", "в синагогу", "в храм", "на службу", "на литургию"),
     anywhere(
@@ -144,7 +145,10 @@ GENETIC_BIOMETRIC: tuple[str, ...] = (
         "genetic test", "genetic testing", "genetic analysis", "gene test", "dna match",
         "dna results", "ancestry results", "ancestry test", "paternity test",
         "exome sequencing", "genome sequencing", "carrier of", "face scan", "face template",
-        "facial template", "fingerprint template", "palm-vein", "retina scan", "retina pattern",
+        "facial template", "fingerprint template", "palm-vein", "dna kit", "ancestry kit",
+        "saliva kit",
+        "huella digital", "plantilla de su huella",
+        "gabarit de son visage", "retina scan", "retina pattern",
         "sein fingerabdruck", "ihr fingerabdruck", "seinen fingerabdruck", "ihren fingerabdruck",
         "zijn vingerafdruk", "haar vingerafdruk", "parmak izi kayıtlı", "palm vein", "iris scan",
         "voiceprint",
@@ -221,7 +225,8 @@ TRADE_UNION: tuple[str, ...] = (
 # Orientation or gender identity told by a partner or a word the rules lacked.
 SEXUAL_ORIENTATION: tuple[str, ...] = (
     words(
-        "trans woman", "trans man", "trans frau", "trans mann", "mujer trans", "hombre trans",
+        "trans woman", "trans man", "his boyfriend",
+        "trans frau", "trans mann", "mujer trans", "hombre trans",
         "mulher trans", "homem trans", "donna trans", "trans bir", "her wife", "his husband",
         "attracted to men", "attracted to women", "is queer", "is homo",
         "namora outro homem", "namora uma mulher", "đồng tính", "song tính",
