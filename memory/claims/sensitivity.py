@@ -228,6 +228,7 @@ def _by_script(rules: Iterable[SensitivityRule]) -> dict[str | None, LabelledPat
 
 
 _SENSITIVITY_PATTERNS = _by_script(SENSITIVITY_RULES)
+_UNSPACED = frozenset({"cjk", "kana", "hangul"})
 
 
 def _labels_in(text: str, known: set[str]) -> set[str]:
@@ -261,12 +262,22 @@ def _readings(strings: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*texts, *leet]))
 
 
+def _a_sentence(text: str) -> bool:
+    """Whether `text` reads as a sentence the head was fitted on: three words or more, or six
+    characters of a script written without spaces. An identifier (`user_correction`, a
+    predicate, a scope value) or a lone word is left to the rules: the head, fitted on
+    sentences, has no grounds to judge it."""
+    if len(text.split()) >= 3:
+        return True
+    return len(text) >= 6 and any(_script(char) in _UNSPACED for char in text)
+
+
 def _head_readings(strings: Iterable[str]) -> list[tuple[str, str]]:
-    """What the learned head reads of `strings`: each string and each payload it hides, as a
-    (canonical, as written) pair; the meaning columns read the text as written."""
+    """What the learned head reads of `strings`: each sentence and each payload one hides, as
+    a (canonical, as written) pair; the meaning columns read the text as written."""
     raw = [s for s in strings if s]
     written = [*raw, *(hidden for s in raw for hidden in hidden_texts(s))]
-    pairs = {(canonical(w.replace("_", " ")), w): None for w in written}
+    pairs = {(canonical(w), w): None for w in written if _a_sentence(w)}
     return [pair for pair in pairs if pair[0]]
 
 
