@@ -4,9 +4,11 @@ The write gate (claims) and the ledger (events) both read what an agent sends
 through these rules, on the canonical spelling of `common.screen.normalize`,
 so a full-width or accented spelling is found like a plain one; on its
 leetspeak reading; and on every payload it hides (base64, hex, URL-encoded).
-The phrases, in fifteen languages, are in `memory.claims.sensitivity_terms`. An agent may
-name a class itself (`sensitivity`); the stronger of its hint and the rules
-wins, so a hint can raise a class, never lower what the rules found.
+The phrases, in fifteen languages, are in `memory.claims.sensitivity_terms`. Where they
+find no class that needs consent, the learned head (`memory.claims.sensitivity_head`)
+reads the content as well, and names the class of a fact phrased in a way no phrase
+foresaw. An agent may name a class itself (`sensitivity`); the strongest of its hint,
+the rules and the head wins, so a hint can raise a class, never lower what was found.
 
 Sensitive classes are kept only with the subject's consent for that class;
 ephemeral values (one-time codes, temporary paths, session ids) never.
@@ -15,8 +17,8 @@ ephemeral values (one-time codes, temporary paths, session ids) never.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from common.screen.decode import hidden_texts
@@ -24,6 +26,7 @@ from common.screen.needles import LabelledPatterns, alternatives, needles
 from common.screen.normalize import canonical, fold_leet
 from memory.claims import sensitivity_terms as terms
 from memory.claims.models.ledger import Sensitivity
+from memory.claims.sensitivity_head import sensitivity_head
 
 # The classes that need the subject's consent, strongest first: when a text
 # touches several, the first names the memory. The special categories of
@@ -225,6 +228,7 @@ def _by_script(rules: Iterable[SensitivityRule]) -> dict[str | None, LabelledPat
 
 
 _SENSITIVITY_PATTERNS = _by_script(SENSITIVITY_RULES)
+_UNSPACED = frozenset({"cjk", "kana", "hangul"})
 
 
 def _labels_in(text: str, known: set[str]) -> set[str]:
@@ -258,25 +262,91 @@ def _readings(strings: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*texts, *leet]))
 
 
+def _a_sentence(text: str) -> bool:
+    """Whether `text` reads as a sentence the head was fitted on: three words or more, or six
+    characters of a script written without spaces. An identifier (`user_correction`, a
+    predicate, a scope value) or a lone word is left to the rules: the head, fitted on
+    sentences, has no grounds to judge it."""
+    if len(text.split()) >= 3:
+        return True
+    return len(text) >= 6 and any(_script(char) in _UNSPACED for char in text)
+
+
+def _head_readings(strings: Iterable[str]) -> list[tuple[str, str]]:
+    """What the learned head reads of `strings`: each sentence and each payload one hides, as
+    a (canonical, as written) pair; the meaning columns read the text as written."""
+    raw = [s for s in strings if s]
+    written = [*raw, *(hidden for s in raw for hidden in hidden_texts(s))]
+    pairs = {(canonical(w), w): None for w in written if _a_sentence(w)}
+    return [pair for pair in pairs if pair[0]]
+
+
 @dataclass(frozen=True)
 class Classification:
-    """What the rules and the hint say about one piece of content."""
+    """What the rules, the learned head and the hint say about one piece of content."""
 
     sensitivity: str
     # Every class found (or hinted) that needs consent, strongest first.
     consent_classes: tuple[str, ...]
+    # Whether the learned head is still to read the content: the rules found no class that
+    # needs consent in it, and the head has not read it yet.
+    head_pending: bool = False
 
 
-def classify(strings: Iterable[str], *, hint: str = Sensitivity.NORMAL) -> Classification:
-    """The sensitivity of `strings`: the stronger of what the rules find and the hint."""
+def _classification(found: set[str], *, head_pending: bool = False) -> Classification:
+    consent = tuple(cls for cls in CONSENT_CLASSES if cls in found)
+    strongest = max(found, key=lambda cls: _RANK[cls], default=Sensitivity.NORMAL)
+    return Classification(strongest, consent, head_pending=head_pending)
+
+
+def rule_classes(strings: Iterable[str]) -> set[str]:
+    """The classes the phrase rules find in `strings`, on every reading of them."""
     found: set[str] = set()
     for text in _readings(strings):
         found |= _labels_in(text, found)
+    return found
+
+
+def classify(
+    strings: Iterable[str], *, hint: str = Sensitivity.NORMAL, learned: bool = True
+) -> Classification:
+    """The sensitivity of `strings`: the strongest of what the rules find, what the learned
+    head reads where the rules found nothing (`learned`), and the hint.
+
+    Without `learned` the head's reading is left to `with_learned`, which reads many
+    contents in one pass.
+    """
+    strings = [s for s in strings if s]
+    found = rule_classes(strings)
+    pending = not found & set(CONSENT_CLASSES)
     if hint:
         found.add(hint)
-    consent = tuple(cls for cls in CONSENT_CLASSES if cls in found)
-    strongest = max(found, key=lambda cls: _RANK[cls], default=Sensitivity.NORMAL)
-    return Classification(sensitivity=strongest, consent_classes=consent)
+    classification = _classification(found, head_pending=pending)
+    return with_learned([classification], [strings])[0] if learned else classification
+
+
+def with_learned(
+    classifications: Sequence[Classification], contents: Sequence[Iterable[str]]
+) -> list[Classification]:
+    """Each classification with what the learned head reads in its content, if it is still
+    to read it: every reading of every content in one pass.
+
+    The head speaks only where the rules found no class that needs consent: a phrase the
+    rules know names its class exactly, and the head fills the gaps between them. What it
+    finds adds to the rules' and the hint's classes; the strongest names the content.
+    """
+    head = sensitivity_head()
+    pending = [i for i, c in enumerate(classifications) if c.head_pending]
+    done = [replace(c, head_pending=False) for c in classifications]
+    if head is None or not pending:
+        return done
+    contents = [list(content) for content in contents]
+    read = head.classes_of([_head_readings(contents[i]) for i in pending])
+    for i, classes in zip(pending, read, strict=True):
+        if classes:
+            found = {done[i].sensitivity, *done[i].consent_classes, *classes}
+            done[i] = _classification(found)
+    return done
 
 
 def find_ephemeral(strings: Iterable[str]) -> tuple[str, ...]:

@@ -18,15 +18,8 @@ a number, `§` for an age under 18, `-` for a hyphen, a space or nothing, and
 
 from __future__ import annotations
 
-from memory.claims.sensitivity_terms.beliefs import (
-    ETHNIC_ORIGIN,
-    POLITICAL,
-    RELIGION,
-    SEXUAL_ORIENTATION,
-    TRADE_UNION,
-)
+from memory.claims.sensitivity_terms import beliefs, broader, records
 from memory.claims.sensitivity_terms.health import HEALTH, MEDICATIONS
-from memory.claims.sensitivity_terms.records import CRIMINAL_RECORD, GENETIC_BIOMETRIC, MINORS
 from memory.claims.sensitivity_terms.spelling import anywhere, word_starts, words
 from memory.claims.sensitivity_terms.whereabouts import (
     CREDENTIALS_ADJACENT,
@@ -34,6 +27,16 @@ from memory.claims.sensitivity_terms.whereabouts import (
     LOCATION,
     PERSONAL,
 )
+
+# Each class's own words, then what people say sideways (`broader`).
+MINORS = records.MINORS + broader.MINORS
+GENETIC_BIOMETRIC = records.GENETIC_BIOMETRIC + broader.GENETIC_BIOMETRIC
+CRIMINAL_RECORD = records.CRIMINAL_RECORD + broader.CRIMINAL_RECORD
+SEXUAL_ORIENTATION = beliefs.SEXUAL_ORIENTATION + broader.SEXUAL_ORIENTATION
+RELIGION = beliefs.RELIGION + broader.RELIGION
+ETHNIC_ORIGIN = beliefs.ETHNIC_ORIGIN + broader.ETHNIC_ORIGIN
+POLITICAL = beliefs.POLITICAL + broader.POLITICAL
+TRADE_UNION = beliefs.TRADE_UNION + broader.TRADE_UNION
 
 __all__ = [
     "CREDENTIALS_ADJACENT",

@@ -116,6 +116,18 @@ def screen_injections(
     return [replace(item, injection=result) for item, result in zip(screened, judged, strict=True)]
 
 
+def screen_sensitivities(screened: Sequence[Screened]) -> list[Screened]:
+    """`screened` with what the learned sensitivity head reads, run once for them all."""
+    classified = sensitivity.with_learned(
+        [item.classification for item in screened],
+        [sensitivity_content(item.candidate, item.scope) for item in screened],
+    )
+    return [
+        replace(item, classification=classification)
+        for item, classification in zip(screened, classified, strict=True)
+    ]
+
+
 # How far back, and how many of a subject's claims, an order split across claims is looked for.
 CONTEXT_WINDOW = timedelta(hours=24)
 
@@ -150,10 +162,19 @@ def injection_in_context(
     return joined.is_injection and not judge_injection(recent, bands=bands).is_injection
 
 
-def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = None) -> Screened:
+def sensitivity_content(candidate: CandidateInput, scope: dict[str, str]) -> list[str]:
+    """What the claim says and what names it: a sensitive predicate is as telling as a text."""
+    return [candidate.text, *strings_in(candidate.value), candidate.predicate, *scope.values()]
+
+
+def screen_candidate(
+    candidate: CandidateInput, *, scan: SecretScan | None = None, learned: bool = True
+) -> Screened:
     """The checks before any read: times, scope shape, secrets in the identity and in the sources.
 
-    A batch passes one `scan` for all its candidates (see `SecretScan`).
+    A batch passes one `scan` for all its candidates (see `SecretScan`), and leaves the
+    learned sensitivity head (`learned`) to `screen_sensitivities`, which reads them all
+    at once.
     """
     scan = scan or SecretScan()
     refuse_future_times(
@@ -174,20 +195,14 @@ def screen_candidate(candidate: CandidateInput, *, scan: SecretScan | None = Non
             errors={"sensitivity": [f"One of {', '.join(Sensitivity.values)}."]},
         )
     refuse_identity_secrets(candidate=candidate, scope=scope, scan=scan)
-    # What the claim says and what names it: a sensitive predicate is as telling as a text.
-    content = [
-        candidate.text,
-        *strings_in(candidate.value),
-        candidate.predicate,
-        *scope.values(),
-    ]
+    content = sensitivity_content(candidate, scope)
     return Screened(
         candidate=candidate,
         scope=scope,
         scope_json=scope_key(scope),
         uri_secrets=[f for s in candidate.sources for f in scan.text(s.uri) + scan.text(s.digest)],
         content_secrets=(*scan.text(candidate.text), *scan.value(candidate.value)),
-        classification=sensitivity.classify(content, hint=candidate.sensitivity),
+        classification=sensitivity.classify(content, hint=candidate.sensitivity, learned=learned),
         ephemeral=sensitivity.find_ephemeral(content),
     )
 

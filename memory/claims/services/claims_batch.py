@@ -64,6 +64,7 @@ from memory.claims.services.claim_screening import (
     consent_to_read,
     screen_candidate,
     screen_injections,
+    screen_sensitivities,
 )
 from memory.claims.services.claim_sources import (
     events_by_id,
@@ -122,13 +123,15 @@ def claims_submit_batch(
     scan = SecretScan()
     for index, candidate in enumerate(candidates):
         try:
-            screened[index] = screen_candidate(candidate, scan=scan)
+            screened[index] = screen_candidate(candidate, scan=scan, learned=False)
         except Problem as problem:
             outcomes[index] = problem
     screened = dict(
         zip(
             screened,
-            screen_injections(list(screened.values()), bands=screen_bands(tenant=tenant)),
+            screen_injections(
+                screen_sensitivities(list(screened.values())), bands=screen_bands(tenant=tenant)
+            ),
             strict=True,
         )
     )
