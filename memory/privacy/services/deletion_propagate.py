@@ -225,6 +225,7 @@ def deletion_propagate(
             tenant_id=tenant.pk,
             claim_ids=[str(i) for i in [*erase_ids, *invalidated_ids]],
             deletion_id=deletion.pk,
+            terms=list(plan.terms),
         )
         artifacts["idempotency_replies"]["redacted"] += redact_replies_quoting(
             tenant_id=tenant.pk, patterns=like_patterns(plan.terms)
