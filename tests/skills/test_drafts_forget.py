@@ -173,3 +173,32 @@ def test_deleting_a_memory_scrubs_revokes_and_supersedes_what_holds_its_words(
     assert drafted.body == "[erased]"
     assert {bytes(f.content) for f in SkillFile.objects.filter(version=drafted)} == {b"[erased]"}
     assert DeletionRequest.objects.get(pk=deletion_id).report["clean"] is True
+
+
+def test_stored_words_change_only_when_a_scrub_moves_the_stamp_on(published_v1):
+    from django.db import connection
+
+    from tests.skills.test_models import refused
+
+    file = SkillFile.objects.filter(version=published_v1).first()
+    version = published_v1.pk
+    # Without moving `scrubbed_at` on, neither a file nor a version's words change.
+    refused("UPDATE skills_skillfile SET content = 'x' WHERE id = %s", [file.pk])
+    refused("UPDATE skills_skillversion SET body = 'x' WHERE id = %s", [version])
+    refused("UPDATE skills_skillfile SET path = 'y', scrubbed_at = now() WHERE id = %s", [file.pk])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE skills_skillfile SET content = 'x', scrubbed_at = now() WHERE id = %s",
+            [file.pk],
+        )
+        cursor.execute(
+            "UPDATE skills_skillversion SET body = 'x', scrubbed_at = now() WHERE id = %s",
+            [version],
+        )
+    # The same stamp again is not a new scrub, and the hash never changes.
+    refused("UPDATE skills_skillfile SET content = 'z' WHERE id = %s", [file.pk])
+    refused(
+        "UPDATE skills_skillversion SET content_hash = %s, scrubbed_at = now() + interval '1 day' "
+        "WHERE id = %s",
+        ["sha256:" + "f" * 64, version],
+    )

@@ -102,6 +102,15 @@ class TraceOut(serializers.Serializer):
         "traces written before recall could abstain.",
     )
     legal_set = LegalSetOut()
+    rendered_context = serializers.CharField(
+        allow_null=True,
+        help_text="The returned claims' text as the agent got it, one per line; null for hot "
+        "memory, older traces and redacted ones.",
+    )
+    context_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="The context's size in tokens of the embedder's tokenizer (MiniLM WordPiece).",
+    )
     budget = TraceBudgetOut()
     returned = TraceReturnedOut(many=True)
     cut = TraceCutOut(many=True)
