@@ -456,13 +456,13 @@ DELETION_SWEEP_SECONDS = env_int("DELETION_SWEEP_SECONDS", 30)
 STALE_ASK_THRESHOLD = env_int("STALE_ASK_THRESHOLD", 3)
 # The window of the stale-claim use rate metric.
 STALE_USE_WINDOW_SECONDS = env_int("STALE_USE_WINDOW_SECONDS", 86400)
-# Who writes a recall's trace and use counts: `worker` (a Celery task enqueued after the
-# answer is computed, off the answer's path) or `inline` (in the request, before the
-# answer: every trace durable before the agent reads it, at the cost of the writes).
-RECALL_TRACE_WRITE = os.environ.get("RECALL_TRACE_WRITE", "worker").strip().lower()
-if RECALL_TRACE_WRITE not in {"worker", "inline"}:
-    raise ImproperlyConfigured("RECALL_TRACE_WRITE must be worker or inline.")
+# Who writes a recall's trace and use counts: `outbox` (a pending row, written after commit by
+# a task or by beat's sweep), `worker` (the task alone: a lost message loses it) or `inline`.
+RECALL_TRACE_WRITE = os.environ.get("RECALL_TRACE_WRITE", "outbox").strip().lower()
+if RECALL_TRACE_WRITE not in {"outbox", "worker", "inline"}:
+    raise ImproperlyConfigured("RECALL_TRACE_WRITE must be outbox, worker or inline.")
 RECALL_TRACE_QUEUE = os.environ.get("RECALL_TRACE_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE["recall-traces"] = _every("memory.recall_traces_sweep", 30, RECALL_TRACE_QUEUE)
 # The hot-memory block consolidation renders again for each subject it changed.
 HOT_MEMORY_BUDGET_CHARS = env_int("HOT_MEMORY_BUDGET_CHARS", 4000)
 # A claim agents keep receiving in hot memory and never report using leaves the block.

@@ -17,7 +17,7 @@ QUEUE_HELP = {
     Queue.DELETIONS: "Deletions land here when they fail or their verification finds "
     "something left.",
     Queue.STALE: "Claims land here when they pass their refresh date and agents keep asking "
-    "for them.",
+    "for them, or when an agent reports that one misled it.",
     Queue.APPROVALS: "Side effects land here when an operation's policy holds them for a "
     "person's approval: read the intent; the agent may submit only after someone other than "
     "the person it acts for approves.",

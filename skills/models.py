@@ -119,6 +119,14 @@ class Skill(models.Model):
         return self.slug
 
 
+def _scrub_stamped() -> pgtrigger.Q:
+    """An UPDATE that moves `scrubbed_at` on: a deletion taking its words out."""
+    return pgtrigger.Q(new__scrubbed_at__isnull=False) & (
+        pgtrigger.Q(old__scrubbed_at__isnull=True)
+        | pgtrigger.Q(new__scrubbed_at__gt=pgtrigger.F("old__scrubbed_at"))
+    )
+
+
 @pgtrigger.register(
     # Content-addressed: the columns that make up the package never change,
     # not even while the version is a draft, or content_hash would lie.
@@ -130,13 +138,23 @@ class Skill(models.Model):
             "skill",
             "number",
             "content_hash",
-            "manifest",
-            "body",
             "author_kind",
             "author_id",
             "author_label",
             "created_at",
         ),
+    ),
+    # The words of the package change only when a deletion scrubs them (the version is
+    # revoked in the same transaction; its hash keeps naming what was approved).
+    pgtrigger.Protect(
+        name="skill_version_words_only_scrubbed",
+        operation=pgtrigger.Update,
+        condition=(
+            pgtrigger.Q(old__manifest__df=pgtrigger.F("new__manifest"))
+            | pgtrigger.Q(old__body__df=pgtrigger.F("new__body"))
+            | pgtrigger.Q(old__scrubbed_at__df=pgtrigger.F("new__scrubbed_at"))
+        )
+        & ~_scrub_stamped(),
     ),
     pgtrigger.Protect(name="skill_version_kept", operation=pgtrigger.Delete),
     # Only the table's moves; revoke is final (nothing leaves `revoked`), so
@@ -195,6 +213,8 @@ class SkillVersion(models.Model):
     revoke_reason = models.CharField(max_length=1000, blank=True)
     incompatible_at = models.DateTimeField(null=True, blank=True)
     incompatible_reason = models.CharField(max_length=1000, blank=True)
+    # When a deletion last took a forgotten memory's words out of its body and manifest.
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     # Not a column: the console's skill page counts the pins of the last day for its table.
     instances_last_24h: int
@@ -302,7 +322,18 @@ class SkillApproval(models.Model):
 
 
 @pgtrigger.register(
-    pgtrigger.Protect(name="skill_file_immutable", operation=pgtrigger.Update | pgtrigger.Delete)
+    pgtrigger.Protect(name="skill_file_no_delete", operation=pgtrigger.Delete),
+    # The one change a stored file admits: a deletion taking a forgotten memory's words
+    # out of its content, which moves `scrubbed_at` on (each deletion scrubs once). The
+    # version holding it is revoked in the same transaction.
+    pgtrigger.Protect(
+        name="skill_file_only_scrub",
+        operation=pgtrigger.Update,
+        condition=~_scrub_stamped()
+        | pgtrigger.Q(old__tenant__df=pgtrigger.F("new__tenant"))
+        | pgtrigger.Q(old__version__df=pgtrigger.F("new__version"))
+        | pgtrigger.Q(old__path__df=pgtrigger.F("new__path")),
+    ),
 )
 class SkillFile(models.Model):
     """One file of a version's package, stored whole; the zip itself is not kept."""
@@ -313,6 +344,7 @@ class SkillFile(models.Model):
     sha256 = models.CharField(max_length=64)
     size = models.PositiveIntegerField()
     content = models.BinaryField()
+    scrubbed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

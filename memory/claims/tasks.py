@@ -23,6 +23,11 @@ from memory.claims.services.embeddings import (
     events_embed_pending,
 )
 from memory.claims.services.recall import recall_trace_record
+from memory.claims.services.recall_outbox import (
+    SWEEP_AFTER,
+    pending_trace_drain,
+    pending_traces_drain,
+)
 
 
 @shared_task(name="memory.embed_claims", acks_late=True, reject_on_worker_lost=True)
@@ -56,4 +61,13 @@ def embed_pending() -> int:
 
 @shared_task(name="memory.record_recall", acks_late=True, reject_on_worker_lost=True)
 def record_recall(trace: dict[str, Any]) -> bool:
+    if trace.get("pending"):
+        # `outbox` mode: the message names a pending row; the row holds the trace.
+        return pending_trace_drain(trace_id=trace["id"])
     return recall_trace_record(trace=trace)
+
+
+@shared_task(name="memory.recall_traces_sweep", acks_late=True, reject_on_worker_lost=True)
+def recall_traces_sweep() -> int:
+    """Beat's safety net: write the pending traces whose message was lost or is late."""
+    return pending_traces_drain(older_than=SWEEP_AFTER)

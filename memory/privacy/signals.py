@@ -9,7 +9,9 @@ from __future__ import annotations
 from django.dispatch import Signal
 
 # Sent inside the deletion's transaction once claims are erased or
-# invalidated, with `tenant_id`, `claim_ids` (strings) and `deletion_id`.
-# Receivers write in that same transaction, so a deletion and what it flags
-# commit or roll back together.
+# invalidated, with `tenant_id`, `claim_ids` (strings), `deletion_id` and
+# `terms`: the deleted content's distinctive words, so a receiver can take
+# them out of what it derived. The words live only in the worker's memory:
+# a receiver must not store them. Receivers write in that same transaction,
+# so a deletion and what it flags or scrubs commit or roll back together.
 claims_forgotten = Signal()

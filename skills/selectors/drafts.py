@@ -42,16 +42,22 @@ def draft_ineligibility(claim: Claim) -> str | None:
         return "not_an_experience"
     if claim.status != ClaimStatus.ACTIVE:
         return f"not_active ({claim.status})"
-    if experience_outcome(claim.value) != "success":
-        return "outcome_not_success"
+    # A failed run is the contrast the draft learns its pitfalls from; a partial one
+    # says neither what works nor what breaks.
+    if experience_outcome(claim.value) not in {"success", "failure"}:
+        return "outcome_not_success_or_failure"
     return None
 
 
 def draft_candidates(*, tenant: Tenant) -> list[Claim]:
-    """Active experiences with a successful outcome, newest first: what an editor picks from."""
+    """Active experiences that succeeded or failed, newest first: what an editor picks from."""
     return list(
         claims_visible(tenant=tenant, allowed_subjects=None)
-        .filter(kind=ClaimKind.EXPERIENCE, status=ClaimStatus.ACTIVE, value__outcome="success")
+        .filter(
+            kind=ClaimKind.EXPERIENCE,
+            status=ClaimStatus.ACTIVE,
+            value__outcome__in=["success", "failure"],
+        )
         .order_by("-recorded_at")[:DRAFT_CANDIDATES_SHOWN]
     )
 

@@ -7,6 +7,7 @@
 - ``tools``: retiring a tool
 - ``instances``: instantiating a version, token grants, invalidating instances
 - ``drafts``: drafts built from experience memories
+- ``forgetting``: what a deletion does to the versions holding a forgotten memory's words
 - ``base``: the guards, row locks, audit row and package limits they share
 
 Every service locks what it changes, writes its audit row in the same transaction and
@@ -27,6 +28,7 @@ from skills.services.drafts import (
     skill_draft_from_experiences,
 )
 from skills.services.evaluations import evaluation_record, skill_loads_record, skill_pin_record
+from skills.services.forgetting import VersionsForgotten, versions_forget
 from skills.services.instances import (
     credential_changed,
     instances_invalidate,
@@ -55,6 +57,7 @@ __all__ = [
     "Draft",
     "RevokeResult",
     "ToolRetirement",
+    "VersionsForgotten",
     "allowed_next",
     "credential_changed",
     "drafts_flag_forgotten_sources",
@@ -82,4 +85,5 @@ __all__ = [
     "token_grant_remove",
     "tool_retire",
     "upload_max_bytes",
+    "versions_forget",
 ]

@@ -52,12 +52,13 @@ def skill_draft_from_experiences(
     claim_ids: list[str],
     name: str = "",
 ) -> Draft:
-    """Draft a SKILL.md package from successful experience claims, with lineage to them.
+    """Draft a SKILL.md package from experience claims, with lineage to them.
 
     The claims must be this tenant's active experiences whose outcome was a
-    success, at least ``MIN_SOURCES`` of them (one run is an anecdote, not a
-    procedure). The package is uploaded through the same checks as any
-    other, as a draft of ``slug`` (created if new) authored by ``actor``.
+    success or a failure, with at least ``MIN_SOURCES`` successes (one run is an
+    anecdote, not a procedure); the failures give the pitfalls. The package is
+    uploaded through the same checks as any other, as a draft of ``slug`` (created
+    if new) authored by ``actor``.
     """
     _require_editor(actor, doing="draft a skill from experiences")
     unique = list(dict.fromkeys(str(claim_id) for claim_id in claim_ids))
@@ -79,21 +80,19 @@ def skill_draft_from_experiences(
     if ineligible:
         raise Problem(
             "claim_not_eligible",
-            "Only active experiences with a successful outcome can become a skill draft: "
+            "Only active experiences that succeeded or failed can become a skill draft: "
             + ", ".join(f"{item['claim']} ({item['reason']})" for item in ineligible),
             status_code=409,
             claims=ineligible,
         )
-    experiences = [
-        Experience(
-            claim_id=str(claim.pk),
-            subject=claim.subject.key,
-            predicate=claim.predicate,
-            text=claim.text,
-            value=claim.value,
+    experiences = _experiences(claims, order=unique)
+    successes = sum(1 for experience in experiences if experience.succeeded)
+    if successes < MIN_SOURCES:
+        raise Problem(
+            "validation_error",
+            f"Select at least {MIN_SOURCES} successful runs; failed runs only add pitfalls.",
+            errors={"claims": [f"{successes} successful selected."]},
         )
-        for claim in sorted(claims, key=lambda claim: unique.index(str(claim.pk)))
-    ]
     description = description.strip()
     data = package_zip(skill_md(slug=slug, description=description, experiences=experiences))
     with transaction.atomic():
@@ -113,6 +112,36 @@ def skill_draft_from_experiences(
             data={"claims": unique, "created": created},
         )
     return Draft(version=version, created=created, claim_ids=unique)
+
+
+def _experiences(claims: list[Any], *, order: list[str]) -> list[Experience]:
+    return [
+        Experience(
+            claim_id=str(claim.pk),
+            subject=claim.subject.key,
+            predicate=claim.predicate,
+            text=claim.text,
+            value=claim.value,
+        )
+        for claim in sorted(claims, key=lambda claim: order.index(str(claim.pk)))
+    ]
+
+
+def draft_package_again(
+    *, tenant: Tenant, slug: str, description: str, claim_ids: list[str]
+) -> tuple[bytes, list[str]] | None:
+    """The package a draft's remaining sources make, for a deletion that took one away:
+    the claims still eligible, or None when fewer than ``MIN_SOURCES`` successes remain."""
+    claims = [
+        claim
+        for claim in selectors.experiences_for_draft(tenant=tenant, claim_ids=claim_ids)
+        if selectors.draft_ineligibility(claim) is None
+    ]
+    experiences = _experiences(claims, order=claim_ids)
+    if sum(1 for experience in experiences if experience.succeeded) < MIN_SOURCES:
+        return None
+    text = skill_md(slug=slug, description=description, experiences=experiences)
+    return package_zip(text), [experience.claim_id for experience in experiences]
 
 
 def _claim_id_in(claim_ids: list[str]) -> RawSQL:

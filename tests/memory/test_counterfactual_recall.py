@@ -123,3 +123,33 @@ def test_editors_replay_too(agent, editor, session_api, ranked):
         session_api(editor), answer["trace_id"], claim=ranked["b"], change="hide"
     )
     assert found["difference"]["added"] == [ranked["c"]]
+
+
+@pytest.mark.django_db
+def test_an_outdated_look_alike_or_an_unrelated_memory_in_the_claims_place(agent, ranked):
+    old = submit(agent, predicate="home_city", value="Hangzhou", text="Alice lives in Hangzhou")
+    new = submit(
+        agent,
+        predicate="home_city",
+        value="Shanghai",
+        text="Alice lives in Shanghai",
+        supersedes=old["id"],
+    )
+    assert Claim.objects.get(pk=old["id"]).status == "superseded"
+    answer = recall(agent, query="Alice lives", limit=1)
+    assert [item["id"] for item in answer["items"]] == [new["id"]]
+
+    outdated = counterfactual(agent, answer["trace_id"], claim=new["id"], change="outdated")
+    # The claim's place now says what the superseded revision said.
+    shown = outdated["counterfactual"]["items"]
+    assert [(i["id"], i["text"]) for i in shown] == [(new["id"], "Alice lives in Hangzhou")]
+    assert outdated["baseline"]["items"][0]["text"] == "Alice lives in Shanghai"
+
+    irrelevant = counterfactual(agent, answer["trace_id"], claim=new["id"], change="irrelevant")
+    texts = [i["text"] for i in irrelevant["counterfactual"]["items"]]
+    assert "Alice lives in Shanghai" not in texts
+    # With no superseded revision there is no outdated look-alike.
+    refused = counterfactual(
+        agent, answer["trace_id"], status=409, claim=ranked["a"], change="outdated"
+    )
+    assert refused["code"] == "no_outdated_revision"

@@ -30,7 +30,9 @@ def tool_runner(acme, make_agent):
     return make_agent(acme, name="tool-runner", max_authority="tool_verified")
 
 
-def experience(client, n: int, *, outcome: str = "success", steps=None, subject="project:crm"):
+def experience(
+    client, n: int, *, outcome: str = "success", steps=None, subject="project:crm", **fields
+):
     evidence = post_event(client, subject=subject, kind="tool_result", text=f"deploy {n}: ok")
     body = candidate(
         evidence["id"],
@@ -40,7 +42,7 @@ def experience(client, n: int, *, outcome: str = "success", steps=None, subject=
         text=f"Blue-green deploy of CRM release {n} succeeded",
         authority="tool_verified",
         basis="verified",
-        value={"outcome": outcome, "steps": steps or STEPS[n % 3]},
+        value={"outcome": outcome, "steps": steps or STEPS[n % 3], **fields},
     )
     response = client.post("/api/v1/claims", body, format="json")
     assert response.status_code == 201, response.json()
@@ -94,14 +96,14 @@ def test_one_run_is_not_a_procedure(session_api, editor, runs):
     assert not SkillVersion.objects.exists()
 
 
-def test_failed_or_pending_experiences_and_facts_are_not_eligible(
-    session_api, editor, tool_runner, runs
-):
-    failed = experience(tool_runner, 7, outcome="failure")
-    response = draft(session_api(editor), [runs[0], failed["id"]])
+def test_partial_experiences_are_not_eligible(session_api, editor, tool_runner, runs):
+    partial = experience(tool_runner, 7, outcome="partial")
+    response = draft(session_api(editor), [runs[0], runs[1], partial["id"]])
 
     assert (response.status_code, response.json()["code"]) == (409, "claim_not_eligible")
-    assert response.json()["claims"] == [{"claim": failed["id"], "reason": "outcome_not_success"}]
+    assert response.json()["claims"] == [
+        {"claim": partial["id"], "reason": "outcome_not_success_or_failure"}
+    ]
     assert not SkillVersion.objects.exists()
 
 
@@ -137,10 +139,17 @@ def test_deleting_a_source_claim_flags_the_draft_and_stops_its_lifecycle(
     source = DraftSource.objects.get(version=version, claim_id=runs[1])
     assert source.source_deleted_at is not None and source.deletion_id == deletion.pk
     assert DraftSource.objects.filter(version=version, source_deleted_at__isnull=True).count() == 2
+    # The draft held the memory's words: revoked for the deletion, superseded by a draft.
     refused = session_api(admin_user).post(f"/api/v1/skills/{SLUG}/versions/1/submit")
-    assert (refused.status_code, refused.json()["code"]) == (409, "draft_source_deleted")
+    assert (refused.status_code, refused.json()["code"]) == (409, "illegal_transition")
     version.refresh_from_db()
-    assert version.status == "draft"
+    assert version.status == "revoked" and str(deletion.pk) in version.revoke_reason
+    successor = SkillVersion.objects.get(skill__slug=SLUG, number=2)
+    assert successor.status == "draft"
+    assert {str(s.claim_id) for s in DraftSource.objects.filter(version=successor)} == {
+        runs[0],
+        runs[2],
+    }
     from accounts.models import AuditEvent
 
     assert AuditEvent.objects.filter(verb="skill_version.source_deleted").count() == 1
@@ -152,7 +161,7 @@ def test_the_draft_page_lists_eligible_experiences_and_drafts_from_them(
 ):
     from tests.skills.test_views import csrf
 
-    failed = experience(tool_runner, 9, outcome="failure")
+    failed = experience(tool_runner, 9, outcome="partial")
     client = login(editor)
     page = client.get("/skills/drafts/new/").content.decode()
     for claim_id in runs:
@@ -194,7 +203,7 @@ def test_a_flagged_draft_serves_its_body_and_files_to_nobody(
     from skills import services
 
     draft(session_api(editor), runs)
-    text = "Blue-green deploy of CRM release 1 succeeded"
+    text = f"claim {runs[1]}"
     assert text in session_api(editor).get(f"/api/v1/skills/{SLUG}/versions/1").json()["body"]
     services.drafts_flag_forgotten_sources(tenant_id=acme.pk, claim_ids=[runs[1]], deletion_id=None)
 

@@ -23,6 +23,7 @@ from memory.claims.models.claims import (
 )
 from memory.claims.models.embeddings import ClaimEmbedding, EventEmbedding
 from memory.claims.models.ledger import PROTOCOL_KINDS, Event, Sensitivity, Subject
+from memory.claims.models.outbox import PendingTrace
 from memory.claims.models.screening import ExampleLabel, ScreenCalibration, ScreenExample
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "EventEmbedding",
     "ExampleLabel",
     "GateDecision",
+    "PendingTrace",
     "RecallTrace",
     "RecallUse",
     "ScreenCalibration",

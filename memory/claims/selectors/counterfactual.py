@@ -1,5 +1,11 @@
 """Counterfactual recall: what would the agent have seen without a memory, or with it stale
-or corrected? The basis for measuring what a memory is worth.
+or corrected, or with an outdated or an unrelated memory in its place? The basis for
+measuring what a memory is worth.
+
+`outdated` puts in the claim's place, at its rank, the revision it superseded (the
+look-alike an agent would have got from stale memory); `irrelevant` puts there an active
+claim of the same subject on another predicate that the recall did not return (what
+an agent gets from memory that does not bear on the task).
 
 A recorded trace is replayed — its query and filters, as of the time it was
 asked unless it named another — against memory as it stands now, once as it
@@ -15,11 +21,11 @@ from typing import Any
 
 from accounts.models import Tenant
 from common.problems import Problem, not_found
-from memory.claims.models import Claim, RecallTrace, TraceKind
+from memory.claims.models import Claim, ClaimStatus, RecallTrace, TraceKind
 from memory.claims.selectors.claims import RecallResult, claims_recall
 from memory.claims.selectors.recall_ranking import RecallQuery
 
-CHANGES = ("hide", "stale", "correct")
+CHANGES = ("hide", "stale", "correct", "outdated", "irrelevant")
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ def recall_counterfactual(
         changed_query = replace(base_query, hidden=[claim.id])
     elif change == "stale":
         changed_query = replace(base_query, made_stale=[claim.id])
+    elif change in ("outdated", "irrelevant"):
+        # The stand-in's words at the claim's place: ranked by what it says, as a correction.
+        stand_in = _stand_in(trace=trace, claim=claim, change=change)
+        changed_query = replace(base_query, corrected={claim.id: (stand_in.text, stand_in.value)})
     else:
         text, value = correction or (claim.text, claim.value)
         changed_query = replace(base_query, corrected={claim.id: (text, value)})
@@ -111,3 +121,35 @@ def recall_counterfactual(
             if claim_id in after and before.index(claim_id) != after.index(claim_id)
         ],
     )
+
+
+def _stand_in(*, trace: RecallTrace, claim: Claim, change: str) -> Claim:
+    """What `outdated` or `irrelevant` puts in the claim's place, or why there is none."""
+    if change == "outdated":
+        stand_in = claim.supersedes
+        if stand_in is None or stand_in.status == ClaimStatus.ERASED:
+            raise Problem(
+                "no_outdated_revision",
+                "The claim superseded no revision that still holds its content: there is "
+                "no outdated look-alike to offer in its place.",
+                status_code=409,
+            )
+        return stand_in
+    returned = [str(claim_id) for claim_id in trace.chosen]
+    unrelated = (
+        Claim.objects.filter(
+            tenant_id=claim.tenant_id, subject_id=claim.subject_id, status=ClaimStatus.ACTIVE
+        )
+        .exclude(predicate=claim.predicate)
+        .exclude(pk__in=returned)
+        .order_by("-recorded_at")
+        .first()
+    )
+    if unrelated is None:
+        raise Problem(
+            "no_unrelated_memory",
+            "The subject has no other active memory the recall did not return to put in "
+            "the claim's place.",
+            status_code=409,
+        )
+    return unrelated

@@ -128,6 +128,10 @@ def recall_trace_detail(*, tenant: Tenant, trace: RecallTrace) -> dict[str, Any]
         # Whether the evidence was enough to answer (none in traces older than abstention).
         "abstention": ranking.get("abstention"),
         "legal_set": {"legal": ranking.get("legal"), "excluded": excluded},
+        # The context the agent got and its size in the embedder's tokens (none in
+        # hot-memory traces and in traces written before they were kept).
+        "rendered_context": ranking.get("context"),
+        "context_tokens": (ranking.get("tokens") or {}).get("context"),
         "budget": {
             "budget_chars": trace.budget_chars,
             "used_chars": trace.used_chars,

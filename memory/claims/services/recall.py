@@ -3,13 +3,14 @@
 The answer does not wait for the record. The trace id is made here, returned
 with the answer, and the row (with the chosen claims' use counts) is written
 by a Celery task enqueued after commit — in a request, once the response has
-been sent (`RECALL_TRACE_WRITE=worker`) — or in
-the request before the answer (`inline`). Both write through
-`recall_trace_record`, one transaction.
+been sent — from a pending row the recall inserted (`RECALL_TRACE_WRITE=outbox`,
+the default) or from the message alone (`worker`); or in the request before the
+answer (`inline`). All write through `recall_trace_record`, one transaction.
 
 What may be lost, and what may not: a recall reads memory and changes none of
 it, so the record is the only thing a crash, a lost message or a broker outage
-can lose — the trace and one use count, never a claim, an event or a receipt.
+can lose — in `worker` mode the trace and one use count, never a claim, an event
+or a receipt; in `outbox` mode nothing: the pending row waits for beat's sweep.
 A redelivered message writes nothing twice: the trace id is the row's primary
 key, and the use counts move only in the statement whose insert created it.
 """
@@ -37,7 +38,7 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem
 from common.screen import find_secrets_in_text, find_secrets_in_value
-from memory.claims.models import Claim, RecallTrace, Subject, TraceKind
+from memory.claims.models import Claim, PendingTrace, RecallTrace, Subject, TraceKind
 from memory.claims.selectors.claims import (
     EXCLUSION_REASONS,
     CutCandidate,
@@ -46,6 +47,7 @@ from memory.claims.selectors.claims import (
     claims_recall,
 )
 from memory.claims.selectors.recall_ranking import RecallQuery
+from memory.claims.trace_tokens import TOKENIZER, context_tokens
 
 _TRACE = RecallTrace._meta.db_table
 _CLAIM = Claim._meta.db_table
@@ -224,6 +226,8 @@ def _trace(
             ],
             # Whether the evidence was enough to answer, the best relevance and the floor.
             "abstention": result.verdict.trace() if result.verdict is not None else None,
+            # The context as the agent got it, in order; a deletion redacts it with the rest.
+            "context": "\n".join(item.claim.text for item in items),
         },
         "recalled_at": recalled_at.isoformat(),
         "kind": TraceKind.RECALL,
@@ -231,17 +235,26 @@ def _trace(
 
 
 def trace_write_out(*, trace: dict[str, Any], trace_write: str | None = None) -> None:
-    """Write `trace` now (`inline`) or have a worker write it after commit (`worker`).
+    """Write `trace` now (`inline`), have a worker write it after commit (`worker`), or
+    store it as pending now and have a worker write it after commit (`outbox`).
 
     In a request, the message is sent once the answer has gone out (see
     `_send_after_response`): publishing to the broker costs a recall more than its SQL.
     """
-    if (trace_write or settings.RECALL_TRACE_WRITE) == "inline":
+    mode = trace_write or settings.RECALL_TRACE_WRITE
+    if mode == "inline":
         recall_trace_record(trace=trace)
-    else:
-        # robust: the answer goes out whatever happens to the broker; a lost
-        # message loses this trace and its use counts, nothing else.
-        transaction.on_commit(lambda: _send_after_response(trace), robust=True)
+        return
+    message = trace
+    if mode == "outbox":
+        # Durable before the answer: one small row that locks nothing shared (the use
+        # counts move when a worker drains it); the message only names it, and a lost
+        # one leaves the row to beat's sweep (services/recall_outbox.py).
+        PendingTrace.objects.create(id=trace["id"], tenant_id=trace["tenant_id"], trace=trace)
+        message = {"id": trace["id"], "pending": True}
+    # robust: the answer goes out whatever happens to the broker; in `worker` mode a
+    # lost message loses this trace and its use counts, nothing else.
+    transaction.on_commit(lambda: _send_after_response(message), robust=True)
 
 
 # The traces a request enqueues once its response has been sent: set by request_started,
@@ -301,6 +314,11 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
     redacted, as the deletion would have left it. A deletion requested later commits its
     plan after this row, and finds it.
     """
+    ranking = trace["ranking"]
+    if "context" in ranking and "tokens" not in ranking:
+        # Counted here, off the answer's path in `outbox` and `worker` modes.
+        count = context_tokens(ranking["context"])
+        ranking = {**ranking, "tokens": {"context": count, "tokenizer": TOKENIZER}}
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -318,7 +336,9 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                        CASE WHEN erasing THEN '' ELSE %(query)s END,
                        CASE WHEN erasing THEN '{{}}'::jsonb ELSE %(filters)s::jsonb END,
                        %(excluded)s::jsonb, %(chosen)s::uuid[], %(budget)s, %(used)s,
-                       %(duration)s, %(ranking)s::jsonb, %(recalled_at)s,
+                       %(duration)s,
+                       CASE WHEN erasing THEN %(ranking)s::jsonb - 'context'
+                            ELSE %(ranking)s::jsonb END, %(recalled_at)s,
                        CASE WHEN erasing THEN now() END, %(kind)s
                 FROM erasure
                 ON CONFLICT (id) DO NOTHING
@@ -346,7 +366,7 @@ def recall_trace_record(*, trace: dict[str, Any]) -> bool:
                 "budget": trace["budget_chars"],
                 "used": trace["used_chars"],
                 "duration": trace["duration_ms"],
-                "ranking": json.dumps(trace["ranking"]),
+                "ranking": json.dumps(ranking),
                 "recalled_at": datetime.fromisoformat(trace["recalled_at"]),
                 # A message enqueued before traces had kinds was a recall's.
                 "kind": trace.get("kind", TraceKind.RECALL),

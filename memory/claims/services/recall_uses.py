@@ -3,8 +3,9 @@
 A report names claims of one trace (a recall's answer or a hot-memory block),
 where in the prompt each went and whether the output cited it. Each claim is
 reported once per trace; a report repeated (a retry) records nothing twice and
-says which claims were already on record. Reports are append-only; a trace a
-deletion redacted takes none.
+says which claims were already on record. A claim reported `harmful` (it misled the
+agent) gets a review item in the stale queue, reason `harmful_use`. Reports are
+append-only; a trace a deletion redacted takes none.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from accounts.actors import Actor
 from accounts.models import ActorKind, Tenant
 from common.problems import Problem, not_found
 from common.screen import find_secrets_in_text
-from memory.claims.models import Claim, RecallTrace, RecallUse
+from memory.claims.models import Claim, ClaimStatus, RecallTrace, RecallUse
+from memory.claims.services.claim_inputs import open_claim_review
+from reviews.models import Queue
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ def recall_uses_report(
                 for item in new
             ]
         )
+        _harmful_reviews_open(
+            tenant=tenant, actor=actor, claim_ids=[item.claim_id for item in new if item.harmful]
+        )
         named = on_record | {item.claim_id for item in new}
     return UsesRecorded(
         trace=trace,
@@ -121,3 +127,15 @@ def recall_uses_report(
         already_reported=[item.claim_id for item in items if item.claim_id in on_record],
         unused=[claim_id for claim_id in chosen if claim_id not in named],
     )
+
+
+def _harmful_reviews_open(*, tenant: Tenant, actor: Actor, claim_ids: list[str]) -> None:
+    """A memory an agent says misled it goes to the stale queue (`harmful_use`), where an
+    editor says whether it is still true (it stays) or not (it is invalidated). One open
+    item per claim, however many reports: review_open returns the one already open."""
+    for claim in Claim.objects.filter(
+        tenant=tenant, pk__in=claim_ids, status=ClaimStatus.ACTIVE
+    ).select_related("subject"):
+        open_claim_review(
+            tenant=tenant, queue=Queue.STALE, claim=claim, reasons=["harmful_use"], actor=actor
+        )

@@ -34,7 +34,7 @@ from memory.privacy.services.erasure import (
     sql_rows,
     stage_rows,
 )
-from memory.privacy.terms import candidate_terms, claim_content, like_patterns
+from memory.privacy.terms import candidate_terms, claim_content, like_patterns, word_regex
 
 
 @dataclass
@@ -119,15 +119,18 @@ def _json(value: str | None) -> Any:
 
 _SUBJECT = Subject._meta.db_table
 WITHHELD_PLACEHOLDERS = frozenset(WITHHELD_TEXT.values())
-# Skill versions are immutable text every agent of the tenant reads: a word they
-# share is the tenant's vocabulary, not something only the deleted memory said.
+# Skill versions are text every agent of the tenant reads: a word a version uploaded
+# before the deleted memory was first recorded shares is the tenant's vocabulary, not
+# something it learnt from that memory. A later version may have copied the memory (a
+# draft built from it, an editor's paste): its words are found there and scrubbed.
 _SKILL_VERSION = "skills_skillversion"
 
 
 def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> list[str]:
     """The candidates no claim outside the deletion set contains (full text or n-grams),
     no subject's name (`user:alice` stays when Alice's memories go, so "alice" is
-    not a word to scrub or to find) and no published skill's text."""
+    not a word to scrub or to find) and no text of a skill version older than the
+    deleted memory."""
     if not candidates:
         return []
     grams = [" ".join(ngrams(term)) for term in candidates]
@@ -155,14 +158,40 @@ def _distinctive(*, tenant_id: int, candidates: list[str], excluded: Rows) -> li
           )
           AND NOT EXISTS (
             SELECT 1 FROM {_SKILL_VERSION} v WHERE v.tenant_id = %s
+              AND v.created_at < (
+                SELECT min(c.recorded_at) FROM {CLAIM_TABLE} c
+                JOIN {STAGED_TABLE} r ON r.id = c.id AND r.kind = 'erase'
+              )
               AND strpos(lower(v.body || ' ' || v.manifest::text), t.term) > 0
           )
         """,  # noqa: S608
         [candidates, grams, tenant_id, *params, tenant_id, tenant_id],
     )
     found = {row[0] for row in rows}
-    kept = [term for term in candidates if term in found]
+    held = _held_in_structured_values(
+        tenant_id=tenant_id, terms=[term for term in candidates if term in found], excluded=excluded
+    )
+    kept = [term for term in candidates if term in found and term not in held]
     return kept[: settings.DELETION_PROBE_TERMS]
+
+
+def _held_in_structured_values(*, tenant_id: int, terms: list[str], excluded: Rows) -> set[str]:
+    """The words another claim holds in an object or list value (an experience's steps
+    and outcome), which the search indexes leave out: one pass over those values with
+    one expression finding every word as a whole word."""
+    if not terms:
+        return set()
+    is_excluded, params = excluded.match("c.id")
+    rows = sql_rows(
+        f"""
+        SELECT DISTINCT lower(m[2]) FROM {CLAIM_TABLE} c,
+          LATERAL regexp_matches(c.value::text, %s, 'gi') AS m
+        WHERE c.tenant_id = %s AND c.status <> 'erased'
+          AND jsonb_typeof(c.value) IN ('object', 'array') AND NOT ({is_excluded})
+        """,  # noqa: S608
+        [word_regex(terms), tenant_id, *params],
+    )
+    return {row[0] for row in rows} & set(terms)
 
 
 def _stored_text(text: str) -> str:

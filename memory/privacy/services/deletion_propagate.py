@@ -21,6 +21,7 @@ from accounts.actors import Actor
 from memory.claims.hot_memory import hot_memory_purge
 from memory.claims.models import ClaimEmbedding, EventEmbedding, RecallUse
 from memory.claims.services.lineage import claim_reviews_cancel
+from memory.claims.services.recall_outbox import pending_traces_drain
 from memory.privacy.held_content import (
     CLAIM_CONTENT,
     EVENT_CONTENT,
@@ -171,6 +172,8 @@ def deletion_propagate(
             return None
         tenant = deletion.tenant
         lifecycle_lock(tenant_id=tenant.pk)
+        # Pending recall traces first, so the plan finds and redacts them like any other.
+        pending_traces_drain(tenant_id=tenant.pk)
         # The plan searches the claims' indexes for every candidate word.
         claim_index_pending_flush()
         plan = deletion_plan_make(deletion)
@@ -225,6 +228,7 @@ def deletion_propagate(
             tenant_id=tenant.pk,
             claim_ids=[str(i) for i in [*erase_ids, *invalidated_ids]],
             deletion_id=deletion.pk,
+            terms=list(plan.terms),
         )
         artifacts["idempotency_replies"]["redacted"] += redact_replies_quoting(
             tenant_id=tenant.pk, patterns=like_patterns(plan.terms)

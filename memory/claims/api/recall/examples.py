@@ -53,6 +53,8 @@ TRACE = {
         "asked": 0.443,
     },
     "legal_set": {"legal": 2, "excluded": {**_EXCLUDED, "over_budget": 0, "no_match": 1}},
+    "rendered_context": "Alice lives in Shanghai",
+    "context_tokens": 4,
     "budget": {"budget_chars": 4000, "used_chars": 23, "over_budget": 0, "below_limit": 1},
     "returned": [
         {

@@ -109,6 +109,15 @@ class TraceOut(serializers.Serializer):
         "traces written before recall could abstain.",
     )
     legal_set = LegalSetOut()
+    rendered_context = serializers.CharField(
+        allow_null=True,
+        help_text="The returned claims' text as the agent got it, one per line; null for hot "
+        "memory, older traces and redacted ones.",
+    )
+    context_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="The context's size in tokens of the embedder's tokenizer (MiniLM WordPiece).",
+    )
     budget = TraceBudgetOut()
     returned = TraceReturnedOut(many=True)
     cut = TraceCutOut(many=True)
@@ -157,9 +166,11 @@ class UsesOut(serializers.Serializer):
 class CounterfactualIn(serializers.Serializer):
     claim = StrictUUIDField()
     change = serializers.ChoiceField(
-        choices=["hide", "stale", "correct"],
+        choices=["hide", "stale", "correct", "outdated", "irrelevant"],
         help_text="`hide`: as if the claim did not exist; `stale`: as if past its refresh "
-        "time; `correct`: as if it said `text` (and `value`).",
+        "time; `correct`: as if it said `text` (and `value`); `outdated`: the revision it "
+        "superseded in its place; `irrelevant`: an active claim of the subject on another "
+        "predicate, not returned by the trace, in its place.",
     )
     text = serializers.CharField(required=False, allow_blank=False, max_length=2000)
     value = serializers.JSONField(required=False, allow_null=True, default=None)

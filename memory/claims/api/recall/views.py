@@ -154,7 +154,8 @@ class RecallCounterfactualView(APIView):
         "the change to `claim` (a claim of the trace's subject), and answers both and their "
         "difference: `removed`, `added` (the next candidates), `moved`. Writes nothing. "
         "Errors: `validation_error`, `claim_not_in_subject`, `trace_kind_unsupported`, "
-        "`trace_redacted` (409), `not_found`.",
+        "`trace_redacted` (409), `no_outdated_revision` (409), `no_unrelated_memory` (409), "
+        "`not_found`.",
     )
     def post(self, request: Request, trace_id: Any) -> Response:
         context = api_context(request)
