@@ -29,6 +29,11 @@ from common.screen.learned import MODELS_DIR, Features
 
 NONE = "none"
 HEAD_PATH = MODELS_DIR / "sensitivity.npz"
+# The least probability at which the head names a class, whatever its fitted threshold.
+# The threshold was read off full sentences of its corpus; the short notes agents store
+# ("Alice had a dog", "Alice went in 2019") score higher than any of them, and a false
+# class refuses an ordinary memory for want of consent. Only a confident head speaks.
+MIN_CONFIDENCE = 0.9
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,8 @@ class SensitivityHead:
         best = probabilities.argmax(axis=1)
         named = [
             self.classes[column]
-            if self.classes[column] != NONE and probabilities[row, column] >= self.threshold
+            if self.classes[column] != NONE
+            and probabilities[row, column] >= max(self.threshold, MIN_CONFIDENCE)
             else NONE
             for row, column in enumerate(best)
         ]

@@ -127,7 +127,10 @@ def test_experience_becomes_a_published_skill_an_agent_loads_level_by_level(sign
     ):
         for name in names:
             token_grant_add(tenant=tenant, actor=admin, token=agent.token, kind=kind, name=name)
-    instantiate_ready(agent, SLUG, 1)
+    # The draft made the runs' customer an input: the agent names its own.
+    inputs = {name: f"{name}-7" for name in version.manifest.get("inputs") or {}}
+    assert inputs, "a draft from experiences is parameterised"
+    instantiate_ready(agent, SLUG, 1, inputs=inputs)
     body = agent.get(entry["body_url"]).json()
     assert body["body"] == version.body
     (skill_md,) = body["files"]

@@ -164,6 +164,8 @@ def test_another_token_cannot_overwrite_or_read_a_checkpoint(payer, intruder):
     asked = recover(intruder)
     unknown = recover(intruder, task_key="never-saved")
     assert (asked["decision"], asked["reason"]) == ("fresh", "no_checkpoint")
+    # Each answer is logged under its own id; the rest is the same, word for word.
+    assert asked.pop("answer_id") != unknown.pop("answer_id")
     assert asked == unknown
     owner = recover(payer)
     assert (owner["decision"], owner["reason"], owner["checkpoint"]["stage"]) == (

@@ -3,9 +3,10 @@
 Every sentence here was written apart from the head's training corpus. Sent to
 `/claims` without the subject's consent a fact is refused with `consent_required`
 naming its class; with consent it is kept with its class; `claims:batch` classes it as
-`/claims` does. Look-alikes are kept as normal. `HEAD_ONLY` are facts the phrase rules
-alone leave `normal` (asserted, so a test fails if the rules learn them and the head is
-no longer what is tested).
+`/claims` does. Look-alikes are kept as normal. `HEAD_UNSURE` are facts the phrase
+rules alone leave `normal` and the head reads right but not confidently: it names a
+class only at `MIN_CONFIDENCE`, since short ordinary notes (`SHORT_NOTES`) score as
+high as they do and a false class refuses a memory.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from memory.claims.models import Claim, ClaimStatus
-from memory.claims.sensitivity import classify, with_learned
-from memory.claims.sensitivity_head import sensitivity_head
+from memory.claims.sensitivity import _head_readings, classify, with_learned
+from memory.claims.sensitivity_head import MIN_CONFIDENCE, sensitivity_head
 from testing.screen_corpus import read
 from tests.dump import tables_containing
 from tests.memory.helpers import candidate, submit
@@ -35,11 +36,12 @@ UNSEEN_FACTS = [
     ("location", "de", "Sie wohnt in der Lindenallee 14, 2. Stock rechts."),
     ("finance", "fr", "Son salaire net est de 3 400 euros par mois."),
 ]
-HEAD_ONLY = [
+HEAD_UNSURE = [
     ("minors", "de", "Sein Junge geht in die dritte Klasse."),
     ("political", "de", "Sie ist Mitglied bei den Grünen."),
     ("ethnic_origin", "en", "Her parents are Igbo from Nigeria."),
 ]
+SHORT_NOTES = ["Alice had a dog", "Alice went in 2019", "Bob moved the sync to Friday"]
 LOOK_ALIKES = [
     ("en", "The health-check endpoint now answers in 40 ms."),
     ("de", "Sie belegt dieses Semester eine Vorlesung in Politikwissenschaft."),
@@ -64,9 +66,7 @@ def grant(session_api, user, cls):
     assert response.status_code == 200, response.json()
 
 
-@pytest.mark.parametrize(
-    ("cls", "lang", "text"), UNSEEN_FACTS + HEAD_ONLY, ids=lambda v: str(v)[:24]
-)
+@pytest.mark.parametrize(("cls", "lang", "text"), UNSEEN_FACTS, ids=lambda v: str(v)[:24])
 def test_a_sensitive_fact_is_classed_and_needs_consent(agent, cls, lang, text):
     verdict = claim(agent, text)
 
@@ -83,15 +83,26 @@ def test_a_sensitive_fact_is_classed_and_needs_consent(agent, cls, lang, text):
     assert tables_containing(text) == {}
 
 
-@pytest.mark.parametrize(("cls", "lang", "text"), HEAD_ONLY, ids=lambda v: str(v)[:24])
-def test_a_fact_the_rules_miss_is_classed_by_the_head(cls, lang, text):
+@pytest.mark.parametrize(("cls", "lang", "text"), HEAD_UNSURE, ids=lambda v: str(v)[:24])
+def test_the_head_names_a_class_only_when_it_is_confident(cls, lang, text):
     assert classify([text], learned=False).consent_classes == (), "the rules alone find it"
-    assert classify([text]).consent_classes == (cls,)
+    head = sensitivity_head()
+    assert head is not None
+    probabilities = head.probabilities([text.lower()], [text])[0]
+    best = int(probabilities.argmax())
+    # It reads the class, but not surely enough to refuse the memory for it.
+    assert head.classes[best] == cls and probabilities[best] < MIN_CONFIDENCE
+    assert classify([text]).consent_classes == ()
 
 
-@pytest.mark.parametrize(
-    ("cls", "lang", "text"), UNSEEN_FACTS[:2] + HEAD_ONLY[:2], ids=lambda v: str(v)[:24]
-)
+@pytest.mark.parametrize("text", SHORT_NOTES)
+def test_a_short_ordinary_note_is_stored_as_normal(agent, text):
+    verdict = submit(agent, predicate="note", value=text, text=text)
+
+    assert (verdict["decision"], verdict["sensitivity"]) == ("accepted", "normal")
+
+
+@pytest.mark.parametrize(("cls", "lang", "text"), UNSEEN_FACTS[:4], ids=lambda v: str(v)[:24])
 def test_with_consent_the_fact_is_kept_with_the_class_the_head_read(
     agent, alice, session_api, cls, lang, text
 ):
@@ -119,7 +130,7 @@ def test_a_look_alike_is_stored_as_normal(agent, lang, text):
 
 
 def test_the_batch_classes_every_item_as_one_by_one_does_in_one_pass(agent):
-    facts = UNSEEN_FACTS + HEAD_ONLY
+    facts = UNSEEN_FACTS
     texts = [text for _, _, text in facts] + [text for _, text in LOOK_ALIKES]
     items = []
     for text in texts:
@@ -142,19 +153,19 @@ def test_the_batch_classes_every_item_as_one_by_one_does_in_one_pass(agent):
 
 
 def test_the_head_reads_only_where_the_rules_found_nothing_and_a_hint_still_raises():
-    contents = [["Kenji is HIV positive"], [HEAD_ONLY[1][2]], ["Team lunch on Friday"]]
+    contents = [["Kenji is HIV positive"], [HEAD_UNSURE[1][2]], ["Team lunch on Friday"]]
     by_rules = [classify(content, learned=False) for content in contents]
     assert [c.head_pending for c in by_rules] == [False, True, True]
 
     read = with_learned(by_rules, contents)
 
-    assert [c.sensitivity for c in read] == ["health", "political", "normal"]
+    assert [c.sensitivity for c in read] == ["health", "normal", "normal"]
     assert not any(c.head_pending for c in read)
     assert classify([LOOK_ALIKES[0][1]], hint="finance").consent_classes == ("finance",)
     # A base64 payload is read by the head as the text it hides.
     hidden = "U2llIGlzdCBNaXRnbGllZCBiZWkgZGVuIEdyw7xuZW4u"
     assert classify([hidden], learned=False).consent_classes == ()
-    assert classify([hidden]).consent_classes == ("political",)
+    assert HEAD_UNSURE[1][2] in [written for _, written in _head_readings([hidden])]
 
 
 def test_the_head_is_shipped_with_its_card_and_its_corpus_covers_twelve_languages():
