@@ -4,7 +4,8 @@ then the agent reliability metrics as the driver observed them beside memdesk's 
 Faults, one per scheduled run in turn: none; a crash after the platform call
 returned (the next trigger must verify, not publish again); a call that times
 out after the platform stored the article; a connection dropped after the
-platform stored it; a duplicate trigger; stale input (the sources changed since
+platform stored it; a duplicate trigger; two triggers at once (the recovery lease
+lets one act); stale input (the sources changed since
 the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
 (only when the harness can kill workers: `WorkerControl`); a broken verifier (the
 blog's lookup answers 404 for everything while a dropped write's outcome is
@@ -38,11 +39,15 @@ FAULTS = (
     "timeout",
     "drop_after_commit",
     "duplicate_trigger",
+    "concurrent_trigger",
     "stale_input",
     "worker_sigkill",
     "broken_verifier",
 )
 FRESH = ("fresh", "no_checkpoint")
+LEASE_HELD = ("in_progress", "lease_held")
+# Decisions that send a run to act: two of them for one task at once is a double recovery.
+ACTING = {"fresh", "resume", "verify_only", "compensate"}
 
 
 class WorkerControl(Protocol):
@@ -82,6 +87,8 @@ class DriverReport:
     awaiting_a_person: int = 0
     # Receipts a read made safe_to_retry while the blog's lookup was broken: must be 0.
     safe_to_retry_while_broken: int = 0
+    # Tasks two runs acted on at once (two concurrent triggers both sent to act): must be 0.
+    double_recoveries: int = 0
     # Published articles no succeeded receipt names, and receipts naming no article.
     untraced_articles: list[str] = field(default_factory=list)
     unpublished_receipts: list[str] = field(default_factory=list)
@@ -108,6 +115,7 @@ class DriverReport:
             ),
             "articles without one receipt": (len(self.untraced_articles), 0),
             "safe_to_retry while the verifier was broken": (self.safe_to_retry_while_broken, 0),
+            "double recoveries": (self.double_recoveries, 0),
             "receipts without an article": (len(self.unpublished_receipts), 0),
             "duplicate side effects": (
                 self.duplicate_side_effects,
@@ -159,6 +167,7 @@ class DriverReport:
             f"unverified completions:        {self.unverified_completions} "
             f"(memdesk: {memdesk.unverified_completions:g}, "
             f"rate {memdesk.unverified_completion_rate:.3f})",
+            f"double recoveries:             {self.double_recoveries}",
             f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
             f"(memdesk: {memdesk.recovery_answers_correct:g} / "
             f"{memdesk.recovery_answers_judged:g} judged)",
@@ -308,6 +317,47 @@ class Driver:
     def _duplicate_trigger(self, day: str) -> None:
         self._trigger(day, FRESH)
         self._trigger(day, ("no_op", "already_verified"))
+
+    def _concurrent_trigger(self, day: str) -> None:
+        # Two runs of the same task triggered at once, each naming itself: the recovery
+        # lease sends one to act and tells the other `in_progress`, never both `fresh`.
+        self.blog.write_delay = 0.3
+        start = threading.Barrier(2)
+        outcomes: dict[str, RunOutcome] = {}
+
+        def one(run: str) -> None:
+            trigger = Trigger(
+                day=day,
+                sources=(f"feed:{day}:a", f"feed:{day}:b"),
+                triggered_at=datetime.now(UTC),
+                run_id=f"{day}:{run}",
+            )
+            start.wait()
+            outcomes[run] = self.publisher.run(trigger)
+
+        threads = [threading.Thread(target=one, args=(run,)) for run in ("first", "second")]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            self.blog.write_delay = 0.0
+        self.report.triggers += len(outcomes)
+        acted = [o for o in outcomes.values() if o.decision in ACTING]
+        self.report.double_recoveries += len(acted) > 1
+        for name, outcome in sorted(outcomes.items()):
+            # The run that took the lease should have started fresh; the other, waited.
+            expected = FRESH if outcome is (acted[0] if acted else None) else LEASE_HELD
+            got = (outcome.decision, outcome.reason)
+            if got == expected and len(acted) == 1:
+                self.report.decisions_correct += 1
+            else:
+                self.report.wrong_decisions.append(
+                    f"{day} ({name}): expected {expected}, got {got}"
+                )
+            if outcome.answer_id is not None:
+                self.desk.judge_recovery(outcome.answer_id, expected[0])
 
     def _stale_input(self, day: str) -> None:
         self._trigger(day, FRESH)

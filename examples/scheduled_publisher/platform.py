@@ -53,6 +53,8 @@ class FakeBlog:
         self._next_fault = ""
         # Reads wait this long: a window for killing the worker that makes one.
         self.read_delay = 0.0
+        # Writes answer this much later (still inside the caller's timeout).
+        self.write_delay = 0.0
         # A broken lookup: every read answers 404, the articles it holds included.
         self.answers_absent = False
         # Articles kept for the verifier's controls, never counted as published.
@@ -156,6 +158,8 @@ class FakeBlog:
                     return
                 if fault == STALL_AFTER_COMMIT:
                     time.sleep(blog.stall_seconds)
+                elif blog.write_delay:
+                    time.sleep(blog.write_delay)
                 assert article is not None
                 self._answer(201, {"id": article.id, "url": f"/posts/{article.slug}"})
 

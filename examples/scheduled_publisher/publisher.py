@@ -41,6 +41,9 @@ class Trigger:
     day: str
     sources: tuple[str, ...]
     triggered_at: datetime
+    # A run that names itself takes the task's recovery lease when it is sent to act, so
+    # a concurrent trigger of the same task is told `in_progress`.
+    run_id: str = ""
 
     @property
     def task_key(self) -> str:
@@ -88,7 +91,8 @@ class Publisher:
             decision=answer["decision"], reason=answer["reason"], answer_id=answer.get("answer_id")
         )
         checkpoint: Mapping[str, Any] = answer.get("checkpoint") or {}
-        if outcome.decision == "no_op":
+        if outcome.decision in {"no_op", "in_progress", "wait"}:
+            # Done already, another run is acting on it, or not yet: nothing to do now.
             return outcome
         if outcome.decision == "escalate":
             outcome.escalated = True
@@ -108,11 +112,18 @@ class Publisher:
         elif outcome.decision == "resume":
             attempt = checkpoint.get("retry_count", 0) + 1
         self._publish(trigger, attempt, outcome, crash_after_call=crash_after_call)
+        if trigger.run_id:
+            # Done: the next trigger may decide at once. (A crash never gets here: its
+            # lease runs out instead.)
+            self.desk.release_recovery(trigger.task_key, trigger.run_id)
         return outcome
 
     def _recover(self, trigger: Trigger) -> Recovery:
         return self.desk.recover(
-            trigger.task_key, trigger.input_fingerprint, triggered_at=trigger.triggered_at
+            trigger.task_key,
+            trigger.input_fingerprint,
+            triggered_at=trigger.triggered_at,
+            run_id=trigger.run_id,
         )
 
     # -- the side effect -------------------------------------------------------------

@@ -105,9 +105,11 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     assert workers.kills == 1
     assert report.faults == dict.fromkeys(FAULTS, 1)
     assert report.wrong_decisions == []
-    assert report.decisions_correct == report.triggers == 11
+    assert report.decisions_correct == report.triggers == 13
     # The driver's replay verdicts reached memdesk: every answer judged, every one right.
-    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 11
+    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 13
+    # Two triggers at once: the lease sent one run to act and told the other to wait.
+    assert report.double_recoveries == 0
     # The broken verifier's run went to a person instead of publishing again.
     assert report.escalated_runs == report.awaiting_a_person == 1
     assert report.safe_to_retry_while_broken == 0
