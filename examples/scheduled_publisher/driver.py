@@ -9,7 +9,8 @@ lets one act); stale input (the sources changed since
 the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
 (only when the harness can kill workers: `WorkerControl`); a broken verifier (the
 blog's lookup answers 404 for everything while a dropped write's outcome is
-unknown: memdesk must send it to a person, never make it `safe_to_retry`).
+unknown: memdesk must send it to a person, never make it `safe_to_retry`); an
+operation whose policy asks a person to approve each call (only with an `Approver`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ from examples.scheduled_publisher.platform import (
     STALL_AFTER_COMMIT,
     FakeBlog,
 )
-from examples.scheduled_publisher.publisher import Crash, Publisher, RunOutcome, Trigger
+from examples.scheduled_publisher.publisher import (
+    APPROVED_OPERATION,
+    OPERATION,
+    Crash,
+    Publisher,
+    RunOutcome,
+    Trigger,
+)
 
 FAULTS = (
     "none",
@@ -43,11 +51,17 @@ FAULTS = (
     "stale_input",
     "worker_sigkill",
     "broken_verifier",
+    "approval",
 )
 FRESH = ("fresh", "no_checkpoint")
 LEASE_HELD = ("in_progress", "lease_held")
 # Decisions that send a run to act: two of them for one task at once is a double recovery.
 ACTING = {"fresh", "resume", "verify_only", "compensate"}
+
+
+class Approver(Protocol):
+    def approve(self, receipt_id: str) -> None:
+        """A person (not the token's owner) approves the receipt's intent."""
 
 
 class WorkerControl(Protocol):
@@ -87,6 +101,8 @@ class DriverReport:
     awaiting_a_person: int = 0
     # Receipts a read made safe_to_retry while the blog's lookup was broken: must be 0.
     safe_to_retry_while_broken: int = 0
+    # Calls that waited for a person's approval and were made only after it.
+    approved_calls: int = 0
     # Tasks two runs acted on at once (two concurrent triggers both sent to act): must be 0.
     double_recoveries: int = 0
     # Published articles no succeeded receipt names, and receipts naming no article.
@@ -168,6 +184,8 @@ class DriverReport:
             f"(memdesk: {memdesk.unverified_completions:g}, "
             f"rate {memdesk.unverified_completion_rate:.3f})",
             f"double recoveries:             {self.double_recoveries}",
+            f"calls approved by a person:    {self.approved_calls} (each waited in "
+            "awaiting_approval until a person approved its intent)",
             f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
             f"(memdesk: {memdesk.recovery_answers_correct:g} / "
             f"{memdesk.recovery_answers_judged:g} judged)",
@@ -228,6 +246,7 @@ class Driver:
         *,
         platform: str,
         workers: WorkerControl | None = None,
+        approver: Approver | None = None,
         first_day: date = date(2026, 12, 1),
         call_timeout: float = 1.0,
         settle_timeout: float = 60.0,
@@ -236,6 +255,7 @@ class Driver:
         self.desk = desk
         self.blog = blog
         self.workers = workers
+        self.approver = approver
         self.first_day = first_day
         self.say = say
         self.publisher = Publisher(
@@ -253,6 +273,9 @@ class Driver:
             if fault == "worker_sigkill" and self.workers is None:
                 self.report.skipped_faults[fault] += 1
                 fault = "drop_after_commit"
+            if fault == "approval" and self.approver is None:
+                self.report.skipped_faults[fault] += 1
+                fault = "none"
             day = (self.first_day + timedelta(days=index)).isoformat()
             self.report.scheduled_runs += 1
             self.report.faults[fault] += 1
@@ -364,6 +387,34 @@ class Driver:
         self.report.input_changes += 1
         # The sources changed after the checkpoint: the old plan must not be resumed.
         self._trigger(day, ("fresh", "input_changed"), sources=(f"feed:{day}:a", "feed:late"))
+
+    def _approval(self, day: str) -> None:
+        # The run writes under a policy asking for approval: its receipt waits until a
+        # person approves the intent, and only then is the call made.
+        assert self.approver is not None
+        approver = self.approver
+        done = threading.Event()
+
+        def approve_when_asked() -> None:
+            while not done.is_set():
+                waiting = list(self.desk.iter_receipts(state="awaiting_approval"))
+                for receipt in waiting:
+                    approver.approve(str(receipt["id"]))
+                if waiting:
+                    return
+                time.sleep(0.1)
+
+        person = threading.Thread(target=approve_when_asked)
+        self.publisher.operation = APPROVED_OPERATION
+        person.start()
+        try:
+            outcome = self._trigger(day, FRESH)
+        finally:
+            done.set()
+            person.join()
+            self.publisher.operation = OPERATION
+        if outcome is not None and outcome.approved:
+            self.report.approved_calls += 1
 
     def _broken_verifier(self, day: str) -> None:
         # The blog's lookup breaks (404 for everything) and the write's connection drops:

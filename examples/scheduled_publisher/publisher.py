@@ -24,6 +24,8 @@ from memdesk_client.errors import IllegalTransition
 from memdesk_client.types import Receipt, Recovery
 
 OPERATION = "articles.create"
+# The same write under a policy that asks a person to approve each receipt first.
+APPROVED_OPERATION = "articles.create_approved"
 # States no one moves a receipt out of, and the one that allows trying again.
 SETTLED = {"succeeded", "safe_to_retry", "manual_review", "rejected"}
 
@@ -65,6 +67,8 @@ class RunOutcome:
     # Receipt states this run left behind, in the order it settled them.
     settled: list[str] = field(default_factory=list)
     escalated: bool = False
+    # The call waited for, and got, a person's approval.
+    approved: bool = False
 
 
 class Publisher:
@@ -82,6 +86,7 @@ class Publisher:
         self.platform = platform
         self.call_timeout = call_timeout
         self.settle_timeout = settle_timeout
+        self.operation = OPERATION
 
     # -- one trigger ----------------------------------------------------------------
 
@@ -138,7 +143,7 @@ class Publisher:
         }
         key = f"digest-{trigger.day}-{trigger.input_fingerprint[7:23]}-{attempt}"
         receipt, created = self.desk.plan_receipt(
-            operation=OPERATION,
+            operation=self.operation,
             target=self.blog_url + "articles",
             intent=intent,
             idempotency_key=key,
@@ -149,6 +154,14 @@ class Publisher:
                 "external_id_field": "id",
             },
         )
+        if receipt["state"] == "awaiting_approval":
+            # An impactful operation: a person approves the intent before the call.
+            receipt = self._await_approval(receipt)
+            if receipt["state"] != "planned":
+                outcome.settled.append(receipt["state"])
+                outcome.escalated = True
+                return
+            outcome.approved = True
         if not created and receipt["state"] != "planned":
             # Another trigger already made this call: learn its outcome, never repeat it.
             self._finish(trigger, receipt, attempt, outcome)
@@ -199,6 +212,14 @@ class Publisher:
         )
         with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
             return json.loads(response.read())
+
+    def _await_approval(self, receipt: Receipt) -> Receipt:
+        """Wait for a person's decision on the receipt's intent: `planned` when approved."""
+        deadline = time.monotonic() + self.settle_timeout
+        while receipt["state"] == "awaiting_approval" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            receipt = self.desk.get_receipt(receipt["id"])
+        return receipt
 
     # -- settling what the run cannot know -------------------------------------------
 
