@@ -88,6 +88,8 @@ def main() -> int:
             "--operation=articles.create",
             "--require-external-id",
             "--evidence-field=url",
+            # A failed publication with a planned take-down is undone, not escalated.
+            "--compensate-on-failure",
         )
         manage(
             "set_operation_policy",

@@ -9,7 +9,8 @@ lets one act); stale input (the sources changed since
 the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
 (only when the harness can kill workers: `WorkerControl`); a broken verifier (the
 blog's lookup answers 404 for everything while a dropped write's outcome is
-unknown: memdesk must send it to a person, never make it `safe_to_retry`); an
+unknown: memdesk must send it to a person, never make it `safe_to_retry`; the agent
+then plans taking the article down, and the next trigger is told to `compensate`); an
 operation whose policy asks a person to approve each call (only with an `Approver`).
 """
 
@@ -96,11 +97,15 @@ class DriverReport:
     # Each run publishes one article, and one more when its input changed after the
     # checkpoint (new sources: a new article, not a duplicate).
     input_changes: int = 0
-    # Runs whose effect a person must settle: the article exists, its receipt waits in
-    # manual_review (the broken verifier's run).
+    # Runs whose effect a person must settle: the article stands, its receipt waits in
+    # manual_review (the broken verifier's run, unless its compensation took it down).
     awaiting_a_person: int = 0
+    # Articles the blog took down again (compensations).
+    taken_down: int = 0
     # Receipts a read made safe_to_retry while the blog's lookup was broken: must be 0.
     safe_to_retry_while_broken: int = 0
+    # Effects taken down again by a planned compensation (recovery answered `compensate`).
+    compensations: int = 0
     # Calls that waited for a person's approval and were made only after it.
     approved_calls: int = 0
     # Tasks two runs acted on at once (two concurrent triggers both sent to act): must be 0.
@@ -121,13 +126,13 @@ class DriverReport:
         """Where what the driver observed and what memdesk's /metrics says differ."""
         pairs = {
             "completions": (self.succeeded_receipts, self.memdesk.completions),
-            "published articles vs completions + runs awaiting a person": (
+            "published articles vs completions - compensations + awaiting a person": (
                 self.published,
-                self.memdesk.completions + self.awaiting_a_person,
+                self.memdesk.completions - self.compensations + self.awaiting_a_person,
             ),
-            "published articles vs runs + input changes": (
+            "published articles vs runs + input changes - taken down": (
                 self.published,
-                self.scheduled_runs + self.input_changes,
+                self.scheduled_runs + self.input_changes - self.taken_down,
             ),
             "articles without one receipt": (len(self.untraced_articles), 0),
             "safe_to_retry while the verifier was broken": (self.safe_to_retry_while_broken, 0),
@@ -176,7 +181,8 @@ class DriverReport:
             lines.append(f"faults skipped:                {skipped} (no worker control here)")
         lines += [
             f"articles published:            {self.published} (one per run: "
-            f"{self.scheduled_runs}, plus {self.input_changes} after an input changed; "
+            f"{self.scheduled_runs}, plus {self.input_changes} after an input changed, "
+            f"less {self.taken_down} taken down; "
             f"{self.published - len(self.untraced_articles)} traced to one receipt)",
             f"duplicate side effects:        {self.duplicate_side_effects} "
             f"(memdesk: {memdesk.duplicate_side_effects:g})",
@@ -184,14 +190,16 @@ class DriverReport:
             f"(memdesk: {memdesk.unverified_completions:g}, "
             f"rate {memdesk.unverified_completion_rate:.3f})",
             f"double recoveries:             {self.double_recoveries}",
+            f"compensations carried out:     {self.compensations} (a failed effect taken "
+            "down as its policy says)",
             f"calls approved by a person:    {self.approved_calls} (each waited in "
             "awaiting_approval until a person approved its intent)",
             f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
             f"(memdesk: {memdesk.recovery_answers_correct:g} / "
             f"{memdesk.recovery_answers_judged:g} judged)",
             f"runs escalated to a person:    {self.escalated_runs} "
-            f"({self.awaiting_a_person} effect{'s' if self.awaiting_a_person != 1 else ''} "
-            "waiting in manual review)",
+            f"({self.awaiting_a_person} published effect"
+            f"{'s' if self.awaiting_a_person != 1 else ''} still waiting for a person)",
             f"broken verifier:               {self.safe_to_retry_while_broken} safe_to_retry "
             "(an absence read through it is sent to a person)",
             f"reconciliation outcomes:       {outcomes or 'none'}",
@@ -425,9 +433,21 @@ class Driver:
             outcome = self._trigger(day, FRESH)
         finally:
             self.blog.answers_absent = False
-        if outcome is not None:
-            self.report.safe_to_retry_while_broken += outcome.settled.count("safe_to_retry")
-            self.report.awaiting_a_person += outcome.settled.count("manual_review")
+        if outcome is None:
+            return
+        self.report.safe_to_retry_while_broken += outcome.settled.count("safe_to_retry")
+        if "manual_review" not in outcome.settled:
+            return
+        # Nobody can say whether the digest went out, and this operation's policy says to
+        # undo a failed effect: the agent plans taking it down, and the next trigger is
+        # told to carry that out instead of waiting for a person.
+        effects = self.desk.iter_receipts(state="manual_review", operation=OPERATION)
+        for effect in effects:
+            if str(effect["idempotency_key"]).startswith(f"digest-{day}-"):
+                self.publisher.plan_compensation(effect)
+        undone = self._trigger(day, ("compensate", "compensation_planned"))
+        if undone is not None:
+            self.report.compensations += undone.compensated
 
     def _worker_sigkill(self, day: str) -> None:
         assert self.workers is not None
@@ -458,12 +478,18 @@ class Driver:
         self.report.published = self.blog.published()
         self.report.duplicate_side_effects = self.blog.duplicate_effects()
         articles = self.blog.article_ids()
+        taken_down = {article.id for article in self.blog.deleted.values()}
+        self.report.taken_down = len(taken_down)
         named: Counter[str] = Counter()
         for receipt in self.desk.iter_receipts(state="succeeded"):
             self.report.succeeded_receipts += 1
             detail: dict[str, Any] = dict(self.desk.get_receipt(receipt["id"]))
             external_id = str(detail.get("external_id") or "")
-            if external_id in articles.values():
+            if detail.get("kind") == "compensation":
+                # A compensation names the article it took down, which must be gone.
+                if external_id not in taken_down:
+                    self.report.unpublished_receipts.append(str(receipt["id"]))
+            elif external_id in articles.values():
                 named[external_id] += 1
             else:
                 self.report.unpublished_receipts.append(str(receipt["id"]))
@@ -477,5 +503,6 @@ class Driver:
             article = articles.get(str(receipt.get("idempotency_key") or ""))
             if article is not None:
                 named[article] += 1
+                self.report.awaiting_a_person += 1
         # Every article is traced to exactly one receipt, and so to one run.
         self.report.untraced_articles = sorted(a for a in articles.values() if named[a] != 1)

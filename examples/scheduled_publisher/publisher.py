@@ -26,6 +26,8 @@ from memdesk_client.types import Receipt, Recovery
 OPERATION = "articles.create"
 # The same write under a policy that asks a person to approve each receipt first.
 APPROVED_OPERATION = "articles.create_approved"
+# Taking a published article down again: the compensation of `articles.create`.
+UNDO_OPERATION = "articles.delete"
 # States no one moves a receipt out of, and the one that allows trying again.
 SETTLED = {"succeeded", "safe_to_retry", "manual_review", "rejected"}
 
@@ -69,6 +71,8 @@ class RunOutcome:
     escalated: bool = False
     # The call waited for, and got, a person's approval.
     approved: bool = False
+    # Compensations this run carried out (recovery answered `compensate`).
+    compensated: int = 0
 
 
 class Publisher:
@@ -101,6 +105,11 @@ class Publisher:
             return outcome
         if outcome.decision == "escalate":
             outcome.escalated = True
+            return outcome
+        if outcome.decision == "compensate":
+            for compensation in answer.get("compensations") or []:
+                self._compensate(compensation, outcome)
+            self._checkpoint(trigger, answer.get("compensations") or [], 0, complete=True)
             return outcome
         attempt = 0
         if outcome.decision == "verify_only":
@@ -212,6 +221,41 @@ class Publisher:
         )
         with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
             return json.loads(response.read())
+
+    def plan_compensation(self, effect: Receipt) -> Receipt:
+        """Plan taking down what `effect` published (before anything is called): recovery
+        answers `compensate` with it once the operation's policy says so."""
+        receipt, _ = self.desk.plan_receipt(
+            operation=UNDO_OPERATION,
+            target=self.blog_url + "articles",
+            intent={"key": effect["idempotency_key"]},
+            idempotency_key=f"undo-{effect['idempotency_key']}",
+            reconciler={"adapter": "manual"},
+            compensates=effect["id"],
+        )
+        return receipt
+
+    def _compensate(self, compensation: Receipt, outcome: RunOutcome) -> None:
+        self.desk.transition_receipt(compensation["id"], "submitted", lease_seconds=30)
+        request = urllib.request.Request(  # noqa: S310 - the blog's URL is the operator's
+            self.blog_url + "articles?key=" + compensation["intent"]["key"], method="DELETE"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
+                taken_down = json.loads(response.read())
+        except (TimeoutError, ConnectionError, urllib.error.URLError) as error:
+            self.desk.transition_receipt(
+                compensation["id"], "outcome_unknown", error_code=type(error).__name__
+            )
+            outcome.escalated = True
+            return
+        self.desk.transition_receipt(
+            compensation["id"],
+            "succeeded",
+            external_id=taken_down["id"],
+            evidence={"url": f"/posts/{taken_down['id']}", "deleted": True},
+        )
+        outcome.compensated += 1
 
     def _await_approval(self, receipt: Receipt) -> Receipt:
         """Wait for a person's decision on the receipt's intent: `planned` when approved."""

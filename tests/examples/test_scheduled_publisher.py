@@ -109,6 +109,7 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
                 require_external_id=True,
                 evidence_fields=["url"],
                 approval_required=approval,
+                compensate_on_failure=not approval,
             )
         token = agent_token_create(
             tenant=acme,
@@ -135,9 +136,9 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     assert workers.kills == 1
     assert report.faults == dict.fromkeys(FAULTS, 1)
     assert report.wrong_decisions == []
-    assert report.decisions_correct == report.triggers == 14
+    assert report.decisions_correct == report.triggers == 15
     # The driver's replay verdicts reached memdesk: every answer judged, every one right.
-    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 14
+    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 15
     # The approval run's call was made only after a person approved its intent.
     assert report.approved_calls == 1
     approved = Receipt.objects.get(operation=APPROVED_OPERATION)
@@ -151,13 +152,17 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     assert moves[2][1] == "user"  # approved by the person, then submitted by the agent
     # Two triggers at once: the lease sent one run to act and told the other to wait.
     assert report.double_recoveries == 0
-    # The broken verifier's run went to a person instead of publishing again.
-    assert report.escalated_runs == report.awaiting_a_person == 1
+    # The broken verifier's run went to a person instead of publishing again; its
+    # planned compensation then took the article down on the next trigger.
+    assert report.escalated_runs == 1
     assert report.safe_to_retry_while_broken == 0
+    assert report.compensations == report.taken_down == 1
+    assert report.awaiting_a_person == 0
     assert report.duplicate_side_effects == 0
     assert report.unverified_completions == 0
-    # One article per scheduled run, and the stale-input run's second version.
-    assert report.published == len(FAULTS) + 1
+    # One article per scheduled run and the stale-input run's second version, less the
+    # one taken down.
+    assert report.published == len(FAULTS)
     assert report.untraced_articles == [] and report.unpublished_receipts == []
     assert report.mismatches == [], report.lines()
     memdesk = report.memdesk
@@ -173,5 +178,5 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     shown = dict(re.findall(r'data-metric="(\w+)">([^<]*)<', html))
     assert float(shown["duplicate_side_effect_rate"]) == 0
     assert float(shown["unverified_completion_rate"]) == memdesk.unverified_completion_rate
-    assert f"0 of {report.published - 1} completions" in html
+    assert f"0 of {memdesk.completions:g} completions" in html
     assert shown["recovery_latency"].startswith(f"{memdesk.recovery_latency_p50:.3f} s")
