@@ -20,8 +20,10 @@ from pathlib import Path
 
 from memdesk_client import Desk
 
+from examples.scheduled_publisher.approver import ConsoleApprover
 from examples.scheduled_publisher.driver import Driver, read_metrics
 from examples.scheduled_publisher.platform import FakeBlog
+from examples.scheduled_publisher.publisher import APPROVED_OPERATION
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 CONTROL_PRESENT_KEY = "control-kept"
@@ -86,6 +88,17 @@ def main() -> int:
             "--operation=articles.create",
             "--require-external-id",
             "--evidence-field=url",
+            # A failed publication with a planned take-down is undone, not escalated.
+            "--compensate-on-failure",
+        )
+        manage(
+            "set_operation_policy",
+            f"--tenant={args.tenant}",
+            "--platform=blog",
+            f"--operation={APPROVED_OPERATION}",
+            "--require-external-id",
+            "--evidence-field=url",
+            "--approval-required",
         )
         viewer = f"{args.tenant}-editor"
         manage(
@@ -95,10 +108,20 @@ def main() -> int:
             "--password=memdesk-demo",
             "--role=editor",
         )
+        # The editor approves the calls that need a person (the token has no owner, so
+        # any signed-in person of the tenant is a second pair of eyes).
+        approver = ConsoleApprover(args.url, viewer, "memdesk-demo")
         with Desk(args.url, token) as desk:
-            driver = Driver(desk, blog, platform="blog", say=lambda line: print(line, flush=True))
+            driver = Driver(
+                desk,
+                blog,
+                platform="blog",
+                approver=approver,
+                say=lambda line: print(line, flush=True),
+            )
             report = driver.run(args.runs)
             report.memdesk = read_metrics(args.url, args.tenant, args.metrics_token)
+        approver.close()
     finally:
         blog.stop()
     print()

@@ -4,11 +4,14 @@ then the agent reliability metrics as the driver observed them beside memdesk's 
 Faults, one per scheduled run in turn: none; a crash after the platform call
 returned (the next trigger must verify, not publish again); a call that times
 out after the platform stored the article; a connection dropped after the
-platform stored it; a duplicate trigger; stale input (the sources changed since
+platform stored it; a duplicate trigger; two triggers at once (the recovery lease
+lets one act); stale input (the sources changed since
 the checkpoint); a reconciliation worker SIGKILLed in the middle of its read
 (only when the harness can kill workers: `WorkerControl`); a broken verifier (the
 blog's lookup answers 404 for everything while a dropped write's outcome is
-unknown: memdesk must send it to a person, never make it `safe_to_retry`).
+unknown: memdesk must send it to a person, never make it `safe_to_retry`; the agent
+then plans taking the article down, and the next trigger is told to `compensate`); an
+operation whose policy asks a person to approve each call (only with an `Approver`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from examples.scheduled_publisher.platform import (
     STALL_AFTER_COMMIT,
     FakeBlog,
 )
-from examples.scheduled_publisher.publisher import Crash, Publisher, RunOutcome, Trigger
+from examples.scheduled_publisher.publisher import (
+    APPROVED_OPERATION,
+    OPERATION,
+    Crash,
+    Publisher,
+    RunOutcome,
+    Trigger,
+)
 
 FAULTS = (
     "none",
@@ -38,11 +48,21 @@ FAULTS = (
     "timeout",
     "drop_after_commit",
     "duplicate_trigger",
+    "concurrent_trigger",
     "stale_input",
     "worker_sigkill",
     "broken_verifier",
+    "approval",
 )
 FRESH = ("fresh", "no_checkpoint")
+LEASE_HELD = ("in_progress", "lease_held")
+# Decisions that send a run to act: two of them for one task at once is a double recovery.
+ACTING = {"fresh", "resume", "verify_only", "compensate"}
+
+
+class Approver(Protocol):
+    def approve(self, receipt_id: str) -> None:
+        """A person (not the token's owner) approves the receipt's intent."""
 
 
 class WorkerControl(Protocol):
@@ -77,11 +97,19 @@ class DriverReport:
     # Each run publishes one article, and one more when its input changed after the
     # checkpoint (new sources: a new article, not a duplicate).
     input_changes: int = 0
-    # Runs whose effect a person must settle: the article exists, its receipt waits in
-    # manual_review (the broken verifier's run).
+    # Runs whose effect a person must settle: the article stands, its receipt waits in
+    # manual_review (the broken verifier's run, unless its compensation took it down).
     awaiting_a_person: int = 0
+    # Articles the blog took down again (compensations).
+    taken_down: int = 0
     # Receipts a read made safe_to_retry while the blog's lookup was broken: must be 0.
     safe_to_retry_while_broken: int = 0
+    # Effects taken down again by a planned compensation (recovery answered `compensate`).
+    compensations: int = 0
+    # Calls that waited for a person's approval and were made only after it.
+    approved_calls: int = 0
+    # Tasks two runs acted on at once (two concurrent triggers both sent to act): must be 0.
+    double_recoveries: int = 0
     # Published articles no succeeded receipt names, and receipts naming no article.
     untraced_articles: list[str] = field(default_factory=list)
     unpublished_receipts: list[str] = field(default_factory=list)
@@ -98,16 +126,17 @@ class DriverReport:
         """Where what the driver observed and what memdesk's /metrics says differ."""
         pairs = {
             "completions": (self.succeeded_receipts, self.memdesk.completions),
-            "published articles vs completions + runs awaiting a person": (
+            "published articles vs completions - compensations + awaiting a person": (
                 self.published,
-                self.memdesk.completions + self.awaiting_a_person,
+                self.memdesk.completions - self.compensations + self.awaiting_a_person,
             ),
-            "published articles vs runs + input changes": (
+            "published articles vs runs + input changes - taken down": (
                 self.published,
-                self.scheduled_runs + self.input_changes,
+                self.scheduled_runs + self.input_changes - self.taken_down,
             ),
             "articles without one receipt": (len(self.untraced_articles), 0),
             "safe_to_retry while the verifier was broken": (self.safe_to_retry_while_broken, 0),
+            "double recoveries": (self.double_recoveries, 0),
             "receipts without an article": (len(self.unpublished_receipts), 0),
             "duplicate side effects": (
                 self.duplicate_side_effects,
@@ -152,19 +181,25 @@ class DriverReport:
             lines.append(f"faults skipped:                {skipped} (no worker control here)")
         lines += [
             f"articles published:            {self.published} (one per run: "
-            f"{self.scheduled_runs}, plus {self.input_changes} after an input changed; "
+            f"{self.scheduled_runs}, plus {self.input_changes} after an input changed, "
+            f"less {self.taken_down} taken down; "
             f"{self.published - len(self.untraced_articles)} traced to one receipt)",
             f"duplicate side effects:        {self.duplicate_side_effects} "
             f"(memdesk: {memdesk.duplicate_side_effects:g})",
             f"unverified completions:        {self.unverified_completions} "
             f"(memdesk: {memdesk.unverified_completions:g}, "
             f"rate {memdesk.unverified_completion_rate:.3f})",
+            f"double recoveries:             {self.double_recoveries}",
+            f"compensations carried out:     {self.compensations} (a failed effect taken "
+            "down as its policy says)",
+            f"calls approved by a person:    {self.approved_calls} (each waited in "
+            "awaiting_approval until a person approved its intent)",
             f"recovery decisions correct:    {self.decisions_correct} / {self.triggers} "
             f"(memdesk: {memdesk.recovery_answers_correct:g} / "
             f"{memdesk.recovery_answers_judged:g} judged)",
             f"runs escalated to a person:    {self.escalated_runs} "
-            f"({self.awaiting_a_person} effect{'s' if self.awaiting_a_person != 1 else ''} "
-            "waiting in manual review)",
+            f"({self.awaiting_a_person} published effect"
+            f"{'s' if self.awaiting_a_person != 1 else ''} still waiting for a person)",
             f"broken verifier:               {self.safe_to_retry_while_broken} safe_to_retry "
             "(an absence read through it is sent to a person)",
             f"reconciliation outcomes:       {outcomes or 'none'}",
@@ -219,6 +254,7 @@ class Driver:
         *,
         platform: str,
         workers: WorkerControl | None = None,
+        approver: Approver | None = None,
         first_day: date = date(2026, 12, 1),
         call_timeout: float = 1.0,
         settle_timeout: float = 60.0,
@@ -227,6 +263,7 @@ class Driver:
         self.desk = desk
         self.blog = blog
         self.workers = workers
+        self.approver = approver
         self.first_day = first_day
         self.say = say
         self.publisher = Publisher(
@@ -244,6 +281,9 @@ class Driver:
             if fault == "worker_sigkill" and self.workers is None:
                 self.report.skipped_faults[fault] += 1
                 fault = "drop_after_commit"
+            if fault == "approval" and self.approver is None:
+                self.report.skipped_faults[fault] += 1
+                fault = "none"
             day = (self.first_day + timedelta(days=index)).isoformat()
             self.report.scheduled_runs += 1
             self.report.faults[fault] += 1
@@ -309,11 +349,80 @@ class Driver:
         self._trigger(day, FRESH)
         self._trigger(day, ("no_op", "already_verified"))
 
+    def _concurrent_trigger(self, day: str) -> None:
+        # Two runs of the same task triggered at once, each naming itself: the recovery
+        # lease sends one to act and tells the other `in_progress`, never both `fresh`.
+        self.blog.write_delay = 0.3
+        start = threading.Barrier(2)
+        outcomes: dict[str, RunOutcome] = {}
+
+        def one(run: str) -> None:
+            trigger = Trigger(
+                day=day,
+                sources=(f"feed:{day}:a", f"feed:{day}:b"),
+                triggered_at=datetime.now(UTC),
+                run_id=f"{day}:{run}",
+            )
+            start.wait()
+            outcomes[run] = self.publisher.run(trigger)
+
+        threads = [threading.Thread(target=one, args=(run,)) for run in ("first", "second")]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            self.blog.write_delay = 0.0
+        self.report.triggers += len(outcomes)
+        acted = [o for o in outcomes.values() if o.decision in ACTING]
+        self.report.double_recoveries += len(acted) > 1
+        for name, outcome in sorted(outcomes.items()):
+            # The run that took the lease should have started fresh; the other, waited.
+            expected = FRESH if outcome is (acted[0] if acted else None) else LEASE_HELD
+            got = (outcome.decision, outcome.reason)
+            if got == expected and len(acted) == 1:
+                self.report.decisions_correct += 1
+            else:
+                self.report.wrong_decisions.append(
+                    f"{day} ({name}): expected {expected}, got {got}"
+                )
+            if outcome.answer_id is not None:
+                self.desk.judge_recovery(outcome.answer_id, expected[0])
+
     def _stale_input(self, day: str) -> None:
         self._trigger(day, FRESH)
         self.report.input_changes += 1
         # The sources changed after the checkpoint: the old plan must not be resumed.
         self._trigger(day, ("fresh", "input_changed"), sources=(f"feed:{day}:a", "feed:late"))
+
+    def _approval(self, day: str) -> None:
+        # The run writes under a policy asking for approval: its receipt waits until a
+        # person approves the intent, and only then is the call made.
+        assert self.approver is not None
+        approver = self.approver
+        done = threading.Event()
+
+        def approve_when_asked() -> None:
+            while not done.is_set():
+                waiting = list(self.desk.iter_receipts(state="awaiting_approval"))
+                for receipt in waiting:
+                    approver.approve(str(receipt["id"]))
+                if waiting:
+                    return
+                time.sleep(0.1)
+
+        person = threading.Thread(target=approve_when_asked)
+        self.publisher.operation = APPROVED_OPERATION
+        person.start()
+        try:
+            outcome = self._trigger(day, FRESH)
+        finally:
+            done.set()
+            person.join()
+            self.publisher.operation = OPERATION
+        if outcome is not None and outcome.approved:
+            self.report.approved_calls += 1
 
     def _broken_verifier(self, day: str) -> None:
         # The blog's lookup breaks (404 for everything) and the write's connection drops:
@@ -324,9 +433,21 @@ class Driver:
             outcome = self._trigger(day, FRESH)
         finally:
             self.blog.answers_absent = False
-        if outcome is not None:
-            self.report.safe_to_retry_while_broken += outcome.settled.count("safe_to_retry")
-            self.report.awaiting_a_person += outcome.settled.count("manual_review")
+        if outcome is None:
+            return
+        self.report.safe_to_retry_while_broken += outcome.settled.count("safe_to_retry")
+        if "manual_review" not in outcome.settled:
+            return
+        # Nobody can say whether the digest went out, and this operation's policy says to
+        # undo a failed effect: the agent plans taking it down, and the next trigger is
+        # told to carry that out instead of waiting for a person.
+        effects = self.desk.iter_receipts(state="manual_review", operation=OPERATION)
+        for effect in effects:
+            if str(effect["idempotency_key"]).startswith(f"digest-{day}-"):
+                self.publisher.plan_compensation(effect)
+        undone = self._trigger(day, ("compensate", "compensation_planned"))
+        if undone is not None:
+            self.report.compensations += undone.compensated
 
     def _worker_sigkill(self, day: str) -> None:
         assert self.workers is not None
@@ -357,12 +478,18 @@ class Driver:
         self.report.published = self.blog.published()
         self.report.duplicate_side_effects = self.blog.duplicate_effects()
         articles = self.blog.article_ids()
+        taken_down = {article.id for article in self.blog.deleted.values()}
+        self.report.taken_down = len(taken_down)
         named: Counter[str] = Counter()
         for receipt in self.desk.iter_receipts(state="succeeded"):
             self.report.succeeded_receipts += 1
             detail: dict[str, Any] = dict(self.desk.get_receipt(receipt["id"]))
             external_id = str(detail.get("external_id") or "")
-            if external_id in articles.values():
+            if detail.get("kind") == "compensation":
+                # A compensation names the article it took down, which must be gone.
+                if external_id not in taken_down:
+                    self.report.unpublished_receipts.append(str(receipt["id"]))
+            elif external_id in articles.values():
                 named[external_id] += 1
             else:
                 self.report.unpublished_receipts.append(str(receipt["id"]))
@@ -376,5 +503,6 @@ class Driver:
             article = articles.get(str(receipt.get("idempotency_key") or ""))
             if article is not None:
                 named[article] += 1
+                self.report.awaiting_a_person += 1
         # Every article is traced to exactly one receipt, and so to one run.
         self.report.untraced_articles = sorted(a for a in articles.values() if named[a] != 1)

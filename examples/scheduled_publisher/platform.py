@@ -53,8 +53,12 @@ class FakeBlog:
         self._next_fault = ""
         # Reads wait this long: a window for killing the worker that makes one.
         self.read_delay = 0.0
+        # Writes answer this much later (still inside the caller's timeout).
+        self.write_delay = 0.0
         # A broken lookup: every read answers 404, the articles it holds included.
         self.answers_absent = False
+        # Articles taken down again (a compensation), by the key they were written under.
+        self.deleted: dict[str, Article] = {}
         # Articles kept for the verifier's controls, never counted as published.
         self.controls: dict[str, Article] = {}
         self._server = _Server((host, port), self._handler())
@@ -156,8 +160,22 @@ class FakeBlog:
                     return
                 if fault == STALL_AFTER_COMMIT:
                     time.sleep(blog.stall_seconds)
+                elif blog.write_delay:
+                    time.sleep(blog.write_delay)
                 assert article is not None
                 self._answer(201, {"id": article.id, "url": f"/posts/{article.slug}"})
+
+            def do_DELETE(self) -> None:
+                # Taking an article down: idempotent, the same answer for a second delete.
+                key = parse_qs(urlsplit(self.path).query).get("key", [""])[0]
+                with blog._lock:
+                    article = blog.articles.pop(key, None) or blog.deleted.get(key)
+                    if article is not None:
+                        blog.deleted[key] = article
+                if article is None:
+                    self._answer(404, {"error": "no article with this key"})
+                else:
+                    self._answer(200, {"id": article.id, "deleted": True})
 
             def do_GET(self) -> None:
                 with blog._lock:

@@ -24,6 +24,10 @@ from memdesk_client.errors import IllegalTransition
 from memdesk_client.types import Receipt, Recovery
 
 OPERATION = "articles.create"
+# The same write under a policy that asks a person to approve each receipt first.
+APPROVED_OPERATION = "articles.create_approved"
+# Taking a published article down again: the compensation of `articles.create`.
+UNDO_OPERATION = "articles.delete"
 # States no one moves a receipt out of, and the one that allows trying again.
 SETTLED = {"succeeded", "safe_to_retry", "manual_review", "rejected"}
 
@@ -41,6 +45,9 @@ class Trigger:
     day: str
     sources: tuple[str, ...]
     triggered_at: datetime
+    # A run that names itself takes the task's recovery lease when it is sent to act, so
+    # a concurrent trigger of the same task is told `in_progress`.
+    run_id: str = ""
 
     @property
     def task_key(self) -> str:
@@ -62,6 +69,10 @@ class RunOutcome:
     # Receipt states this run left behind, in the order it settled them.
     settled: list[str] = field(default_factory=list)
     escalated: bool = False
+    # The call waited for, and got, a person's approval.
+    approved: bool = False
+    # Compensations this run carried out (recovery answered `compensate`).
+    compensated: int = 0
 
 
 class Publisher:
@@ -79,6 +90,7 @@ class Publisher:
         self.platform = platform
         self.call_timeout = call_timeout
         self.settle_timeout = settle_timeout
+        self.operation = OPERATION
 
     # -- one trigger ----------------------------------------------------------------
 
@@ -88,10 +100,16 @@ class Publisher:
             decision=answer["decision"], reason=answer["reason"], answer_id=answer.get("answer_id")
         )
         checkpoint: Mapping[str, Any] = answer.get("checkpoint") or {}
-        if outcome.decision == "no_op":
+        if outcome.decision in {"no_op", "in_progress", "wait"}:
+            # Done already, another run is acting on it, or not yet: nothing to do now.
             return outcome
         if outcome.decision == "escalate":
             outcome.escalated = True
+            return outcome
+        if outcome.decision == "compensate":
+            for compensation in answer.get("compensations") or []:
+                self._compensate(compensation, outcome)
+            self._checkpoint(trigger, answer.get("compensations") or [], 0, complete=True)
             return outcome
         attempt = 0
         if outcome.decision == "verify_only":
@@ -108,11 +126,18 @@ class Publisher:
         elif outcome.decision == "resume":
             attempt = checkpoint.get("retry_count", 0) + 1
         self._publish(trigger, attempt, outcome, crash_after_call=crash_after_call)
+        if trigger.run_id:
+            # Done: the next trigger may decide at once. (A crash never gets here: its
+            # lease runs out instead.)
+            self.desk.release_recovery(trigger.task_key, trigger.run_id)
         return outcome
 
     def _recover(self, trigger: Trigger) -> Recovery:
         return self.desk.recover(
-            trigger.task_key, trigger.input_fingerprint, triggered_at=trigger.triggered_at
+            trigger.task_key,
+            trigger.input_fingerprint,
+            triggered_at=trigger.triggered_at,
+            run_id=trigger.run_id,
         )
 
     # -- the side effect -------------------------------------------------------------
@@ -127,7 +152,7 @@ class Publisher:
         }
         key = f"digest-{trigger.day}-{trigger.input_fingerprint[7:23]}-{attempt}"
         receipt, created = self.desk.plan_receipt(
-            operation=OPERATION,
+            operation=self.operation,
             target=self.blog_url + "articles",
             intent=intent,
             idempotency_key=key,
@@ -138,6 +163,14 @@ class Publisher:
                 "external_id_field": "id",
             },
         )
+        if receipt["state"] == "awaiting_approval":
+            # An impactful operation: a person approves the intent before the call.
+            receipt = self._await_approval(receipt)
+            if receipt["state"] != "planned":
+                outcome.settled.append(receipt["state"])
+                outcome.escalated = True
+                return
+            outcome.approved = True
         if not created and receipt["state"] != "planned":
             # Another trigger already made this call: learn its outcome, never repeat it.
             self._finish(trigger, receipt, attempt, outcome)
@@ -188,6 +221,49 @@ class Publisher:
         )
         with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
             return json.loads(response.read())
+
+    def plan_compensation(self, effect: Receipt) -> Receipt:
+        """Plan taking down what `effect` published (before anything is called): recovery
+        answers `compensate` with it once the operation's policy says so."""
+        receipt, _ = self.desk.plan_receipt(
+            operation=UNDO_OPERATION,
+            target=self.blog_url + "articles",
+            intent={"key": effect["idempotency_key"]},
+            idempotency_key=f"undo-{effect['idempotency_key']}",
+            reconciler={"adapter": "manual"},
+            compensates=effect["id"],
+        )
+        return receipt
+
+    def _compensate(self, compensation: Receipt, outcome: RunOutcome) -> None:
+        self.desk.transition_receipt(compensation["id"], "submitted", lease_seconds=30)
+        request = urllib.request.Request(  # noqa: S310 - the blog's URL is the operator's
+            self.blog_url + "articles?key=" + compensation["intent"]["key"], method="DELETE"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.call_timeout) as response:  # noqa: S310
+                taken_down = json.loads(response.read())
+        except (TimeoutError, ConnectionError, urllib.error.URLError) as error:
+            self.desk.transition_receipt(
+                compensation["id"], "outcome_unknown", error_code=type(error).__name__
+            )
+            outcome.escalated = True
+            return
+        self.desk.transition_receipt(
+            compensation["id"],
+            "succeeded",
+            external_id=taken_down["id"],
+            evidence={"url": f"/posts/{taken_down['id']}", "deleted": True},
+        )
+        outcome.compensated += 1
+
+    def _await_approval(self, receipt: Receipt) -> Receipt:
+        """Wait for a person's decision on the receipt's intent: `planned` when approved."""
+        deadline = time.monotonic() + self.settle_timeout
+        while receipt["state"] == "awaiting_approval" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            receipt = self.desk.get_receipt(receipt["id"])
+        return receipt
 
     # -- settling what the run cannot know -------------------------------------------
 

@@ -14,6 +14,8 @@ from accounts.models import Role
 from accounts.services import agent_token_create
 from examples.scheduled_publisher.driver import FAULTS, Driver, read_metrics
 from examples.scheduled_publisher.platform import FakeBlog
+from examples.scheduled_publisher.publisher import APPROVED_OPERATION
+from memory.receipts.models import Receipt
 from memory.receipts.services.platforms import operation_policy_set, platform_register
 from memory.receipts.services.verifier_controls import platform_controls_set
 from memory.receipts.tasks import dispatch_due_reconciliations
@@ -31,6 +33,24 @@ class Workers:
         self.workers.started[-1].kill()
         self.kills += 1
         self.workers.start().wait_ready()
+
+
+class SessionApprover:
+    """A person other than the token's owner approving in the approvals queue (the API)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def approve(self, receipt_id: str) -> None:
+        items = self.client.get("/api/v1/reviews?queue=approvals").json()["results"]
+        for item in items:
+            if item["target_id"] == receipt_id and item["status"] in {"open", "claimed"}:
+                decided = self.client.post(
+                    f"/api/v1/reviews/{item['id']}/decide",
+                    {"verdict": "approve", "reason_code": "intent_checked"},
+                    format="json",
+                )
+                assert decided.status_code == 200, decided.json()
 
 
 @pytest.fixture
@@ -56,6 +76,7 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     acme,
     make_member,
     login,
+    session_api,
 ):
     celery_workers.start().wait_ready()
     blog = FakeBlog(stall_seconds=2.5).start()
@@ -79,14 +100,17 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
             known_absent_key="control-never-written",
             known_present_key="control-kept",
         )
-        operation_policy_set(
-            tenant=acme,
-            actor=setup,
-            platform="blog",
-            operation="articles.create",
-            require_external_id=True,
-            evidence_fields=["url"],
-        )
+        for operation, approval in (("articles.create", False), (APPROVED_OPERATION, True)):
+            operation_policy_set(
+                tenant=acme,
+                actor=setup,
+                platform="blog",
+                operation=operation,
+                require_external_id=True,
+                evidence_fields=["url"],
+                approval_required=approval,
+                compensate_on_failure=not approval,
+            )
         token = agent_token_create(
             tenant=acme,
             name="publisher",
@@ -96,7 +120,14 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
         ).secret
         workers = Workers(celery_workers)
         with Desk(live_server.url, token) as desk:
-            driver = Driver(desk, blog, platform="blog", workers=workers, settle_timeout=45)
+            driver = Driver(
+                desk,
+                blog,
+                platform="blog",
+                workers=workers,
+                approver=SessionApprover(session_api(make_member(acme, "ada", Role.EDITOR))),
+                settle_timeout=45,
+            )
             report = driver.run(len(FAULTS))
             report.memdesk = read_metrics(live_server.url, "acme")
     finally:
@@ -105,16 +136,33 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     assert workers.kills == 1
     assert report.faults == dict.fromkeys(FAULTS, 1)
     assert report.wrong_decisions == []
-    assert report.decisions_correct == report.triggers == 11
+    assert report.decisions_correct == report.triggers == 15
     # The driver's replay verdicts reached memdesk: every answer judged, every one right.
-    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 11
-    # The broken verifier's run went to a person instead of publishing again.
-    assert report.escalated_runs == report.awaiting_a_person == 1
+    assert report.memdesk.recovery_answers_judged == report.memdesk.recovery_answers_correct == 15
+    # The approval run's call was made only after a person approved its intent.
+    assert report.approved_calls == 1
+    approved = Receipt.objects.get(operation=APPROVED_OPERATION)
+    moves = list(approved.transitions.order_by("id").values_list("to_state", "actor_kind"))
+    assert [state for state, _ in moves[:4]] == [
+        "planned",
+        "awaiting_approval",
+        "planned",
+        "submitted",
+    ]
+    assert moves[2][1] == "user"  # approved by the person, then submitted by the agent
+    # Two triggers at once: the lease sent one run to act and told the other to wait.
+    assert report.double_recoveries == 0
+    # The broken verifier's run went to a person instead of publishing again; its
+    # planned compensation then took the article down on the next trigger.
+    assert report.escalated_runs == 1
     assert report.safe_to_retry_while_broken == 0
+    assert report.compensations == report.taken_down == 1
+    assert report.awaiting_a_person == 0
     assert report.duplicate_side_effects == 0
     assert report.unverified_completions == 0
-    # One article per scheduled run, and the stale-input run's second version.
-    assert report.published == len(FAULTS) + 1
+    # One article per scheduled run and the stale-input run's second version, less the
+    # one taken down.
+    assert report.published == len(FAULTS)
     assert report.untraced_articles == [] and report.unpublished_receipts == []
     assert report.mismatches == [], report.lines()
     memdesk = report.memdesk
@@ -130,5 +178,5 @@ def test_the_publisher_survives_every_fault_and_memdesk_counts_what_happened(
     shown = dict(re.findall(r'data-metric="(\w+)">([^<]*)<', html))
     assert float(shown["duplicate_side_effect_rate"]) == 0
     assert float(shown["unverified_completion_rate"]) == memdesk.unverified_completion_rate
-    assert f"0 of {report.published - 1} completions" in html
+    assert f"0 of {memdesk.completions:g} completions" in html
     assert shown["recovery_latency"].startswith(f"{memdesk.recovery_latency_p50:.3f} s")

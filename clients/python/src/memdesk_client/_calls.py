@@ -317,6 +317,12 @@ def recover(
     return Call("POST", api_path("recovery"), _json, Retry.SAFE, json=body)
 
 
+def release_recovery(task_key: str, run_id: str) -> Call[dict[str, Any]]:
+    # Releasing twice answers 404 the second time: sent again only if it never arrived.
+    body = {"task_key": task_key, "run_id": run_id}
+    return Call("POST", api_path("recovery", "release"), _json, Retry.REFUSED_ONLY, json=body)
+
+
 def judge_recovery(answer_id: int, expected: str, note: str) -> Call[dict[str, Any]]:
     # A verdict appends a row; sending it again appends the same verdict again, and only
     # the latest verdict on an answer counts, so a retry changes no figure.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import httpx
@@ -22,10 +21,10 @@ from memdesk_client._core import (
     parse_json,
     transport_error,
 )
+from memdesk_client._recovery import RecoveryMethods
 from memdesk_client.errors import MemdeskError
 from memdesk_client.receipts import ReceiptScope
 from memdesk_client.types import (
-    Checkpoint,
     Claim,
     ClaimDetail,
     Event,
@@ -34,7 +33,6 @@ from memdesk_client.types import (
     RecallResult,
     Receipt,
     ReceiptDetail,
-    Recovery,
     ResolvedSkill,
     Skill,
     Verdict,
@@ -45,7 +43,7 @@ T = TypeVar("T")
 __all__ = ["Desk"]
 
 
-class Desk:
+class Desk(RecoveryMethods):
     """memdesk's agent API for one agent token.
 
     Writes that create something carry an `Idempotency-Key` (made here unless
@@ -380,66 +378,6 @@ class Desk:
 
     def iter_receipts(self, *, limit: int | None = None, **filters: Any) -> Iterator[Receipt]:
         return self._pages(_calls.list_receipts({"limit": limit, **filters}))
-
-    # --- checkpoints and recovery -------------------------------------------------------
-
-    def checkpoint(
-        self,
-        task_key: str,
-        *,
-        input_fingerprint: str,
-        stage: str,
-        stage_complete: bool | None = None,
-        effects: Iterable[str] | None = None,
-        retry_count: int | None = None,
-        max_retries: int | None = None,
-        allowed_next_stages: Iterable[str] | None = None,
-        run_id: str | None = None,
-        expires_at: str | None = None,
-    ) -> Checkpoint:
-        """Save where a task stands (create or replace). `effects` are receipt ids."""
-        return self.send(
-            _calls.save_checkpoint(
-                task_key,
-                {
-                    "input_fingerprint": input_fingerprint,
-                    "stage": stage,
-                    "stage_complete": stage_complete,
-                    "effects": list(effects) if effects is not None else None,
-                    "retry_count": retry_count,
-                    "max_retries": max_retries,
-                    "allowed_next_stages": (
-                        list(allowed_next_stages) if allowed_next_stages is not None else None
-                    ),
-                    "run_id": run_id,
-                    "expires_at": expires_at,
-                },
-            )
-        )
-
-    def get_checkpoint(self, task_key: str) -> Checkpoint:
-        return self.send(_calls.get_checkpoint(task_key))
-
-    def recover(
-        self,
-        task_key: str,
-        input_fingerprint: str,
-        *,
-        triggered_at: datetime | None = None,
-        run_id: str = "",
-    ) -> Recovery:
-        """What to do after a crash: fresh, resume, verify_only, no_op, escalate or in_progress.
-
-        `triggered_at` (when the run was triggered) lets memdesk measure how long the
-        decision took from the trigger, not only from this request. `run_id` makes the
-        run that is sent to act hold the task's recovery lease: another run is told
-        `in_progress` meanwhile."""
-        return self.send(_calls.recover(task_key, input_fingerprint, triggered_at, run_id))
-
-    def judge_recovery(self, answer_id: int, expected: str, *, note: str = "") -> dict[str, Any]:
-        """Say what recovery answer `answer_id` (a `Recovery`'s `answer_id`) should have
-        been: a replay that knows the right answer feeds memdesk's recovery correctness."""
-        return self.send(_calls.judge_recovery(answer_id, expected, note))
 
     # --- skills -------------------------------------------------------------------------
 
