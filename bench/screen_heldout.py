@@ -29,6 +29,7 @@ from django.db import connection
 
 from accounts.models import Tenant
 from common.screen import decode, find_secrets_in_text, normalize
+from common.screen import second_look as looking
 from common.screen.injection import judge_injection_many
 from common.screen.learned import PASS, QUARANTINE, head
 from memory.claims import gate
@@ -297,8 +298,10 @@ def _claim(text: str) -> gate.Candidate:
 
 
 def timing(notes: list[str], rounds: int = 3) -> list[float]:
-    """Wall ms per claim for the gate's whole content screen, model loaded, caches cleared."""
+    """Wall ms per claim for the gate's whole content screen, models loaded, caches cleared."""
     head("injection")
+    if looking.second_look() is not None:
+        looking.encode(["warm-up"])
     gate.evaluate(_claim("warm-up"), active=None)
     times = []
     for _ in range(rounds):
@@ -345,12 +348,16 @@ def report() -> str:
         *sensitive_table(read("heldout/sensitive.tsv")),
         "",
     ]
-    times = timing([s.text for s in benign[:200]])
-    p95 = statistics.quantiles(times, n=100)[94]
+    timed = [s.text for s in benign[:200]]
+    times = timing(timed)
+    centiles = statistics.quantiles(times, n=100)
+    looked = sum(r.second is not None for r in judge_injection_many([[t] for t in timed]))
     lines += [
-        f"Screening time per claim (the gate's content rules, rules and learned head, "
-        f"caches cleared), {len(times)} claims: p50 {statistics.median(times):.2f} ms, "
-        f"p95 {p95:.2f} ms (load average {os.getloadavg()[0]:.1f}).",
+        f"Screening time per claim (the gate's content rules, rules, learned head and second "
+        f"look, caches cleared), {len(times)} claims: p50 {statistics.median(times):.2f} ms, "
+        f"p95 {centiles[94]:.2f} ms, p99 {centiles[98]:.2f} ms, max {max(times):.2f} ms; "
+        f"{looked} of the {len(timed)} notes took the second look "
+        f"(load average {os.getloadavg()[0]:.1f}).",
         "",
     ]
     return "\n".join(lines)
