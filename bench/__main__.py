@@ -257,6 +257,7 @@ DATABASE_SECTIONS: dict[str, Callable[[], str]] = {
 PLAIN_SECTIONS: dict[str, Callable[[], str]] = {
     "screen": screen.report,
     "screen-heldout": screen_heldout.report,
+    "screen-timing": screen_heldout.timing_report,
     "screen-labels": screen_heldout.labels_report,
     "recall": recall.report,
     "recall-scale": recall.scale_report,

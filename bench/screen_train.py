@@ -39,12 +39,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
+from bench.screen_second_look import card_section, fit_cascade, vectors
 from common.screen.learned import MODELS_DIR, Bands, Features, Head
 from common.screen.normalize import canonical
+from common.screen.second_look import SECOND_LOOK_PATH
+from testing.corpus import HERE as RULES_CORPUS
 from testing.screen_corpus import HERE as CORPUS_DIR
 from testing.screen_corpus import Sample, read
 
-RULES_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "common" / "corpus"
 # The bands' targets on out-of-fold benign scores, a fifth under the rates memdesk
 # promises on notes the head never saw (1% quarantined, 3% sent to review).
 QUARANTINE_FPR = 0.008
@@ -118,7 +120,7 @@ def training_corpus() -> Corpus:
     return Corpus(texts, as_written, np.array(labels), langs, origins)
 
 
-def _fit(candidate: Candidate, corpus: Corpus, rows: Sequence[int]) -> Head:
+def _fit(candidate: Candidate, corpus: Corpus, rows: Sequence[int] | np.ndarray) -> Head:
     model = LogisticRegression(
         C=candidate.c, class_weight="balanced", max_iter=2000, solver="liblinear", random_state=SEED
     )
@@ -132,20 +134,26 @@ def _fit(candidate: Candidate, corpus: Corpus, rows: Sequence[int]) -> Head:
     )
 
 
-def _matrix(candidate: Candidate, corpus: Corpus, rows: Sequence[int]) -> sparse.csr_matrix:
+def _matrix(
+    candidate: Candidate, corpus: Corpus, rows: Sequence[int] | np.ndarray
+) -> sparse.csr_matrix:
     return candidate.features.matrix(
         [corpus.texts[i] for i in rows], [corpus.written[i] for i in rows]
     )
 
 
-def _scores(head: Head, corpus: Corpus, rows: Sequence[int]) -> np.ndarray:
+def _scores(head: Head, corpus: Corpus, rows: Sequence[int] | np.ndarray) -> np.ndarray:
     return head.scores([corpus.texts[i] for i in rows], [corpus.written[i] for i in rows])
+
+
+def folds_of(corpus: Corpus) -> list[tuple[np.ndarray, np.ndarray]]:
+    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
+    return list(folds.split(corpus.texts, corpus.labels))
 
 
 def out_of_fold(features: Candidate, corpus: Corpus) -> np.ndarray:
     scores = np.zeros(len(corpus.texts))
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
-    for train, test in folds.split(corpus.texts, corpus.labels):
+    for train, test in folds_of(corpus):
         head = _fit(features, corpus, train)
         scores[test] = _scores(head, corpus, test)
     return scores
@@ -158,8 +166,8 @@ def threshold_at(benign_scores: np.ndarray, rate: float) -> float:
     return float(np.nextafter(ordered[allowed], 1.0)) if allowed < len(ordered) else 0.0
 
 
-def leave_one_language_out(features: Candidate, corpus: Corpus, bands: Bands) -> dict[str, float]:
-    """Per language: the share of its attacks a head fitted without that language flags."""
+def unseen_rows(corpus: Corpus) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per language with 20 attacks or more: (every row of the other languages, its attacks)."""
     langs = sorted(
         lang
         for lang, n in Counter(
@@ -167,16 +175,27 @@ def leave_one_language_out(features: Candidate, corpus: Corpus, bands: Bands) ->
         ).items()
         if n >= 20 and lang != "und"
     )
-    recall = {}
-    for lang in langs:
-        train = [i for i, other in enumerate(corpus.langs) if other != lang]
-        test = [
-            i for i, other in enumerate(corpus.langs) if other == lang and corpus.labels[i] == 1
-        ]
-        head = _fit(features, corpus, train)
-        scores = _scores(head, corpus, test)
-        recall[lang] = float(np.mean(scores >= bands.review))
-    return recall
+    return {
+        lang: (
+            np.array([i for i, other in enumerate(corpus.langs) if other != lang]),
+            np.array(
+                [
+                    i
+                    for i, other in enumerate(corpus.langs)
+                    if other == lang and corpus.labels[i] == 1
+                ]
+            ),
+        )
+        for lang in langs
+    }
+
+
+def leave_one_language_out(features: Candidate, corpus: Corpus) -> dict[str, np.ndarray]:
+    """Per language: the scores of its attacks by a head fitted without that language."""
+    return {
+        lang: _scores(_fit(features, corpus, train), corpus, test)
+        for lang, (train, test) in unseen_rows(corpus).items()
+    }
 
 
 @dataclass(frozen=True)
@@ -186,6 +205,8 @@ class Result:
     recall_quarantine: float
     recall_review: float
     unseen: dict[str, float]  # leave-one-language-out recall at the review band
+    oof: np.ndarray  # out-of-fold score of every training sample
+    unseen_scores: dict[str, np.ndarray]  # leave-one-language-out scores of each one's attacks
 
     @property
     def unseen_mean(self) -> float:
@@ -197,19 +218,22 @@ class Result:
         return (self.recall_review + self.unseen_mean) / 2
 
 
-def evaluate(candidate: Candidate, corpus: Corpus) -> Result:
+def evaluate(candidate: Candidate, corpus: Corpus, *, unseen_languages: bool = True) -> Result:
     oof = out_of_fold(candidate, corpus)
     benign = oof[corpus.labels == 0]
     attacks = oof[corpus.labels == 1]
     bands = Bands(
         quarantine=threshold_at(benign, QUARANTINE_FPR), review=threshold_at(benign, REVIEW_FPR)
     )
+    unseen = leave_one_language_out(candidate, corpus) if unseen_languages else {}
     return Result(
         bands=bands,
         auc=float(roc_auc_score(corpus.labels, oof)),
         recall_quarantine=float(np.mean(attacks >= bands.quarantine)),
         recall_review=float(np.mean(attacks >= bands.review)),
-        unseen=leave_one_language_out(candidate, corpus, bands),
+        unseen={lang: float(np.mean(s >= bands.review)) for lang, s in unseen.items()},
+        oof=oof,
+        unseen_scores=unseen,
     )
 
 
@@ -272,14 +296,17 @@ def model_card(corpus: Corpus, chosen: str, results: dict[str, Result]) -> str:
         "|---|---:|---:|---:|---:|---:|",
         *(
             f"| {name}{' (kept)' if name == chosen else ''} | {r.auc:.4f} "
-            f"| {r.recall_quarantine:.1%} | {r.recall_review:.1%} | {r.unseen_mean:.1%} "
-            f"| {_worst(r)} |"
+            f"| {r.recall_quarantine:.1%} | {r.recall_review:.1%} "
+            f"| {f'{r.unseen_mean:.1%}' if r.unseen else 'not run'} | {_worst(r)} |"
             for name, r in results.items()
         ),
         "",
         "Leave-one-language-out of the kept set (how the head reads a language it never saw): "
-        + ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(best.unseen.items()))
-        + ".",
+        + (
+            ", ".join(f"{lang} {v:.0%}" for lang, v in sorted(best.unseen.items())) + "."
+            if best.unseen
+            else "not run this time (`--no-unseen`)."
+        ),
         "",
         "**Held-out measurement** is not here: `python -m bench screen-heldout` measures the "
         "head on `testing/screen_corpus/heldout/` and on each public set's test split, none "
@@ -300,6 +327,17 @@ def model_card(corpus: Corpus, chosen: str, results: dict[str, Result]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=sorted(CANDIDATES), help="skip the comparison")
+    parser.add_argument(
+        "--no-second-look", action="store_true", help="fit the first head only, keep no second look"
+    )
+    parser.add_argument(
+        "--no-unseen",
+        action="store_true",
+        help="skip leave-one-language-out (17 more fits); the card then has no unseen column",
+    )
+    parser.add_argument(
+        "--encoder-cache", type=Path, help="an .npz that keeps the encoder's vectors between runs"
+    )
     args = parser.parse_args()
     corpus = training_corpus()
     print(
@@ -309,7 +347,7 @@ def main() -> None:
     names = [args.only] if args.only else list(CANDIDATES)
     results = {}
     for name in names:
-        results[name] = evaluate(CANDIDATES[name], corpus)
+        results[name] = evaluate(CANDIDATES[name], corpus, unseen_languages=not args.no_unseen)
         r = results[name]
         print(
             f"{name}: AUC {r.auc:.4f}, recall q {r.recall_quarantine:.1%} "
@@ -317,13 +355,34 @@ def main() -> None:
             flush=True,
         )
     chosen = max(results, key=lambda n: results[n].merit)
-    bands = results[chosen].bands
+    kept = results[chosen]
     head = _fit(CANDIDATES[chosen], corpus, range(len(corpus.texts)))
-    head = Head(head.name, head.features, head.weights, head.intercept, bands)
+    head = Head(head.name, head.features, head.weights, head.intercept, kept.bands)
     MODELS_DIR.mkdir(exist_ok=True)
     head.save(MODELS_DIR / "injection.npz")
-    (MODELS_DIR / "injection.md").write_text(model_card(corpus, chosen, results))
-    print(f"kept {chosen}; bands {bands}; saved {MODELS_DIR / 'injection.npz'}")
+    card = model_card(corpus, chosen, results)
+    print(f"kept {chosen}; bands {kept.bands}; saved {MODELS_DIR / 'injection.npz'}", flush=True)
+    if args.no_second_look:
+        SECOND_LOOK_PATH.unlink(missing_ok=True)
+    else:
+        cascade = fit_cascade(
+            vecs=vectors(corpus.written, args.encoder_cache),
+            labels=corpus.labels,
+            folds=folds_of(corpus),
+            first_oof=kept.oof,
+            bands=kept.bands,
+            unseen_rows={} if args.no_unseen else unseen_rows(corpus),
+            first_unseen=kept.unseen_scores,
+        )
+        cascade.second.save(SECOND_LOOK_PATH)
+        card += "\n" + "\n".join(card_section(cascade))
+        print(
+            f"second look: band [{cascade.second.low:.4f}, {kept.bands.review:.4f}), "
+            f"{cascade.benign_looked:.1%} of benign notes looked at; attacks flagged "
+            f"{cascade.first_recall_review:.1%} -> {cascade.recall_review:.1%}, unseen language "
+            f"{kept.unseen_mean:.1%} -> {cascade.unseen_mean:.1%}; saved {SECOND_LOOK_PATH}"
+        )
+    (MODELS_DIR / "injection.md").write_text(card)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ Two judges read every reading of a claim's strings (as written, with invisible
 characters removed, and every payload the decode ladder finds): the rules, whose
 weighted signals (`injection_signals`) quarantine a text that reaches `THRESHOLD`, and
 the learned head (`learned`), whose score falls in a band (quarantine, review, pass).
-The stronger of the two decides. `python -m bench screen` and `screen-heldout` measure
+The stronger of the two decides. A text the head scores just under its review band
+gets a second look (`second_look`): a multilingual encoder and a head of its own,
+which may send it to review or quarantine. `python -m bench screen` and `screen-heldout` measure
 both on their labelled corpora and on held-out sets never used to tune them.
 """
 
@@ -29,6 +31,7 @@ from common.screen.normalize import (
     has_invisible,
     strip_invisible,
 )
+from common.screen.second_look import SecondLook, second_look
 
 
 def _across_lines(pattern: str) -> str:
@@ -69,6 +72,8 @@ class InjectionResult:
     learned: float = 0.0
     learned_reading: str = ""
     band: str = PASS
+    # The second look's score of that reading, when the head's score fell in its band.
+    second: float | None = None
 
     @property
     def is_injection(self) -> bool:
@@ -200,16 +205,57 @@ def judge_injection_many(
     items: Sequence[Iterable[str]], *, bands: Bands | None = None
 ) -> list[InjectionResult]:
     """`judge_injection` for many items, with one pass of the head (one tokenizer call and
-    one product) over all their readings."""
+    one product) over all their readings, and one encoder call for the second looks."""
     readings = [readings_of(strings) for strings in items]
     model = head("injection")
+    bands = bands or model.bands
     flat = [reading for item in readings for reading in item]
     scores = model.scores([r.text for r in flat], [r.written for r in flat])
-    results, start = [], 0
+    results, best_written, start = [], [], 0
     for item in readings:
         if not item:
             results.append(CLEAN)
+            best_written.append("")
             continue
-        results.append(_judged(item, scores[start : start + len(item)], bands or model.bands))
+        item_scores = scores[start : start + len(item)]
+        results.append(_judged(item, item_scores, bands))
+        best_written.append(item[int(np.argmax(item_scores))].written)
         start += len(item)
+    second = second_look()
+    # A tenant whose review threshold is above any score has set the learned screen aside;
+    # one that raised it past the head's own lets the scores in between pass unread.
+    if second is not None and bands.review <= 1.0:
+        ceiling = min(bands.review, model.bands.review)
+        results = _looked_again(second, results, best_written, ceiling)
     return results
+
+
+# The encoder reads at most this much of a text: a few of its 512-token windows. The
+# first head and the rules still read all of it.
+SECOND_LOOK_CHARS = 2000
+
+
+def _looked_again(
+    second: SecondLook,
+    results: list[InjectionResult],
+    best_written: list[str],
+    ceiling: float,
+) -> list[InjectionResult]:
+    """Give the reading the head scored highest (`best_written`, as written) a second
+    look, for every item whose score fell just under `ceiling` (the review threshold)
+    and that nothing else flagged."""
+    doubtful = [
+        i
+        for i, result in enumerate(results)
+        if result.band == PASS and second.looks_at(result.learned, ceiling)
+    ]
+    if not doubtful:
+        return results
+    scores = second.scores([best_written[i][:SECOND_LOOK_CHARS] for i in doubtful])
+    looked = list(results)
+    for i, score in zip(doubtful, scores, strict=True):
+        band = second.bands.band(float(score))
+        looked[i] = replace(
+            results[i], second=float(score), band=band if band != PASS else results[i].band
+        )
+    return looked

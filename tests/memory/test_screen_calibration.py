@@ -77,7 +77,9 @@ def _judged(claim: dict[str, str]) -> InjectionResult:
 def high_benign() -> dict[str, str]:
     """Benign, yet scored in the head's review band: an editor approves it."""
     for claim in map(_as_claim, HIGH_CHOICES):
-        if _judged(claim).band == REVIEW:
+        judged = _judged(claim)
+        # In the head's own review band, not sent there by the second look.
+        if judged.band == REVIEW and judged.second is None:
             return claim
     pytest.fail("no HIGH_CHOICES claim scores in the head's review band: add one")
 

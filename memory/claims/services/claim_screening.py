@@ -224,5 +224,7 @@ def screen_record(verdict: gate.Verdict) -> dict[str, Any]:
             "reading": injection.learned_reading,
             "signals": list(injection.signals),
             "signals_reading": injection.reading,
+            # The second look's score of that reading; None when it did not look.
+            "second_look": None if injection.second is None else round(injection.second, 4),
         }
     }

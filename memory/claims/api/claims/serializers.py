@@ -289,7 +289,9 @@ class ClaimOutput(serializers.ModelSerializer):
                     "description": "How the injection screen read the content: `band` "
                     "(quarantine, review or pass), the learned head's `score` and the "
                     "`reading` it scored highest (written, joined, or a decoding such as "
-                    "base64>rot13), the rules' `signals` and the reading they fired on.",
+                    "base64>rot13), the rules' `signals` and the reading they fired on, and "
+                    "`second_look`: the multilingual encoder's score of that reading when the "
+                    "head's score fell just under its review band (null when it did not look).",
                 },
             },
         }
