@@ -93,7 +93,7 @@ def _pages_for(persona: str) -> list[tuple[str, str]]:
                 pages.append(("skill-file", f"/skills/{slug}/v{version.number}/files/{file.path}"))
         pages += _desk_pages()
     if persona in ("editor", "admin"):
-        pages.append(("skill-draft-new", "/skills/drafts/new/"))
+        pages += [("skill-draft-new", "/skills/drafts/new/"), ("recovery", "/recovery/")]
     if persona == "admin":
         pages += [
             ("platforms", "/platforms/"),
