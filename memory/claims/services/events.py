@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Tenant
@@ -14,6 +15,7 @@ from memory.claims.consent import consented_classes
 from memory.claims.future_times import refuse_future_times
 from memory.claims.models import Event, Sensitivity
 from memory.claims.sensitivity import classify, find_ephemeral
+from memory.claims.services.echoes import echoes_of
 from memory.claims.services.embeddings import event_embeddings_enqueue_on_commit
 from memory.claims.services.protocol_events import ProtocolFields, protocol_fields_checked
 from memory.claims.services.subjects import subject_resolve
@@ -83,6 +85,11 @@ def event_record(
                     "consented to memdesk keeping that. Nothing was stored.",
                     consent_required=missing,
                 )
+        # The agent's `echo_of`, and whatever recall handed it that the text restates.
+        detected = echoes_of(
+            tenant=tenant, subject=subject, kind=kind, text=text, now=timezone.now()
+        )
+        echoed = list(dict.fromkeys([*(str(claim_id) for claim_id in echo_of or []), *detected]))
         event = Event.objects.create(
             tenant=tenant,
             subject=subject,
@@ -105,7 +112,7 @@ def event_record(
                 }
             ),
             sensitivity=classification.sensitivity,
-            echo_of=echo_of or [],
+            echo_of=echoed,
             token_id=int(actor.id) if actor.kind == "agent" else None,
             stage=protocol.stage,
             input_fingerprint=protocol.input_fingerprint,

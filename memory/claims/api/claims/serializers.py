@@ -55,7 +55,14 @@ class EventInput(serializers.Serializer):
     sensitivity = serializers.ChoiceField(
         choices=Sensitivity.choices, required=False, default=Sensitivity.NORMAL
     )
-    echo_of = serializers.ListField(child=StrictUUIDField(), required=False, default=list)
+    echo_of = serializers.ListField(
+        child=StrictUUIDField(),
+        required=False,
+        default=list,
+        help_text="Claims this event restates (recall put them in the agent's context). memdesk "
+        "adds any recently recalled claim of the subject an agent's own text restates; the "
+        "answer lists both. A claim citing only echoes is refused as self_reinforcement.",
+    )
     stage = serializers.CharField(
         max_length=100,
         required=False,
