@@ -27,19 +27,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
 from django.db import connection
-from django.db.models import F, TextField, Value
-from django.db.models.functions import Concat, Replace
 from django.utils import timezone
 
 from accounts.models import Tenant
 from accounts.services import tenant_create
 from bench.recall import _questions as recall_questions
-from bench.recall_data import seed_users
+from bench.recall_data import active_claims_create, search_vectors_fill, seed_users
 from memory.claims.embedders import embedder
 from memory.claims.models import Claim, Subject
-from memory.claims.search import ngrams
 from memory.claims.selectors.claims import claims_recall
 from memory.claims.selectors.recall_abstention import Verdict
 from memory.claims.selectors.recall_ranking import RecallQuery, cached_query_vector
@@ -100,37 +96,8 @@ def _seed(tenant: Tenant) -> dict[str, Subject]:
         found[subject.key] = subject
         rows = [(f.predicate, f.text, f.value) for f in corpus_subject.facts]
         rows += [(f"note_{k}", note, "") for k, note in enumerate(corpus_subject.notes)]
-        Claim.objects.bulk_create(
-            [
-                Claim(
-                    tenant=tenant,
-                    subject=subject,
-                    kind="fact",
-                    predicate=predicate,
-                    value=value,
-                    text=text,
-                    authority="user_explicit",
-                    basis="verified",
-                    status="active",
-                    gate_decision="accepted",
-                    agent="bench",
-                    available_at=now,
-                    ngrams=ngrams(f"{predicate.replace('_', ' ')} {text} {value}"),
-                )
-                for predicate, text, value in rows
-            ]
-        )
-    Claim.objects.filter(tenant=tenant).update(
-        search_vector=SearchVector(
-            Concat(
-                Replace(F("predicate"), Value("_"), Value(" ")),
-                Value(" "),
-                F("text"),
-                output_field=TextField(),
-            ),
-            config="english",
-        )
-    )
+        active_claims_create(tenant=tenant, subject=subject, rows=rows, now=now)
+    search_vectors_fill(tenant=tenant)
     return found
 
 

@@ -3,6 +3,8 @@ questions asked of them in other words, and notes that answer nothing (noise).""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchVector
@@ -314,27 +316,43 @@ def seed_users(tenant: Tenant, users: int) -> list[Subject]:
     )
     now = timezone.now()
     for subject_number, subject in enumerate(subjects):
-        Claim.objects.bulk_create(
-            [
-                Claim(
-                    tenant=tenant,
-                    subject=subject,
-                    kind="fact",
-                    predicate=predicate,
-                    value=value,
-                    text=text,
-                    authority="user_explicit",
-                    basis="verified",
-                    status="active",
-                    gate_decision="accepted",
-                    agent="bench",
-                    available_at=now,
-                    ngrams=ngrams(f"{predicate.replace('_', ' ')} {text} {value}"),
-                )
-                for predicate, text, value in memories_of(subject_number)
-            ],
-            batch_size=1000,
+        active_claims_create(
+            tenant=tenant, subject=subject, rows=memories_of(subject_number), now=now
         )
+    search_vectors_fill(tenant=tenant)
+    return subjects
+
+
+def active_claims_create(
+    *, tenant: Tenant, subject: Subject, rows: Iterable[tuple[str, str, str]], now: datetime
+) -> None:
+    """Active, verified claims of `subject` from (predicate, text, value) rows, as the gate
+    would have accepted them, in bulk (no gate, no embeddings: the benches time recall)."""
+    Claim.objects.bulk_create(
+        [
+            Claim(
+                tenant=tenant,
+                subject=subject,
+                kind="fact",
+                predicate=predicate,
+                value=value,
+                text=text,
+                authority="user_explicit",
+                basis="verified",
+                status="active",
+                gate_decision="accepted",
+                agent="bench",
+                available_at=now,
+                ngrams=ngrams(f"{predicate.replace('_', ' ')} {text} {value}"),
+            )
+            for predicate, text, value in rows
+        ],
+        batch_size=1000,
+    )
+
+
+def search_vectors_fill(*, tenant: Tenant) -> None:
+    """The full-text vector of every claim of `tenant`, as the claim service writes it."""
     Claim.objects.filter(tenant=tenant).update(
         search_vector=SearchVector(
             Concat(
@@ -346,4 +364,3 @@ def seed_users(tenant: Tenant, users: int) -> list[Subject]:
             config="english",
         )
     )
-    return subjects
